@@ -1,0 +1,79 @@
+"""scopetool: a strict, fast, provider-neutral tool protocol for LLM function calling.
+
+Decorate functions with `@tool`, `bind` them, export their `Definition`s, and admit the model's
+proposed calls through `Contract.prepare`, the one trust boundary, before anything runs.
+"""
+
+from __future__ import annotations
+
+from ._binding import Binding, CallMiddleware, Caller, InputValidatingTool, Tool, bind
+from ._codec import InputDecoder
+from ._contract import Admission, Contract, IdempotencyKey, InputValidator, Invocation, Request
+from ._definition import Definition, Effect
+from ._errors import (
+    DuplicateToolError,
+    InputValidationError,
+    InvalidDefinitionError,
+    InvalidInvocationError,
+    InvalidOutputError,
+    InvalidToolError,
+    ScopetoolError,
+)
+from ._func import Func, tool
+from ._input import Continuation, InputRequest, InvalidInputRequestError
+from ._json import MAX_INPUT_BYTES
+from ._output import ContentBlock, MediaBlock, Output, Result, TextBlock
+from ._registry import Registry
+from ._rejection import InputRejection, classify_input_rejection
+from ._signature import Signature
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "MAX_INPUT_BYTES",
+    "Admission",
+    "Binding",
+    "CallMiddleware",
+    "Caller",
+    "ContentBlock",
+    "Continuation",
+    "Contract",
+    "Definition",
+    "DuplicateToolError",
+    "Effect",
+    "Func",
+    "IdempotencyKey",
+    "InputDecoder",
+    "InputRejection",
+    "InputRequest",
+    "InputValidatingTool",
+    "InputValidationError",
+    "InputValidator",
+    "InvalidDefinitionError",
+    "InvalidInputRequestError",
+    "InvalidInvocationError",
+    "InvalidOutputError",
+    "InvalidToolError",
+    "Invocation",
+    "MediaBlock",
+    "Output",
+    "Registry",
+    "Request",
+    "Result",
+    "ScopetoolError",
+    "Signature",
+    "TextBlock",
+    "Tool",
+    "bind",
+    "classify_input_rejection",
+    "tool",
+]
+
+for _name in __all__:
+    _value = globals()[_name]
+    if getattr(_value, "__module__", "").startswith("scopetool._"):
+        try:
+            _value.__module__ = "scopetool"
+        except (AttributeError, TypeError):
+            pass
+del _name, _value

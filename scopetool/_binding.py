@@ -1,0 +1,190 @@
+"""`Tool`, `bind` and `Binding`: one frozen contract joined to the tool that executes it."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Final, Protocol, TypeAlias, final, runtime_checkable
+
+from ._contract import Contract, InputValidator, Invocation
+from ._definition import Definition
+from ._errors import InvalidDefinitionError, InvalidInvocationError, InvalidOutputError, InvalidToolError
+from ._output import Result
+
+__all__ = ["Binding", "CallMiddleware", "Caller", "InputValidatingTool", "Tool", "bind"]
+
+
+class Caller(Protocol):
+    """Executes one admitted invocation: ``await caller(invocation) -> Result``."""
+
+    def __call__(self, invocation: Invocation, /) -> Awaitable[Result]: ...
+
+
+CallMiddleware: TypeAlias = Callable[[Invocation, Caller], Awaitable[Result]]
+"""Decorates execution: ``async def middleware(invocation, call_next) -> Result``.
+
+A middleware may reject (raise) or forward the same invocation to ``call_next`` at most once, and
+must finish forwarding before it returns. Forwarding another invocation, forwarding twice, or
+returning without having forwarded raises `InvalidInvocationError`. It cannot change the tool's
+schema or effect: those stay with the contract.
+"""
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """An executable tool: a frozen definition and an async call of admitted invocations."""
+
+    def definition(self) -> Definition:
+        """A detached, valid snapshot of the tool's definition (read once, at `bind`)."""
+        ...
+
+    async def call(self, invocation: Invocation, /) -> Result:
+        """Execute one invocation admitted by this tool's exact contract."""
+        ...
+
+
+@runtime_checkable
+class InputValidatingTool(Protocol):
+    """A tool with admission rules beyond its JSON Schema (read once, at `bind`)."""
+
+    def input_validator(self) -> InputValidator | None:
+        """The validator `Contract.prepare` runs after the schema, or None for schema only."""
+        ...
+
+
+@final
+class Binding:
+    """One immutable `Contract` joined to the tool that executes it, with middlewares composed once.
+
+    Calls may run concurrently when the tool supports it.
+    """
+
+    __slots__ = ("_call", "_contract", "_middlewares", "_tool")
+
+    def __init__(self) -> None:
+        raise TypeError("a Binding is made by bind(tool, *middlewares)")
+
+    @property
+    def contract(self) -> Contract:
+        """The exact contract that admits this binding's invocations."""
+        return self._contract
+
+    @property
+    def name(self) -> str:
+        """The tool's frozen name."""
+        return self._contract.name
+
+    @property
+    def tool(self) -> Tool:
+        """The executable tool."""
+        return self._tool
+
+    def definition(self) -> Definition:
+        """The frozen definition, as advertised and enforced."""
+        return self._contract.definition()
+
+    async def call(self, invocation: Invocation, /) -> Result:
+        """Run one invocation admitted by this binding's contract, through its middlewares.
+
+        An invocation admitted by any other contract, even of an identical tool, is refused.
+        """
+        if invocation.__class__ is not Invocation or invocation._contract is not self._contract:  # noqa: SLF001
+            raise InvalidInvocationError("tool: invalid invocation: invocation does not belong to this binding")
+        if self._middlewares:
+            result = await _Step(self, 0, invocation).run()
+        else:
+            result = await self._call(invocation)
+        if result.__class__ is not Result:
+            raise InvalidOutputError(f"tool {self.name!r} returned {type(result).__name__}, not a Result")
+        return result
+
+    def __repr__(self) -> str:
+        return f"Binding(name={self.name!r}, middlewares={len(self._middlewares)})"
+
+
+_FRESH: Final = 0
+_RUNNING: Final = 1
+_DONE: Final = 2
+
+
+@final
+class _Step:
+    """One middleware layer of one call; the `call_next` handed to it forwards at most once."""
+
+    __slots__ = ("_binding", "_index", "_invocation", "_state")
+
+    def __init__(self, binding: Binding, index: int, invocation: Invocation) -> None:
+        self._binding = binding
+        self._index = index
+        self._invocation = invocation
+        self._state = _FRESH
+
+    async def run(self) -> Result:
+        binding = self._binding
+        middleware = binding._middlewares[self._index]  # noqa: SLF001
+        forward = _Step(binding, self._index + 1, self._invocation)
+        result = await middleware(self._invocation, forward)
+        if forward._state != _DONE:
+            what = "without forwarding the invocation" if forward._state == _FRESH else "before its forward finished"
+            raise InvalidInvocationError(f"tool: invalid invocation: middleware {_label(middleware)} returned {what}")
+        return result
+
+    async def __call__(self, invocation: Invocation, /) -> Result:
+        if invocation is not self._invocation:
+            raise InvalidInvocationError("tool: invalid invocation: a middleware forwarded a different invocation")
+        if self._state != _FRESH:
+            raise InvalidInvocationError("tool: invalid invocation: a middleware forwarded the invocation twice")
+        self._state = _RUNNING
+        try:
+            binding = self._binding
+            if self._index == len(binding._middlewares):  # noqa: SLF001
+                return await binding._call(invocation)  # noqa: SLF001
+            return await self.run()
+        finally:
+            self._state = _DONE
+
+
+def _label(middleware: object) -> str:
+    return repr(getattr(middleware, "__qualname__", type(middleware).__qualname__))
+
+
+def bind(tool: Tool, /, *middlewares: CallMiddleware) -> Binding:
+    """Freeze `tool` into a `Binding`: read its definition exactly once, compile its schema once and
+    compose `middlewares` once (the first is outermost).
+
+    Raises:
+        InvalidToolError: the tool is missing or broken: no definition or call, an invalid definition,
+            an uncompilable schema, a failing validator declaration, or a middleware that is not callable.
+    """
+    if tool is None:
+        raise InvalidToolError("tool is None")
+    call = getattr(tool, "call", None)
+    declare = getattr(tool, "definition", None)
+    if not callable(call) or not callable(declare):
+        raise InvalidToolError(f"{type(tool).__name__} is not a Tool: it needs definition() and async call()")
+    for index, middleware in enumerate(middlewares):
+        if not callable(middleware):
+            raise InvalidToolError(f"middlewares[{index}] is not callable")
+    try:
+        definition = declare()
+    except InvalidDefinitionError as error:
+        raise InvalidToolError(f"definition: {error}") from error
+    except Exception as error:
+        raise InvalidToolError(f"definition: reading it raised {type(error).__name__}") from error
+    if not isinstance(definition, Definition):
+        raise InvalidToolError(f"definition: {type(tool).__name__}.definition() returned {type(definition).__name__}")
+    validator: InputValidator | None = None
+    declaration = getattr(tool, "input_validator", None)
+    if declaration is not None:
+        try:
+            validator = declaration()
+        except Exception as error:
+            raise InvalidToolError(f"input validation: the declaration raised {type(error).__name__}") from error
+    contract = Contract(definition, validator)
+    binding = object.__new__(Binding)
+    binding._contract = contract  # noqa: SLF001
+    binding._tool = tool  # noqa: SLF001
+    binding._call = call  # noqa: SLF001
+    binding._middlewares = tuple(middlewares)  # noqa: SLF001
+    return binding
+
+

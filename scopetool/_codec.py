@@ -1,0 +1,147 @@
+"""Typed codecs: the strict input decoder that admission runs, and the output encoder.
+
+An `InputDecoder` is built once from a pydantic core schema. It is what a typed tool's
+``input_validator()`` returns; `bind` recognises it and lets it be the whole schema check (it owns the
+schema it advertises), and the value it decodes at admission is handed to the tool's first call
+instead of decoding again.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, cast, final
+
+from pydantic import TypeAdapter
+from pydantic_core import CoreSchema, PydanticSerializationError, SchemaValidator, ValidationError
+
+from ._errors import InvalidInvocationError, InvalidOutputError
+from ._json import canonical_json
+from ._output import Output
+from ._schema import STRICT_CONFIG, MemberCounter, json_schema_of, member_counter, strict_core_schema
+
+if TYPE_CHECKING:
+    from ._contract import Invocation
+
+__all__ = ["InputDecoder", "OutputEncoder"]
+
+T = TypeVar("T")
+
+
+@final
+class InputDecoder(Generic[T]):
+    """A strict, reusable decoder of one tool's arguments, built once from a core schema.
+
+    Calling it with raw JSON bytes returns the decoded value or raises pydantic's `ValidationError`
+    (or an `InputRejection` a validator raised). `schema_json` is the canonical JSON Schema it
+    enforces.
+    """
+
+    __slots__ = ("_counter", "_schema", "_schema_json", "_validate", "_walks_any", "validator")
+
+    def __init__(self, schema: CoreSchema, advertised: CoreSchema | None = None) -> None:
+        strict = strict_core_schema(schema)
+        self.validator = SchemaValidator(strict, STRICT_CONFIG)
+        self._validate: Callable[[bytes], T] = self.validator.validate_json
+        shown = strict if advertised is None else strict_core_schema(advertised)
+        self._schema = json_schema_of(shown)
+        self._schema_json = canonical_json(self._schema)
+        self._counter = member_counter(strict)
+        self._walks_any = _contains_any(strict)
+
+    def __call__(self, raw: bytes, /) -> T:
+        return self._validate(raw)
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        """A fresh copy of the JSON Schema this decoder enforces."""
+        return json.loads(self._schema_json)  # type: ignore[no-any-return]
+
+    @property
+    def schema_json(self) -> bytes:
+        """The enforced JSON Schema in canonical JSON."""
+        return self._schema_json
+
+    @property
+    def counter(self) -> MemberCounter | None:
+        """Counts the object members a decoded value came from; None when that cannot be known."""
+        return self._counter
+
+    @property
+    def may_hold_non_finite(self) -> bool:
+        """Whether an unconstrained (any) position could carry NaN or Infinity past the validator."""
+        return self._walks_any
+
+    def decode(self, invocation: Invocation) -> T:
+        """The value this decoder admitted `invocation` with, on its first use; a fresh strict decode
+        of the invocation's arguments otherwise (so no call sees what another call changed)."""
+        from ._contract import NOTHING, take_decoded  # noqa: PLC0415 - _contract imports this module
+
+        taken = take_decoded(invocation, self)
+        if taken is not NOTHING:
+            return cast(T, taken)
+        try:
+            return self._validate(invocation.arguments)
+        except ValidationError as error:
+            raise InvalidInvocationError("tool: invocation arguments do not decode under this signature") from error
+
+
+def _contains_any(node: Any) -> bool:
+    if isinstance(node, list):
+        return any(_contains_any(item) for item in node)
+    if isinstance(node, dict):
+        if node.get("type") == "any":
+            return True
+        return any(_contains_any(value) for key, value in node.items() if key not in ("cls", "metadata"))
+    return False
+
+
+@final
+class OutputEncoder(Generic[T]):
+    """Turns a tool's return value into an `Output`, with the codec chosen once from the declared type.
+
+    ``str`` gives text-only output and declares no details schema; `Output` passes through; None gives
+    the empty output; anything else is encoded to JSON `details` under the declared type's schema.
+    """
+
+    __slots__ = ("_adapter", "_kind", "schema")
+
+    def __init__(self, declared: Any) -> None:
+        self._adapter: TypeAdapter[Any] | None = None
+        self.schema: dict[str, Any] | None = None
+        if declared is str:
+            self._kind = "text"
+        elif declared is Output:
+            self._kind = "output"
+        elif declared is None or declared is type(None):
+            self._kind = "none"
+        else:
+            self._kind = "json"
+            self._adapter = TypeAdapter(declared)
+            if declared is not Any:
+                self.schema = json_schema_of(self._adapter.core_schema, mode="serialization")
+
+    def encode(self, value: T) -> Output:
+        """Encode one return value; a value that does not fit the declared type raises `InvalidOutputError`."""
+        kind = self._kind
+        if kind == "text":
+            if not isinstance(value, str):
+                raise InvalidOutputError(f"tool returned {type(value).__name__}, but its declared output is str")
+            return Output.from_text(value)
+        if kind == "output":
+            if not isinstance(value, Output):
+                raise InvalidOutputError(f"tool returned {type(value).__name__}, but its declared output is Output")
+            return value
+        if kind == "none":
+            if value is not None:
+                raise InvalidOutputError(f"tool returned {type(value).__name__}, but its declared output is None")
+            return _EMPTY
+        adapter = cast(TypeAdapter[Any], self._adapter)
+        try:
+            data = adapter.dump_json(value, warnings="error")
+        except (PydanticSerializationError, ValueError, TypeError) as error:
+            raise InvalidOutputError(f"tool output does not encode as its declared type: {error}") from None
+        return Output(details=data)
+
+
+_EMPTY: Final = Output()

@@ -1,0 +1,217 @@
+"""Model-facing feedback: turn validation failures into short, precise, value-free messages.
+
+A message names the JSON path of each problem and what was expected; for an unknown member it
+suggests the nearest valid name. It never repeats the rejected values: the arguments are untrusted
+and may carry secrets or injected instructions. It is bounded in size.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any, Final
+
+import jiter
+from pydantic import ValidationError
+
+__all__ = ["describe_pydantic_error", "describe_schema_errors", "format_rejection"]
+
+MAX_PROBLEMS: Final = 8
+_MAX_LINE: Final = 240
+_MAX_KEY: Final = 48
+_TYPE_WORDS: Final = {
+    "int_type": "an integer",
+    "float_type": "a number",
+    "string_type": "a string",
+    "bool_type": "a boolean",
+    "list_type": "an array",
+    "tuple_type": "an array",
+    "set_type": "an array",
+    "frozen_set_type": "an array",
+    "dict_type": "an object",
+    "model_type": "an object",
+    "model_attributes_type": "an object",
+    "dataclass_type": "an object",
+    "none_required": "null",
+}
+# Error types whose pydantic message may quote the input; they get a fixed text instead.
+_ECHOING: Final = {
+    "union_tag_invalid": "this tag is not one of the allowed values",
+    "uuid_parsing": "expected a UUID",
+    "url_parsing": "expected a valid URL",
+    "url_syntax_violation": "expected a valid URL",
+}
+
+
+def format_rejection(tool: str, problems: Sequence[str]) -> str:
+    """Render problems as the message a model receives for one rejected call."""
+    shown = list(dict.fromkeys(problems))
+    extra = len(shown) - MAX_PROBLEMS
+    lines = [_clip(p) for p in shown[:MAX_PROBLEMS]]
+    if extra > 0:
+        lines.append(f"... and {extra} more")
+    noun = "problem" if len(shown) == 1 else "problems"
+    return f"invalid arguments for tool {tool!r} ({len(shown)} {noun}):\n" + "\n".join(f"- {line}" for line in lines)
+
+
+def describe_pydantic_error(error: ValidationError, raw: bytes, schema: dict[str, Any]) -> list[str]:
+    """One line per problem in a pydantic `ValidationError` raised while admitting `raw`."""
+    try:
+        document: Any = jiter.from_json(raw)
+    except ValueError:
+        document = None
+    problems: list[str] = []
+    for detail in error.errors(include_url=False, include_context=True, include_input=True):
+        path, value, found = _follow(document, detail["loc"])
+        kind = detail["type"]
+        if kind == "missing":
+            problems.append(f"{_render(path)}: missing required field")
+            continue
+        if kind == "extra_forbidden":
+            parent = path[:-1]
+            name = path[-1] if path else ""
+            hint = _suggest(str(name), _member_names(schema, parent))
+            problems.append(f"{_render(path)}: unknown field{hint}")
+            continue
+        message = _ECHOING.get(kind) or _public_message(detail["msg"], detail.get("input"))
+        if kind in _TYPE_WORDS and found:
+            message = f"{message} (got {_json_kind(value)})"
+        problems.append(f"{_render(path)}: {message}")
+    return problems
+
+
+def describe_schema_errors(errors: Iterable[Any], schema: dict[str, Any]) -> list[str]:
+    """One line per problem reported by a jsonschema-rs validator (kinds only, no instance values)."""
+    problems: list[str] = []
+    for error in errors:
+        path = list(error.instance_path)
+        kind = error.kind.name
+        facts = {k: v for k, v in error.kind.as_dict().items() if k != "context"}
+        if kind == "required":
+            problems.append(f"{_render([*path, facts['property']])}: missing required field")
+        elif kind in ("additionalProperties", "unevaluatedProperties"):
+            names = _member_names(schema, path)
+            for name in facts.get("unexpected", []):
+                problems.append(f"{_render([*path, name])}: unknown field{_suggest(name, names)}")
+        elif kind == "type":
+            problems.append(f"{_render(path)}: expected {' or '.join(facts['types'])}")
+        elif kind in ("enum", "const"):
+            allowed = facts.get("options", [facts.get("expected_value")])
+            problems.append(f"{_render(path)}: expected one of {_compact(allowed)}")
+        elif "limit" in facts:
+            problems.append(f"{_render(path)}: must satisfy {kind} {_compact(facts['limit'])}")
+        elif kind in ("pattern", "format"):
+            problems.append(f"{_render(path)}: must match {kind} {_compact(facts[kind])}")
+        else:
+            problems.append(f"{_render(path)}: does not satisfy the schema's {kind!r} rule")
+    return problems
+
+
+def _public_message(message: str, value: object) -> str:
+    if isinstance(value, str) and len(value) >= 4 and value in message:
+        return "the value is not valid here"
+    return message
+
+
+def _follow(document: Any, loc: Sequence[int | str]) -> tuple[list[int | str], Any, bool]:
+    """Walk pydantic's error location through the parsed document, dropping union-choice labels."""
+    path: list[int | str] = []
+    node, found = document, document is not None
+    for step in loc:
+        if found and isinstance(node, dict) and isinstance(step, str) and step in node:
+            node = node[step]
+            path.append(step)
+        elif found and isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
+            node = node[step]
+            path.append(step)
+        elif found and isinstance(node, dict | list):
+            found = False
+            if isinstance(node, dict) and isinstance(step, str):
+                path.append(step)  # a missing member: the step names it
+        elif not found and document is None:
+            path.append(step)
+        # otherwise a label pydantic adds for a union choice or a function validator: not a JSON step
+    return path, node, found
+
+
+def _render(path: Sequence[int | str]) -> str:
+    out = ["$"]
+    for step in path:
+        if isinstance(step, int):
+            out.append(f"[{step}]")
+        elif step.isidentifier() and len(step) <= _MAX_KEY:
+            out.append(f".{step}")
+        else:
+            shown = step if len(step) <= _MAX_KEY else step[: _MAX_KEY - 1] + "…"
+            out.append(f"[{json.dumps(shown)}]")
+    return "".join(out)
+
+
+def _clip(line: str) -> str:
+    return line if len(line) <= _MAX_LINE else line[: _MAX_LINE - 1] + "…"
+
+
+def _compact(value: object) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 120 else text[:119] + "…"
+
+
+def _json_kind(value: object) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number with a fraction or exponent"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return "null"
+
+
+def _suggest(name: str, names: list[str]) -> str:
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    if close:
+        return f"; did you mean {close[0]!r}?"
+    if names and len(names) <= 12:
+        return f"; expected one of {', '.join(repr(n) for n in sorted(names))}"
+    return ""
+
+
+def _member_names(schema: dict[str, Any], path: Sequence[int | str]) -> list[str]:
+    names: list[str] = []
+    for node in _resolve(schema, schema, list(path), 0):
+        names.extend(node.get("properties", {}))
+    return list(dict.fromkeys(names))
+
+
+def _resolve(root: dict[str, Any], node: Any, path: list[int | str], depth: int) -> list[dict[str, Any]]:
+    if not isinstance(node, dict) or depth > 32:
+        return []
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        target: Any = root
+        for part in ref[2:].split("/"):
+            target = target.get(part.replace("~1", "/").replace("~0", "~")) if isinstance(target, dict) else None
+        return _resolve(root, target, path, depth + 1)
+    found: list[dict[str, Any]] = []
+    for keyword in ("anyOf", "oneOf", "allOf"):
+        for choice in node.get(keyword, []):
+            found.extend(_resolve(root, choice, path, depth + 1))
+    if not path:
+        return [node, *found]
+    step, rest = path[0], path[1:]
+    if isinstance(step, str):
+        child = node.get("properties", {}).get(step)
+        if child is None and isinstance(node.get("additionalProperties"), dict):
+            child = node["additionalProperties"]
+        found.extend(_resolve(root, child, rest, depth + 1))
+    else:
+        prefix = node.get("prefixItems", [])
+        child = prefix[step] if step < len(prefix) else node.get("items")
+        found.extend(_resolve(root, child, rest, depth + 1))
+    return found

@@ -1,0 +1,294 @@
+"""`@tool` and `Func`: ordinary typed Python functions as tools."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import typing
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, Generic, ParamSpec, TypeVar, cast, final, overload
+
+import docstring_parser
+from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic.fields import FieldInfo
+from pydantic_core import core_schema
+
+from ._codec import InputDecoder, OutputEncoder
+from ._contract import Invocation
+from ._definition import NAME_PATTERN, Definition, Effect
+from ._errors import InvalidDefinitionError, InvalidToolError
+from ._output import Result
+
+__all__ = ["Func", "tool"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_EMPTY = inspect.Parameter.empty
+_PARAMETERS_CONFIG = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
+
+
+class Func(Generic[P, R]):
+    """A `Tool` made from a typed function by `@tool`; still callable as the plain function.
+
+    Its parameters become one strict input object (a single pydantic-model parameter is the input
+    object itself); descriptions come from the docstring (Google, NumPy or Sphinx style) and from
+    `Field`/`Annotated` metadata. Async functions are awaited; sync functions run in a worker thread so
+    they never block the event loop.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[P, R] | Callable[P, Awaitable[R]],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        effect: Effect | None = None,
+    ) -> None:
+        if not callable(fn):
+            raise InvalidToolError(f"@tool needs a function, not {type(fn).__name__}")
+        functools.update_wrapper(self, fn)  # type: ignore[arg-type]
+        self._fn = fn
+        self._is_async = inspect.iscoroutinefunction(fn)
+        plan = _plan(fn, name, description, effect)
+        self._definition = plan.definition
+        self._decoder: InputDecoder[Any] = plan.decoder
+        self._encoder: OutputEncoder[Any] = plan.encoder
+        self._model_parameter = plan.model_parameter
+        self._fills = plan.fills
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        """Call the plain function, bypassing admission."""
+        return self._fn(*args, **kwargs)  # type: ignore[return-value]
+
+    @property
+    def name(self) -> str:
+        """The tool's name."""
+        return self._definition.name
+
+    def definition(self) -> Definition:
+        """The tool's definition (immutable; its accessors hand out fresh copies)."""
+        return self._definition
+
+    def input_validator(self) -> InputDecoder[Any]:
+        """The strict decoder of the parameters, which `bind` uses as the whole admission check."""
+        return self._decoder
+
+    async def call(self, invocation: Invocation, /) -> Result:
+        """Decode the admitted arguments, run the function and encode what it returns."""
+        value = self._decoder.decode(invocation)
+        if self._model_parameter is not None:
+            kwargs = {self._model_parameter: value}
+        else:
+            kwargs = value
+            for parameter, field in self._fills:
+                if parameter not in kwargs:
+                    kwargs[parameter] = field.get_default(call_default_factory=True, validated_data=kwargs)
+        if self._is_async:
+            returned = await self._fn(**kwargs)  # type: ignore[misc]
+        else:
+            returned = await asyncio.to_thread(self._fn, **kwargs)
+        return Result(output=self._encoder.encode(returned))
+
+    def __repr__(self) -> str:
+        return f"Func(name={self.name!r})"
+
+
+@overload
+def tool(fn: Callable[P, Awaitable[R]], /) -> Func[P, Awaitable[R]]: ...
+@overload
+def tool(fn: Callable[P, R], /) -> Func[P, R]: ...
+@overload
+def tool(
+    *, name: str | None = None, description: str | None = None, effect: Effect | None = None
+) -> Callable[[Callable[P, R]], Func[P, R]]: ...
+
+
+def tool(
+    fn: Callable[P, R] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    effect: Effect | None = None,
+) -> Func[P, R] | Callable[[Callable[P, R]], Func[P, R]]:
+    """Make a `Func` tool from a typed function, bare (``@tool``) or configured (``@tool(name=...)``).
+
+    Args:
+        fn: The function; sync or async.
+        name: The tool name; defaults to the function's name.
+        description: What the tool does; defaults to the docstring's text.
+        effect: The replay promise (`Effect.SAFE`, `Effect.IDEMPOTENT`) or None for none.
+
+    Raises:
+        InvalidToolError: the signature cannot be a tool; the message lists every problem.
+
+    Example:
+        ```python
+        from scopetool import tool
+
+        @tool
+        def add(a: int, b: int) -> int:
+            \"\"\"Add two integers.
+
+            Args:
+                a: The first addend.
+                b: The second addend.
+            \"\"\"
+            return a + b
+
+        print(add(2, 3), add.definition().input_schema["properties"]["a"])
+        #> 5 {'description': 'The first addend.', 'type': 'integer'}
+        ```
+    """
+    if fn is not None:
+        return Func(fn, name=name, description=description, effect=effect)
+
+    def decorate(function: Callable[P, R]) -> Func[P, R]:
+        return Func(function, name=name, description=description, effect=effect)
+
+    return decorate
+
+
+class _Plan:
+    __slots__ = ("decoder", "definition", "encoder", "fills", "model_parameter")
+
+    def __init__(self) -> None:
+        self.model_parameter: str | None = None
+        self.fills: tuple[tuple[str, FieldInfo], ...] = ()
+
+
+def _plan(fn: Callable[..., Any], name: str | None, description: str | None, effect: Effect | None) -> _Plan:
+    problems: list[str] = []
+    label = getattr(fn, "__qualname__", repr(fn))
+    tool_name = name if name is not None else getattr(fn, "__name__", "")
+    if not isinstance(tool_name, str) or not NAME_PATTERN.fullmatch(tool_name):
+        problems.append(f"name {tool_name!r} must match ^[A-Za-z0-9_-]{{1,64}}$ (pass name=...)")
+    if inspect.isasyncgenfunction(fn) or inspect.isgeneratorfunction(fn):
+        problems.append("generator functions cannot be tools: return the whole value")
+    docs = docstring_parser.parse(inspect.getdoc(fn) or "")
+    documented = {param.arg_name: param.description or "" for param in docs.params}
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except Exception as error:  # noqa: BLE001 - any failure to resolve annotations is reported as a problem
+        hints = {}
+        problems.append(f"cannot resolve the annotations: {type(error).__name__}: {error}")
+    try:
+        parameters = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError) as error:
+        raise InvalidToolError(f"{label}: no inspectable signature: {error}") from None
+
+    fields: dict[str, Any] = {}
+    for parameter in parameters:
+        where = f"parameter {parameter.name!r}"
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            problems.append(f"{where}: *args and **kwargs cannot be described to a model")
+            continue
+        if parameter.kind is parameter.POSITIONAL_ONLY:
+            problems.append(f"{where}: positional-only parameters cannot be passed by name")
+            continue
+        if parameter.name.startswith("_"):
+            problems.append(f"{where}: names starting with an underscore are not allowed")
+            continue
+        if parameter.name not in hints:
+            if hints or parameter.annotation is _EMPTY:
+                problems.append(f"{where}: needs a type annotation")
+            continue
+        fields[parameter.name] = _field(hints[parameter.name], parameter.default, documented.get(parameter.name))
+
+    plan = _Plan()
+    text = description if description is not None else _describe(docs)
+    returns = hints.get("return", Any)
+    try:
+        plan.encoder = OutputEncoder(returns)
+    except Exception as error:  # noqa: BLE001 - reported with the other problems
+        problems.append(f"return type {returns!r} cannot be encoded: {_first_line(error)}")
+    if not problems:
+        try:
+            _build_input(plan, tool_name, parameters, fields, hints)
+        except Exception as error:  # noqa: BLE001 - pydantic reports unsupported types in many ways
+            problems.append(f"parameters: {_first_line(error)}")
+    if not problems:
+        try:
+            plan.definition = Definition(
+                name=tool_name,
+                description=text,
+                input_schema=plan.decoder.schema_json,
+                output_schema=plan.encoder.schema,
+                effect=effect,
+            )
+        except InvalidDefinitionError as error:
+            problems.append(f"definition: {error}")
+    if problems:
+        listed = "\n".join(f"  - {problem}" for problem in problems)
+        raise InvalidToolError(f"{label} cannot be a tool:\n{listed}")
+    return plan
+
+
+def _field(annotation: Any, default: Any, documented: str | None) -> tuple[Any, Any]:
+    """A create_model field spec; the docstring describes a parameter unless Field metadata already does."""
+    declared = FieldInfo.from_annotation(annotation)
+    has_description = declared.description is not None or (
+        isinstance(default, FieldInfo) and default.description is not None
+    )
+    if documented and not has_description:
+        annotation = Annotated[annotation, Field(description=documented)]
+    return annotation, (... if default is _EMPTY else default)
+
+
+def _build_input(
+    plan: _Plan, tool_name: str, parameters: list[inspect.Parameter], fields: dict[str, Any], hints: dict[str, Any]
+) -> None:
+    named = [p for p in parameters if p.name in fields]
+    if len(named) == 1 and _is_model(hints[named[0].name]) and named[0].default is _EMPTY:
+        model = cast(type[BaseModel], hints[named[0].name])
+        plan.decoder = InputDecoder(model.__pydantic_core_schema__)
+        plan.model_parameter = named[0].name
+        return
+    model = create_model(tool_name.replace("-", "_") or "arguments", __config__=_PARAMETERS_CONFIG, **fields)
+    plan.decoder = InputDecoder(_arguments_schema(model), advertised=model.__pydantic_core_schema__)
+    plan.fills = tuple(
+        (parameter.name, model.model_fields[parameter.name])
+        for parameter in named
+        if not model.model_fields[parameter.name].is_required()
+        and (parameter.default is _EMPTY or isinstance(parameter.default, FieldInfo))
+    )
+
+
+def _arguments_schema(model: type[BaseModel]) -> core_schema.CoreSchema:
+    """The parameters as a typed dict that holds only the members the JSON gave (defaults are the
+    function's own, applied at call time), built from the model's own field schemas."""
+    schema: Any = model.__pydantic_core_schema__
+    definitions = None
+    if schema["type"] == "definitions":
+        definitions, schema = schema["definitions"], schema["schema"]
+    fields = {}
+    for key, field in schema["schema"]["fields"].items():
+        inner = field["schema"]
+        required = inner["type"] != "default"
+        fields[key] = core_schema.typed_dict_field(
+            inner if required else inner["schema"],
+            required=required,
+            validation_alias=field.get("validation_alias"),
+        )
+    arguments: core_schema.CoreSchema = core_schema.typed_dict_schema(fields, extra_behavior="forbid")
+    if definitions:
+        arguments = core_schema.definitions_schema(arguments, definitions)
+    return arguments
+
+
+def _is_model(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
+def _describe(docs: docstring_parser.Docstring) -> str:
+    parts = [part for part in (docs.short_description, docs.long_description) if part]
+    return "\n\n".join(parts)
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return text[0] if text else type(error).__name__
+
+

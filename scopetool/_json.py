@@ -1,0 +1,173 @@
+"""Strict JSON: RFC 7493 (I-JSON) checks, exact parsing and the canonical form of schemas.
+
+Everything here is built on jiter, the parser inside pydantic-core, so the bytes a tool is admitted
+with are read by the same parser family everywhere. jiter already rejects invalid UTF-8, lone surrogate
+escapes, NaN/Infinity and trailing data; with ``catch_duplicate_keys`` it also rejects duplicate member
+names at any depth, including names that only collide once escapes are decoded (``"a"`` and
+``"\\u0061"``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Final
+
+import jiter
+
+__all__ = [
+    "MAX_INPUT_BYTES",
+    "JsonSyntaxProblem",
+    "canonical_json",
+    "is_blank",
+    "loads_exact",
+    "syntax_problem",
+]
+
+MAX_INPUT_BYTES: Final = 1 << 20
+"""The largest arguments document `Contract.prepare` admits, in bytes (1 MiB)."""
+
+# Unicode White_Space, the set Go's bytes.TrimSpace uses for blank arguments. Python's str.strip()
+# differs: it also strips U+001C..U+001F, which are not white space.
+_WHITE_SPACE: Final = frozenset(
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000"
+)
+_JITER_POSITION: Final = re.compile(r"^(?P<what>.*) at line (?P<line>\d+) column (?P<column>\d+)$", re.S)
+
+
+def is_blank(raw: bytes) -> bool:
+    """Report whether `raw` is empty or only Unicode white space (invalid UTF-8 is not blank)."""
+    if not raw:
+        return True
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return all(char in _WHITE_SPACE for char in text)
+
+
+def loads_exact(raw: bytes) -> Any:
+    """Parse one strict I-JSON document; integers stay exact, floats keep their source text.
+
+    Raises:
+        ValueError: the document breaks RFC 7493 (see `syntax_problem` for a readable reason).
+    """
+    return jiter.from_json(raw, allow_inf_nan=False, catch_duplicate_keys=True, float_mode="lossless-float")
+
+
+class JsonSyntaxProblem:
+    """Why a document is not strict I-JSON, in words fit for the model that wrote it."""
+
+    __slots__ = ("message", "truncated")
+
+    def __init__(self, message: str, *, truncated: bool = False) -> None:
+        self.message = message
+        self.truncated = truncated
+
+
+def syntax_problem(raw: bytes, *, require_object: bool = True) -> JsonSyntaxProblem | None:
+    """Check `raw` against RFC 7493 and say what is wrong, or None when it is one valid document.
+
+    The message names the position and the kind of problem, never the offending text: the input is
+    untrusted and the message is shown to a model.
+    """
+    try:
+        value = jiter.from_json(raw, allow_inf_nan=False, catch_duplicate_keys=True, cache_mode="none")
+    except ValueError as error:
+        return _describe(str(error), raw)
+    if require_object and not isinstance(value, dict):
+        return JsonSyntaxProblem(f"the arguments must be a JSON object, not {_json_type(value)}")
+    return None
+
+
+def _describe(error: str, raw: bytes) -> JsonSyntaxProblem:
+    match = _JITER_POSITION.match(error)
+    what, where = (match["what"], f" (line {match['line']}, column {match['column']})") if match else (error, "")
+    if what.startswith("Detected duplicate key"):
+        return JsonSyntaxProblem(f"an object has the same member name twice{where}; each name may appear once")
+    if what.startswith("EOF while parsing"):
+        return JsonSyntaxProblem(
+            f"the JSON ends before the document is complete{where}: it looks truncated", truncated=True
+        )
+    if what == "trailing characters":
+        return JsonSyntaxProblem(f"there is more after the JSON document{where}; send exactly one object")
+    if "surrogate" in what or "hex escape" in what or what == "invalid escape":
+        return JsonSyntaxProblem(f"a string has an invalid escape{where} (for example a lone \\ud800 surrogate)")
+    if what in ("invalid unicode code point", "control character (\\u0000-\\u001F) found while parsing a string"):
+        return JsonSyntaxProblem(f"a string holds invalid UTF-8 or a raw control character{where}")
+    if what in ("expected value", "invalid number") and match and _at_non_finite(raw, int(match["line"]), int(match["column"])):
+        return JsonSyntaxProblem(f"NaN and Infinity are not JSON numbers{where}")
+    if what == "number out of range":
+        return JsonSyntaxProblem(f"a number is out of range{where}")
+    return JsonSyntaxProblem(f"the arguments are not valid JSON: {what}{where}")
+
+
+def _at_non_finite(raw: bytes, line: int, column: int) -> bool:
+    lines = raw.split(b"\n")
+    if line > len(lines):
+        return False
+    tail = lines[line - 1][max(column - 1, 0) :].lstrip(b"-")
+    return tail.startswith((b"NaN", b"Infinity"))
+
+
+def _json_type(value: object) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if value is None:
+        return "null"
+    return "a number"
+
+
+def canonical_json(value: Any) -> bytes:
+    """Encode a parsed JSON value in canonical form: compact, members sorted by UTF-16 code units
+    (RFC 8785 order), raw UTF-8, numbers verbatim as written (via jiter's lossless floats)."""
+    parts: list[str] = []
+    _encode(value, parts)
+    return "".join(parts).encode("utf-8")
+
+
+def _utf16_key(item: tuple[str, Any]) -> bytes:
+    return item[0].encode("utf-16-be", "surrogatepass")
+
+
+def _encode(value: Any, out: list[str]) -> None:
+    if isinstance(value, dict):
+        out.append("{")
+        for index, (key, member) in enumerate(sorted(value.items(), key=_utf16_key)):
+            if index:
+                out.append(",")
+            out.append(json.dumps(key, ensure_ascii=False))
+            out.append(":")
+            _encode(member, out)
+        out.append("}")
+    elif isinstance(value, list):
+        out.append("[")
+        for index, item in enumerate(value):
+            if index:
+                out.append(",")
+            _encode(item, out)
+        out.append("]")
+    elif isinstance(value, str):
+        out.append(json.dumps(value, ensure_ascii=False))
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif value is None:
+        out.append("null")
+    elif isinstance(value, int):
+        out.append(str(value))
+    elif isinstance(value, jiter.LosslessFloat):
+        out.append(bytes(value).decode("ascii"))
+    elif isinstance(value, float):
+        text = json.dumps(value)
+        if text in ("NaN", "Infinity", "-Infinity"):
+            raise ValueError("NaN and Infinity are not JSON numbers")
+        out.append(text)
+    else:
+        raise TypeError(f"{type(value).__name__} is not a JSON value")

@@ -1,0 +1,98 @@
+"""`Registry`: an instance-scoped, thread-safe map from tool names to bindings."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from types import MappingProxyType
+from typing import final
+
+from ._binding import Binding, Tool, bind
+from ._definition import Definition
+from ._errors import DuplicateToolError, InvalidToolError
+
+__all__ = ["Registry"]
+
+
+@final
+class Registry:
+    """Bindings by name. Registration is atomic per batch; names are unique; views are sorted by name.
+
+    Tools given instead of bindings are bound without middlewares.
+
+    Example:
+        ```python
+        from scopetool import Registry, tool
+
+        @tool
+        def ping() -> str:
+            \"\"\"Answer pong.\"\"\"
+            return "pong"
+
+        registry = Registry(ping)
+        print([d.name for d in registry.definitions()])
+        #> ['ping']
+        ```
+    """
+
+    __slots__ = ("_bindings", "_lock")
+
+    def __init__(self, *tools: Binding | Tool) -> None:
+        self._lock = threading.Lock()
+        self._bindings: MappingProxyType[str, Binding] = MappingProxyType({})
+        self.register(*tools)
+
+    def register(self, *tools: Binding | Tool) -> None:
+        """Add a batch atomically: either every tool is registered or none is.
+
+        Raises:
+            InvalidToolError: ``tools[i]`` cannot be bound (the first failing one, in batch order).
+            DuplicateToolError: a name repeats within the batch or is already registered (the first
+                conflict in batch order).
+        """
+        batch: dict[str, Binding] = {}
+        for index, value in enumerate(tools):
+            if isinstance(value, Binding):
+                binding = value
+            else:
+                try:
+                    binding = bind(value)
+                except InvalidToolError as error:
+                    raise InvalidToolError(f"tools[{index}]: {error}") from error
+            if binding.name in batch:
+                raise DuplicateToolError(f"tool: duplicate tool: {binding.name!r} appears more than once in batch")
+            batch[binding.name] = binding
+        if not batch:
+            return
+        with self._lock:
+            current = self._bindings
+            for name in batch:
+                if name in current:
+                    raise DuplicateToolError(f"tool: duplicate tool: {name!r} is already registered")
+            self._bindings = MappingProxyType({**current, **batch})
+
+    def resolve(self, name: str) -> Binding | None:
+        """The binding registered under `name`, or None."""
+        return self._bindings.get(name)
+
+    def definitions(self) -> list[Definition]:
+        """Every tool's frozen definition, sorted by name."""
+        bindings = self._bindings
+        return [bindings[name].definition() for name in sorted(bindings)]
+
+    def names(self) -> list[str]:
+        """Every registered name, sorted."""
+        return sorted(self._bindings)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._bindings
+
+    def __len__(self) -> int:
+        return len(self._bindings)
+
+    def __iter__(self) -> Iterator[Binding]:
+        bindings = self._bindings
+        return iter([bindings[name] for name in sorted(bindings)])
+
+    def __repr__(self) -> str:
+        return f"Registry({', '.join(sorted(self._bindings))})"

@@ -1,0 +1,115 @@
+"""`InputRejection`: model-correctable input with an explicitly public message, and how one is found."""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = ["MAX_REJECTION_CHARS", "InputRejection", "classify_input_rejection"]
+
+MAX_REJECTION_CHARS: Final = 4000
+"""The longest public message a rejection carries; longer ones are cut with an ellipsis."""
+
+_MAX_CHAIN: Final = 64
+
+
+class InputRejection(Exception):  # noqa: N818 - a signal named for what happened, like pydantic-ai's ModelRetry
+    """Input the model can correct, with a message that is public to it.
+
+    Raise it from a pydantic validator of a tool's input (or an input validator) to send exactly
+    `message` back to the model. `cause` is private diagnostics: it is not the exception's
+    `__cause__`, it is never shown, and `classify_input_rejection` never looks inside it.
+
+    Example:
+        ```python
+        from pydantic import BaseModel, field_validator
+        from scopetool import InputRejection
+
+        class Transfer(BaseModel):
+            amount: int
+
+            @field_validator("amount")
+            @classmethod
+            def positive(cls, value: int) -> int:
+                if value <= 0:
+                    raise InputRejection("amount must be a positive number of cents")
+                return value
+        ```
+    """
+
+    __slots__ = ("_cause", "_message")
+
+    def __init__(self, message: str, *, cause: BaseException | None = None) -> None:
+        if not isinstance(message, str) or not message.strip():
+            raise TypeError("InputRejection needs a non-empty public message (str)")
+        if cause is not None and not isinstance(cause, BaseException):
+            raise TypeError(f"InputRejection cause must be an exception, not {type(cause).__name__}")
+        if len(message) > MAX_REJECTION_CHARS:
+            message = message[: MAX_REJECTION_CHARS - 1] + "…"
+        super().__init__(message)
+        self._message = message
+        self._cause = cause
+
+    @property
+    def message(self) -> str:
+        """The public, model-facing explanation."""
+        return self._message
+
+    @property
+    def cause(self) -> BaseException | None:
+        """Private diagnostics; never shown to the model."""
+        return self._cause
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild, (self._message,))
+
+
+def _rebuild(message: str) -> InputRejection:
+    return InputRejection(message)
+
+
+def classify_input_rejection(error: BaseException | None) -> InputRejection | None:
+    """Find the one `InputRejection` behind `error`, or None.
+
+    It follows transparent wrapping: `raise X from rejection` (`__cause__`) and, where Python set it
+    implicitly and did not suppress it, `__context__`. An exception group whose members hold more than
+    one distinct rejection is ambiguous and yields None; so does a chain deeper than 64 links. A
+    rejection's private `cause` is never inspected.
+    """
+    found = _find(error, 0, set())
+    return found if isinstance(found, InputRejection) else None
+
+
+class _Ambiguous:
+    pass
+
+
+_AMBIGUOUS: Final = _Ambiguous()
+
+
+def _find(error: BaseException | None, depth: int, seen: set[int]) -> InputRejection | _Ambiguous | None:
+    while error is not None:
+        if depth > _MAX_CHAIN or id(error) in seen:
+            return None
+        seen.add(id(error))
+        depth += 1
+        if isinstance(error, InputRejection):
+            return error
+        if isinstance(error, BaseExceptionGroup):
+            hits: list[InputRejection] = []
+            for member in error.exceptions:
+                hit = _find(member, depth, seen)
+                if isinstance(hit, _Ambiguous):
+                    return hit
+                if hit is not None and all(hit is not other for other in hits):
+                    hits.append(hit)
+            if len(hits) > 1:
+                return _AMBIGUOUS
+            if hits:
+                return hits[0]
+        if error.__cause__ is not None:
+            error = error.__cause__
+        elif not error.__suppress_context__:
+            error = error.__context__
+        else:
+            return None
+    return None
