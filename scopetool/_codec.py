@@ -9,7 +9,6 @@ instead of decoding again.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, cast, final
 
 from pydantic import TypeAdapter
@@ -42,15 +41,16 @@ class InputDecoder(Generic[T]):
     def __init__(self, schema: CoreSchema, advertised: CoreSchema | None = None) -> None:
         strict = strict_core_schema(schema)
         self.validator = SchemaValidator(strict, STRICT_CONFIG)
-        self._validate: Callable[[bytes], T] = self.validator.validate_json
         shown = strict if advertised is None else strict_core_schema(advertised)
         self._schema = json_schema_of(shown)
         self._schema_json = canonical_json(self._schema)
         self._counter = member_counter(strict)
-        self._walks_any = _contains_any(strict)
+        self._walks_any = _contains_kind(strict, _NON_FINITE_CARRIERS)
 
-    def __call__(self, raw: bytes, /) -> T:
-        return self._validate(raw)
+    def __call__(self, raw: str | bytes, /) -> T:
+        # pydantic-core reuses the prebuilt validators of nested models, whose own configuration
+        # may be lax, so strictness and closed objects are also asked for on every call.
+        return self.validator.validate_json(raw, strict=True, extra="forbid")  # type: ignore[no-any-return]
 
     @property
     def schema(self) -> dict[str, Any]:
@@ -69,7 +69,7 @@ class InputDecoder(Generic[T]):
 
     @property
     def may_hold_non_finite(self) -> bool:
-        """Whether an unconstrained (any) position could carry NaN or Infinity past the validator."""
+        """Whether a float, decimal or unconstrained position could let NaN or Infinity tokens through."""
         return self._walks_any
 
     def decode(self, invocation: Invocation) -> T:
@@ -81,18 +81,21 @@ class InputDecoder(Generic[T]):
         if taken is not NOTHING:
             return cast(T, taken)
         try:
-            return self._validate(invocation.arguments)
+            return self(invocation.arguments)
         except ValidationError as error:
             raise InvalidInvocationError("tool: invocation arguments do not decode under this signature") from error
 
 
-def _contains_any(node: Any) -> bool:
+_NON_FINITE_CARRIERS: Final = frozenset({"any", "float", "decimal", "complex"})
+
+
+def _contains_kind(node: Any, kinds: frozenset[str]) -> bool:
     if isinstance(node, list):
-        return any(_contains_any(item) for item in node)
+        return any(_contains_kind(item, kinds) for item in node)
     if isinstance(node, dict):
-        if node.get("type") == "any":
+        if node.get("type") in kinds:
             return True
-        return any(_contains_any(value) for key, value in node.items() if key not in ("cls", "metadata"))
+        return any(_contains_kind(value, kinds) for key, value in node.items() if key not in ("cls", "metadata"))
     return False
 
 

@@ -69,6 +69,10 @@ class Admission:
 
 
 _NO_ADMISSION: Final = Admission()
+_NOT_JSON: Final = object()
+_new = object.__new__
+_SURELY_SMALL: Final = MAX_INPUT_BYTES // 4
+_COLON: Final = {str: ":", bytes: b":"}
 NOTHING: Final = object()
 """Returned by `take_decoded` when there is no admitted value to hand out."""
 
@@ -77,22 +81,21 @@ NOTHING: Final = object()
 class Invocation:
     """A complete JSON object admitted by one exact contract. Only `Contract.prepare` makes one."""
 
-    __slots__ = ("_arguments", "_continuation", "_contract", "_decoded", "_decoder", "_key")
+    __slots__ = ("_admission", "_arguments", "_contract", "_decoded")
 
-    _arguments: bytes
-    _continuation: Continuation | None
+    _admission: Admission
+    _arguments: bytes | str
     _contract: Contract
     _decoded: list[Any]
-    _decoder: object
-    _key: IdempotencyKey | None
 
     def __init__(self) -> None:
         raise TypeError("an Invocation is made only by Contract.prepare")
 
     @property
     def arguments(self) -> bytes:
-        """The admitted JSON object, exactly as received (``{}`` for blank arguments)."""
-        return self._arguments
+        """The admitted JSON object, exactly as received, as UTF-8 bytes (``{}`` for blank arguments)."""
+        raw = self._arguments
+        return raw if raw.__class__ is bytes else raw.encode()  # type: ignore[union-attr]
 
     @property
     def name(self) -> str:
@@ -112,12 +115,12 @@ class Invocation:
     @property
     def idempotency_key(self) -> IdempotencyKey | None:
         """The driver's identity for this logical call, if any."""
-        return self._key
+        return self._admission.idempotency_key
 
     @property
     def continuation(self) -> Continuation | None:
         """The answer to this call's earlier input request, if this is a resumption."""
-        return self._continuation
+        return self._admission.continuation
 
     def __repr__(self) -> str:
         return f"Invocation(name={self._contract.name!r}, arguments={len(self._arguments)} bytes)"
@@ -131,7 +134,17 @@ class Contract:
     It is safe to use from many threads at once.
     """
 
-    __slots__ = ("__weakref__", "_admit", "_definition", "_name", "_schema")
+    __slots__ = (
+        "__weakref__",
+        "_admit",
+        "_count",
+        "_decoder",
+        "_definition",
+        "_name",
+        "_scan_non_finite",
+        "_schema",
+        "_validate",
+    )
 
     def __init__(self, definition: Definition, input_validator: InputValidator | None = None) -> None:
         if not isinstance(definition, Definition):
@@ -141,8 +154,16 @@ class Contract:
         self._definition = definition
         self._name = definition.name
         self._schema = definition.input_schema
+        self._decoder: object = input_validator
+        self._count: Callable[[Any], int] | None = None
+        self._scan_non_finite = True
+        self._validate: Callable[..., Any] | None = None
         if isinstance(input_validator, InputDecoder) and input_validator.schema_json == definition.input_schema_json:
-            self._admit = self._typed_admission(input_validator)
+            # The decoder owns the schema it advertises: it is the whole schema check (fast path).
+            self._validate = input_validator.validator.validate_json
+            self._count = input_validator.counter
+            self._scan_non_finite = input_validator.may_hold_non_finite
+            self._admit = self._rejected_after  # unused on the fast path
         else:
             self._admit = self._schema_admission(input_validator)
 
@@ -166,102 +187,101 @@ class Contract:
         `InputRejection` (see `classify_input_rejection`) whose message is written for the model.
         Nothing is executed.
         """
-        if request.__class__ is not Request:
-            raise InvalidInvocationError(f"tool: invalid invocation: expected a Request, not {type(request).__name__}")
-        if admission.__class__ is not Admission:
-            raise InvalidInvocationError("tool: invalid invocation: expected an Admission")
+        if request.__class__ is not Request or admission.__class__ is not Admission:
+            raise _wrong_types(request, admission)
         if request.name != self._name:
             raise InvalidInvocationError(
                 f"tool: invalid invocation: call name {_quote(request.name)} does not match bound tool {self._name!r}"
             )
-        raw = request.arguments
-        if raw.__class__ is str:
-            if len(raw) > MAX_INPUT_BYTES:  # type: ignore[arg-type]
-                raise self._oversize(len(raw))  # type: ignore[arg-type]
+        raw: Any = request.arguments
+        kind = raw.__class__
+        if kind is str:
+            # Validated as given (no copy); pydantic-core rejects lone surrogates in it. Characters
+            # take 1 to 4 bytes, so only a long string needs encoding to measure it.
+            if len(raw) > _SURELY_SMALL and len(raw.encode("utf-8", "surrogatepass")) > MAX_INPUT_BYTES:
+                raise self._oversize(len(raw.encode("utf-8", "surrogatepass")))
+            if not raw or raw[0] != "{" and is_blank(raw):
+                raw = "{}"
+        else:
+            if kind is not bytes:
+                raw = _as_bytes(raw)
+            if len(raw) > MAX_INPUT_BYTES:
+                raise self._oversize(len(raw))
+            if not raw or raw[0] != 0x7B and is_blank(raw):  # 0x7B is "{": the common case skips the blank check
+                raw = b"{}"
+        validate = self._validate
+        if validate is None:
+            value = self._admit(self._utf8(raw))
+        else:
             try:
-                raw = raw.encode("utf-8")  # type: ignore[union-attr]
-            except UnicodeEncodeError:
-                raise self._rejected("the arguments are not valid UTF-8 (they hold a lone surrogate)") from None
-        elif raw.__class__ is not bytes:
-            raw = self._as_bytes(raw)
-        if len(raw) > MAX_INPUT_BYTES:
-            raise self._oversize(len(raw))
-        if not raw or raw[0] != 0x7B and is_blank(raw):  # 0x7B is "{": the common case skips the blank check
-            raw = b"{}"
-        decoder, decoded = self._admit(raw)
-        invocation = object.__new__(Invocation)
-        invocation._arguments = raw  # type: ignore[assignment]
+                value = validate(raw, strict=True, extra="forbid")
+            except Exception as error:  # noqa: BLE001 - classified outside the except block, so no context leaks
+                failure: Exception | None = error
+            else:
+                failure = None
+            if failure is not None:
+                raise self._rejected_after(raw, failure)
+            # Duplicate members: every object member needs one ":" outside strings, so when the decoded
+            # value accounts for as many members as there are ":" bytes, no object held a name twice and
+            # the full I-JSON parse could find nothing. Otherwise (or when NaN could hide in an
+            # unconstrained position) the full parse decides.
+            count = self._count
+            if (
+                count is None
+                or raw.count(_COLON[raw.__class__]) > count(value)
+                or (self._scan_non_finite and _may_hold_non_finite(raw))
+            ):
+                problem = syntax_problem(self._utf8(raw))
+                if problem is not None:
+                    raise self._rejected(problem.message)
+        invocation = _new(Invocation)
+        invocation._arguments = raw
         invocation._contract = self
-        invocation._key = admission.idempotency_key
-        invocation._continuation = admission.continuation
-        invocation._decoder = decoder
-        invocation._decoded = [decoded]
+        invocation._admission = admission
+        invocation._decoded = [value]
         return invocation
 
-    # -- admission strategies, chosen once at construction
+    # -- admission of hand-written schemas, compiled once at construction
 
-    def _typed_admission(self, decoder: InputDecoder[Any]) -> Callable[[bytes], tuple[object, Any]]:
-        validate = decoder.__call__
-        counter = decoder.counter
-        non_finite = decoder.may_hold_non_finite
-        fail = self._rejected_after
-
-        def admit(raw: bytes) -> tuple[object, Any]:
-            try:
-                value = validate(raw)
-            except Exception as error:  # noqa: BLE001 - classified below, outside the except block
-                failure: Exception = error
-            else:
-                # Duplicate members: every object member needs one ":" outside strings, so when the
-                # decoded value accounts for as many members as there are ":" bytes, no object held a
-                # name twice and the full I-JSON parse would find nothing. Otherwise it decides.
-                if (
-                    counter is None
-                    or raw.count(b":") > counter(value)
-                    or (non_finite and (b"NaN" in raw or b"Infinity" in raw))
-                ):
-                    problem = syntax_problem(raw)
-                    if problem is not None:
-                        raise self._rejected(problem.message)
-                return decoder, value
-            raise fail(raw, failure)
-
-        return admit
-
-    def _schema_admission(self, hook: InputValidator | None) -> Callable[[bytes], tuple[object, Any]]:
-        try:
-            validator = compile_schema(self._schema, "input schema", InvalidToolError)
-        except RecursionError:
-            raise InvalidToolError("input schema: nested too deeply") from None
+    def _schema_admission(self, hook: InputValidator | None) -> Callable[[bytes], Any]:
+        validator = compile_schema(self._schema, "input schema", InvalidToolError)
         schema = self._schema
-        fail = self._rejected_after
 
-        def admit(raw: bytes) -> tuple[object, Any]:
+        def admit(raw: bytes) -> Any:
             try:
                 value = jiter.from_json(raw, allow_inf_nan=False, catch_duplicate_keys=True)
             except ValueError:
-                problem = syntax_problem(raw)
-                raise self._rejected(problem.message if problem else "the arguments are not valid JSON") from None
-            if not isinstance(value, dict):
+                value = _NOT_JSON
+            if value is _NOT_JSON or not isinstance(value, dict):
                 problem = syntax_problem(raw)
                 raise self._rejected(problem.message if problem else "the arguments must be a JSON object")
             if not validator.is_valid(value):
                 raise self._rejected_lines(describe_schema_errors(validator.iter_errors(value), schema))
             if hook is None:
-                return None, None
+                return None
             try:
-                decoded = hook(raw)
-            except Exception as error:  # noqa: BLE001 - classified below, outside the except block
-                failure: Exception = error
-            else:
-                return hook, decoded
-            raise fail(raw, failure)
+                return hook(raw)
+            except Exception as error:  # noqa: BLE001 - classified outside the except block
+                failure = error
+            raise self._rejected_after(raw, failure)
 
         return admit
 
     # -- rejections
 
-    def _rejected_after(self, raw: bytes, failure: Exception) -> InvalidInvocationError:
+    def _utf8(self, raw: str | bytes) -> bytes:
+        if raw.__class__ is bytes:
+            return raw  # type: ignore[return-value]
+        try:
+            return raw.encode()  # type: ignore[union-attr]
+        except UnicodeEncodeError:
+            raise self._rejected("the arguments are not valid UTF-8 (they hold a lone surrogate)") from None
+
+    def _rejected_after(self, raw: str | bytes, failure: Exception) -> InvalidInvocationError:
+        try:
+            raw = self._utf8(raw)
+        except InvalidInvocationError as error:
+            return error
         problem = syntax_problem(raw)
         if problem is not None:
             return self._rejected(problem.message)
@@ -282,12 +302,6 @@ class Contract:
     def _oversize(self, size: int) -> InvalidInvocationError:
         return self._rejected(f"the arguments are over {size - 1} bytes; the limit is {MAX_INPUT_BYTES} bytes")
 
-    def _as_bytes(self, raw: object) -> bytes:
-        if isinstance(raw, bytearray | memoryview):
-            return bytes(raw)
-        raise InvalidInvocationError(
-            f"tool: invalid invocation: arguments must be str or bytes, not {type(raw).__name__}"
-        )
 
     def __repr__(self) -> str:
         return f"Contract(name={self._name!r})"
@@ -299,12 +313,30 @@ def take_decoded(invocation: Invocation, decoder: object) -> Any:
     Handing it out once means no call can change what another call of the same invocation sees:
     later calls decode the arguments afresh.
     """
-    if invocation._decoder is not decoder:
+    if invocation._contract._decoder is not decoder:
         return NOTHING
     try:
         return invocation._decoded.pop()
     except IndexError:
         return NOTHING
+
+
+def _may_hold_non_finite(raw: str | bytes) -> bool:
+    if isinstance(raw, str):
+        return "NaN" in raw or "Infinity" in raw
+    return b"NaN" in raw or b"Infinity" in raw
+
+
+def _as_bytes(raw: object) -> bytes:
+    if isinstance(raw, bytearray | memoryview):
+        return bytes(raw)
+    raise InvalidInvocationError(f"tool: invalid invocation: arguments must be str or bytes, not {type(raw).__name__}")
+
+
+def _wrong_types(request: object, admission: object) -> InvalidInvocationError:
+    if not isinstance(request, Request):
+        return InvalidInvocationError(f"tool: invalid invocation: expected a Request, not {type(request).__name__}")
+    return InvalidInvocationError(f"tool: invalid invocation: expected an Admission, not {type(admission).__name__}")
 
 
 def _invalid(rejection: InputRejection) -> InvalidInvocationError:

@@ -36,14 +36,17 @@ _WHITE_SPACE: Final = frozenset(
 _JITER_POSITION: Final = re.compile(r"^(?P<what>.*) at line (?P<line>\d+) column (?P<column>\d+)$", re.S)
 
 
-def is_blank(raw: bytes) -> bool:
+def is_blank(raw: str | bytes) -> bool:
     """Report whether `raw` is empty or only Unicode white space (invalid UTF-8 is not blank)."""
     if not raw:
         return True
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
+    if isinstance(raw, str):
+        text = raw
+    else:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
     return all(char in _WHITE_SPACE for char in text)
 
 

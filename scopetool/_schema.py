@@ -116,8 +116,8 @@ class _Planner:
             return self._ref(schema["schema_ref"])
         if kind in ("nullable", "default", "custom-error"):
             inner = self._plan(schema["schema"])
-            if inner is _zero:
-                return _zero
+            if inner is _zero or kind != "nullable":
+                return inner
             return lambda value: 0 if value is None else inner(value)
         if kind == "lax-or-strict":
             return self._plan(schema["strict_schema"])
@@ -177,12 +177,18 @@ class _Planner:
             for name, field in fields_schema["fields"].items()
             if (plan := self._plan(field["schema"])) is not _zero
         ]
+        # `__pydantic_fields_set__` is what the public `model_fields_set` property returns, read
+        # without the property call: this runs on the admission hot path.
         if not nested:
-            return lambda value: len(value.model_fields_set)
+            return lambda value: len(value.__pydantic_fields_set__)
 
         def count(value: BaseModel) -> int:
-            provided = value.model_fields_set
-            return len(provided) + sum(plan(getattr(value, name)) for name, plan in nested if name in provided)
+            provided = value.__pydantic_fields_set__
+            total = len(provided)
+            for name, plan in nested:
+                if name in provided:
+                    total += plan(getattr(value, name))
+            return total
 
         return count
 
@@ -198,7 +204,11 @@ class _Planner:
             return len
 
         def count(value: dict[str, Any]) -> int:
-            return len(value) + sum(plan(value[name]) for name, plan in nested if name in value)
+            total = len(value)
+            for name, plan in nested:
+                if name in value:
+                    total += plan(value[name])
+            return total
 
         return count
 
