@@ -6,7 +6,9 @@ proposed calls through `Contract.prepare`, the one trust boundary, before anythi
 
 from __future__ import annotations
 
-from ._binding import Binding, CallMiddleware, Caller, InputValidatingTool, Tool, bind
+import contextlib
+
+from ._binding import Binding, Caller, CallMiddleware, InputValidatingTool, Tool, bind
 from ._codec import InputDecoder
 from ._contract import Admission, Contract, IdempotencyKey, InputValidator, Invocation, Request
 from ._definition import Definition, Effect
@@ -72,8 +74,6 @@ __all__ = [
 for _name in __all__:
     _value = globals()[_name]
     if getattr(_value, "__module__", "").startswith("scopetool._"):
-        try:
+        with contextlib.suppress(AttributeError, TypeError):  # aliases and constants keep theirs
             _value.__module__ = "scopetool"
-        except (AttributeError, TypeError):
-            pass
 del _name, _value

@@ -60,6 +60,11 @@ class Binding:
 
     __slots__ = ("_call", "_contract", "_middlewares", "_tool")
 
+    _call: Caller
+    _contract: Contract
+    _middlewares: tuple[CallMiddleware, ...]
+    _tool: Tool
+
     def __init__(self) -> None:
         raise TypeError("a Binding is made by bind(tool, *middlewares)")
 
@@ -87,7 +92,7 @@ class Binding:
 
         An invocation admitted by any other contract, even of an identical tool, is refused.
         """
-        if invocation.__class__ is not Invocation or invocation._contract is not self._contract:  # noqa: SLF001
+        if invocation.__class__ is not Invocation or invocation._contract is not self._contract:
             raise InvalidInvocationError("tool: invalid invocation: invocation does not belong to this binding")
         if self._middlewares:
             result = await _Step(self, 0, invocation).run()
@@ -120,7 +125,7 @@ class _Step:
 
     async def run(self) -> Result:
         binding = self._binding
-        middleware = binding._middlewares[self._index]  # noqa: SLF001
+        middleware = binding._middlewares[self._index]
         forward = _Step(binding, self._index + 1, self._invocation)
         result = await middleware(self._invocation, forward)
         if forward._state != _DONE:
@@ -136,8 +141,8 @@ class _Step:
         self._state = _RUNNING
         try:
             binding = self._binding
-            if self._index == len(binding._middlewares):  # noqa: SLF001
-                return await binding._call(invocation)  # noqa: SLF001
+            if self._index == len(binding._middlewares):
+                return await binding._call(invocation)
             return await self.run()
         finally:
             self._state = _DONE
@@ -148,8 +153,10 @@ def _label(middleware: object) -> str:
 
 
 def bind(tool: Tool, /, *middlewares: CallMiddleware) -> Binding:
-    """Freeze `tool` into a `Binding`: read its definition exactly once, compile its schema once and
-    compose `middlewares` once (the first is outermost).
+    """Freeze `tool` into a `Binding`.
+
+    The definition is read exactly once, the schema compiled once and `middlewares` composed once
+    (the first is outermost).
 
     Raises:
         InvalidToolError: the tool is missing or broken: no definition or call, an invalid definition,
@@ -181,10 +188,8 @@ def bind(tool: Tool, /, *middlewares: CallMiddleware) -> Binding:
             raise InvalidToolError(f"input validation: the declaration raised {type(error).__name__}") from error
     contract = Contract(definition, validator)
     binding = object.__new__(Binding)
-    binding._contract = contract  # noqa: SLF001
-    binding._tool = tool  # noqa: SLF001
-    binding._call = call  # noqa: SLF001
-    binding._middlewares = tuple(middlewares)  # noqa: SLF001
+    binding._contract = contract
+    binding._tool = tool
+    binding._call = call
+    binding._middlewares = tuple(middlewares)
     return binding
-
-

@@ -73,8 +73,11 @@ class InputDecoder(Generic[T]):
         return self._walks_any
 
     def decode(self, invocation: Invocation) -> T:
-        """The value this decoder admitted `invocation` with, on its first use; a fresh strict decode
-        of the invocation's arguments otherwise (so no call sees what another call changed)."""
+        """The value this decoder admitted `invocation` with.
+
+        The admitted value is handed out once; later calls get a fresh strict decode of the
+        invocation's arguments, so no call sees what another call changed.
+        """
         from ._contract import NOTHING, take_decoded  # noqa: PLC0415 - _contract imports this module
 
         taken = take_decoded(invocation, self)

@@ -158,12 +158,13 @@ class Contract:
         self._count: Callable[[Any], int] | None = None
         self._scan_non_finite = True
         self._validate: Callable[..., Any] | None = None
+        self._admit: Callable[[bytes], Any]
         if isinstance(input_validator, InputDecoder) and input_validator.schema_json == definition.input_schema_json:
             # The decoder owns the schema it advertises: it is the whole schema check (fast path).
             self._validate = input_validator.validator.validate_json
             self._count = input_validator.counter
             self._scan_non_finite = input_validator.may_hold_non_finite
-            self._admit = self._rejected_after  # unused on the fast path
+            self._admit = _never  # the fast path validates inline
         else:
             self._admit = self._schema_admission(input_validator)
 
@@ -200,14 +201,14 @@ class Contract:
             # take 1 to 4 bytes, so only a long string needs encoding to measure it.
             if len(raw) > _SURELY_SMALL and len(raw.encode("utf-8", "surrogatepass")) > MAX_INPUT_BYTES:
                 raise self._oversize(len(raw.encode("utf-8", "surrogatepass")))
-            if not raw or raw[0] != "{" and is_blank(raw):
+            if not raw or (raw[0] != "{" and is_blank(raw)):
                 raw = "{}"
         else:
             if kind is not bytes:
                 raw = _as_bytes(raw)
             if len(raw) > MAX_INPUT_BYTES:
                 raise self._oversize(len(raw))
-            if not raw or raw[0] != 0x7B and is_blank(raw):  # 0x7B is "{": the common case skips the blank check
+            if not raw or (raw[0] != 0x7B and is_blank(raw)):  # 0x7B is "{": the common case skips the blank check
                 raw = b"{}"
         validate = self._validate
         if validate is None:
@@ -271,17 +272,18 @@ class Contract:
 
     def _utf8(self, raw: str | bytes) -> bytes:
         if raw.__class__ is bytes:
-            return raw  # type: ignore[return-value]
+            return raw
         try:
             return raw.encode()  # type: ignore[union-attr]
         except UnicodeEncodeError:
-            raise self._rejected("the arguments are not valid UTF-8 (they hold a lone surrogate)") from None
+            pass  # raised below, outside the handler, so the input does not ride along as __context__
+        raise self._rejected("the arguments are not valid UTF-8 (they hold a lone surrogate)")
 
     def _rejected_after(self, raw: str | bytes, failure: Exception) -> InvalidInvocationError:
         try:
             raw = self._utf8(raw)
-        except InvalidInvocationError as error:
-            return error
+        except InvalidInvocationError as not_utf8:
+            return not_utf8
         problem = syntax_problem(raw)
         if problem is not None:
             return self._rejected(problem.message)
@@ -302,7 +304,6 @@ class Contract:
     def _oversize(self, size: int) -> InvalidInvocationError:
         return self._rejected(f"the arguments are over {size - 1} bytes; the limit is {MAX_INPUT_BYTES} bytes")
 
-
     def __repr__(self) -> str:
         return f"Contract(name={self._name!r})"
 
@@ -319,6 +320,10 @@ def take_decoded(invocation: Invocation, decoder: object) -> Any:
         return invocation._decoded.pop()
     except IndexError:
         return NOTHING
+
+
+def _never(raw: bytes) -> Any:
+    raise AssertionError("unreachable: typed contracts validate inline")  # pragma: no cover
 
 
 def _may_hold_non_finite(raw: str | bytes) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from enum import Enum
+from enum import StrEnum
 from typing import Any, Final, final
 
 import jiter
@@ -17,7 +17,7 @@ NAME_PATTERN: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """Every tool name fully matches this: ASCII letters, digits, ``_`` and ``-``, 1 to 64 characters."""
 
 
-class Effect(str, Enum):
+class Effect(StrEnum):
     """A replay promise, independent of concurrency and of any one call's outcome.
 
     Absent (None) means no promise: a driver must not run the call twice.
@@ -106,7 +106,7 @@ class Definition:
     @property
     def output_schema(self) -> dict[str, Any] | bool | None:
         """A fresh copy of the output JSON Schema for `Output.details`, or None when undeclared."""
-        return None if self._output_schema is None else jiter.from_json(self._output_schema)  # type: ignore[no-any-return]
+        return None if self._output_schema is None else jiter.from_json(self._output_schema)
 
     @property
     def output_schema_json(self) -> bytes | None:
@@ -114,8 +114,7 @@ class Definition:
         return self._output_schema
 
     def to_dict(self) -> dict[str, Any]:
-        """A fresh JSON-ready dict: name, description (when set), input_schema, output_schema and
-        effect (when set)."""
+        """A fresh JSON-ready dict of the definition; empty description and absent schema or effect are left out."""
         data: dict[str, Any] = {"name": self._name}
         if self._description:
             data["description"] = self._description

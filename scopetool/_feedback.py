@@ -92,8 +92,10 @@ def describe_schema_errors(errors: Iterable[Any], schema: dict[str, Any]) -> lis
             problems.append(f"{_render([*path, facts['property']])}: missing required field")
         elif kind in ("additionalProperties", "unevaluatedProperties"):
             names = _member_names(schema, path)
-            for name in facts.get("unexpected", []):
-                problems.append(f"{_render([*path, name])}: unknown field{_suggest(name, names)}")
+            problems.extend(
+                f"{_render([*path, name])}: unknown field{_suggest(name, names)}"
+                for name in facts.get("unexpected", [])
+            )
         elif kind == "type":
             problems.append(f"{_render(path)}: expected {' or '.join(facts['types'])}")
         elif kind in ("enum", "const"):
@@ -119,7 +121,7 @@ def _follow(document: Any, loc: Sequence[int | str]) -> tuple[list[int | str], A
     path: list[int | str] = []
     node, found = document, document is not None
     for step in loc:
-        if found and isinstance(node, dict) and isinstance(step, str) and step in node:
+        if found and isinstance(node, dict) and isinstance(step, str) and step in node:  # noqa: SIM114 - typed apart
             node = node[step]
             path.append(step)
         elif found and isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):

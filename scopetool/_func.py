@@ -7,7 +7,7 @@ import functools
 import inspect
 import typing
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, Generic, ParamSpec, TypeVar, cast, final, overload
+from typing import Annotated, Any, Generic, ParamSpec, TypeVar, cast, overload
 
 import docstring_parser
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -48,7 +48,7 @@ class Func(Generic[P, R]):
     ) -> None:
         if not callable(fn):
             raise InvalidToolError(f"@tool needs a function, not {type(fn).__name__}")
-        functools.update_wrapper(self, fn)  # type: ignore[arg-type]
+        functools.update_wrapper(self, fn)
         self._fn = fn
         self._is_async = inspect.iscoroutinefunction(fn)
         plan = _plan(fn, name, description, effect)
@@ -78,6 +78,7 @@ class Func(Generic[P, R]):
     async def call(self, invocation: Invocation, /) -> Result:
         """Decode the admitted arguments, run the function and encode what it returns."""
         value = self._decoder.decode(invocation)
+        kwargs: dict[str, Any]
         if self._model_parameter is not None:
             kwargs = {self._model_parameter: value}
         else:
@@ -86,9 +87,9 @@ class Func(Generic[P, R]):
                 if parameter not in kwargs:
                     kwargs[parameter] = field.get_default(call_default_factory=True, validated_data=kwargs)
         if self._is_async:
-            returned = await self._fn(**kwargs)  # type: ignore[misc]
+            returned = await cast(Callable[..., Awaitable[R]], self._fn)(**kwargs)
         else:
-            returned = await asyncio.to_thread(self._fn, **kwargs)
+            returned = await asyncio.to_thread(cast(Callable[..., R], self._fn), **kwargs)
         return Result(output=self._encoder.encode(returned))
 
     def __repr__(self) -> str:
@@ -132,7 +133,7 @@ def tool(
         def add(a: int, b: int) -> int:
             \"\"\"Add two integers.
 
-            Args:
+    Args:
                 a: The first addend.
                 b: The second addend.
             \"\"\"
@@ -152,7 +153,13 @@ def tool(
 
 
 class _Plan:
+    """What decoration derives from a function, collected before the Func is built."""
+
     __slots__ = ("decoder", "definition", "encoder", "fills", "model_parameter")
+
+    decoder: InputDecoder[Any]
+    definition: Definition
+    encoder: OutputEncoder[Any]
 
     def __init__(self) -> None:
         self.model_parameter: str | None = None
@@ -257,8 +264,10 @@ def _build_input(
 
 
 def _arguments_schema(model: type[BaseModel]) -> core_schema.CoreSchema:
-    """The parameters as a typed dict that holds only the members the JSON gave (defaults are the
-    function's own, applied at call time), built from the model's own field schemas."""
+    """The parameters as a typed dict holding only the members the JSON gave.
+
+    Defaults are applied at call time (they are the function's own); the field schemas are the model's.
+    """
     schema: Any = model.__pydantic_core_schema__
     definitions = None
     if schema["type"] == "definitions":
@@ -290,5 +299,3 @@ def _describe(docs: docstring_parser.Docstring) -> str:
 def _first_line(error: BaseException) -> str:
     text = str(error).strip().splitlines()
     return text[0] if text else type(error).__name__
-
-

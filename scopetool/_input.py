@@ -98,8 +98,9 @@ _MINT = object()
 
 @final
 class InputRequest:
-    """A tool's request for external input: a prompt, the answer's JSON Schema and the tool's own
-    checkpoint. Every value is JSON (I-JSON, at most `MAX_INPUT_BYTES` each, integers exact).
+    """A tool's request for external input: a prompt, the answer's JSON Schema and the tool's checkpoint.
+
+    Every value is JSON (I-JSON, at most `MAX_INPUT_BYTES` each, integers exact).
 
     Example:
         ```python
@@ -156,7 +157,11 @@ class InputRequest:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict with exactly prompt, response_schema and continuation_state."""
-        return {"prompt": self.prompt, "response_schema": self.response_schema, "continuation_state": self.continuation_state}
+        return {
+            "prompt": self.prompt,
+            "response_schema": self.response_schema,
+            "continuation_state": self.continuation_state,
+        }
 
     def to_json(self) -> bytes:
         """The request as one canonical JSON document, for a driver to persist."""
@@ -196,4 +201,3 @@ class InputRequest:
 
     def __repr__(self) -> str:
         return f"InputRequest(prompt={self._prompt.decode()[:60]!r})"
-

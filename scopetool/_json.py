@@ -1,10 +1,10 @@
-"""Strict JSON: RFC 7493 (I-JSON) checks, exact parsing and the canonical form of schemas.
+r"""Strict JSON: RFC 7493 (I-JSON) checks, exact parsing and the canonical form of schemas.
 
 Everything here is built on jiter, the parser inside pydantic-core, so the bytes a tool is admitted
 with are read by the same parser family everywhere. jiter already rejects invalid UTF-8, lone surrogate
 escapes, NaN/Infinity and trailing data; with ``catch_duplicate_keys`` it also rejects duplicate member
 names at any depth, including names that only collide once escapes are decoded (``"a"`` and
-``"\\u0061"``).
+``"\u0061"``).
 """
 
 from __future__ import annotations
@@ -99,7 +99,11 @@ def _describe(error: str, raw: bytes) -> JsonSyntaxProblem:
         return JsonSyntaxProblem(f"a string has an invalid escape{where} (for example a lone \\ud800 surrogate)")
     if what in ("invalid unicode code point", "control character (\\u0000-\\u001F) found while parsing a string"):
         return JsonSyntaxProblem(f"a string holds invalid UTF-8 or a raw control character{where}")
-    if what in ("expected value", "invalid number") and match and _at_non_finite(raw, int(match["line"]), int(match["column"])):
+    if (
+        what in ("expected value", "invalid number")
+        and match
+        and _at_non_finite(raw, int(match["line"]), int(match["column"]))
+    ):
         return JsonSyntaxProblem(f"NaN and Infinity are not JSON numbers{where}")
     if what == "number out of range":
         return JsonSyntaxProblem(f"a number is out of range{where}")
@@ -127,8 +131,11 @@ def _json_type(value: object) -> str:
 
 
 def canonical_json(value: Any) -> bytes:
-    """Encode a parsed JSON value in canonical form: compact, members sorted by UTF-16 code units
-    (RFC 8785 order), raw UTF-8, numbers verbatim as written (via jiter's lossless floats)."""
+    """Encode a parsed JSON value in canonical form.
+
+    Compact, members sorted by UTF-16 code units (RFC 8785 order), raw UTF-8, numbers verbatim as
+    written (via jiter's lossless floats).
+    """
     parts: list[str] = []
     _encode(value, parts)
     return "".join(parts).encode("utf-8")

@@ -82,14 +82,17 @@ def _zero(_: Any) -> int:
 
 
 def member_counter(schema: CoreSchema) -> MemberCounter | None:
-    """A counter for values validated by `schema`, or None when the schema lets a value hide members
-    (a validator that rewrites input, a dataclass, a model with post-init hooks)."""
+    """A counter for values validated by `schema`, or None when it cannot be sound.
+
+    None means the schema lets a value hide members: a validator that rewrites input, a dataclass, a
+    model with post-init hooks.
+    """
     plans: dict[str, MemberCounter | None] = {}
     counter = _Planner(plans).plan(schema)
     return counter
 
 
-class _Unsound(Exception):
+class _UnsoundError(Exception):
     pass
 
 
@@ -101,10 +104,10 @@ class _Planner:
     def plan(self, schema: Any) -> MemberCounter | None:
         try:
             return self._plan(schema)
-        except _Unsound:
+        except _UnsoundError:
             return None
 
-    def _plan(self, schema: Any) -> MemberCounter:  # noqa: C901, PLR0911, PLR0912 - one branch per schema kind
+    def _plan(self, schema: Any) -> MemberCounter:
         kind = schema["type"]
         if kind in _SCALARS:
             return _zero
@@ -126,7 +129,7 @@ class _Planner:
         if kind == "function-after":
             if self._plan(schema["schema"]) is _zero:
                 return _zero
-            raise _Unsound
+            raise _UnsoundError
         if kind in ("list", "set", "frozenset"):
             item = self._plan(schema.get("items_schema", {"type": "any"}))
             if item is _zero:
@@ -139,7 +142,7 @@ class _Planner:
             variadic = schema.get("variadic_item_index")
             if variadic is None:
                 return lambda value: sum(p(v) for p, v in zip(items, value, strict=False))
-            raise _Unsound
+            raise _UnsoundError
         if kind == "dict":
             values = self._plan(schema.get("values_schema", {"type": "any"}))
             if values is _zero:
@@ -153,25 +156,25 @@ class _Planner:
             return self._typed_dict(schema)
         if kind in ("union", "tagged-union"):
             return self._union(schema)
-        raise _Unsound
+        raise _UnsoundError
 
     def _ref(self, ref: str) -> MemberCounter:
         if ref in self.refs:
             known = self.refs[ref]
             if known is None:
-                raise _Unsound
+                raise _UnsoundError
             return known
-        self.refs[ref] = lambda value: resolved(value)  # placeholder that recursion can call
+        self.refs[ref] = lambda value: resolved(value)  # noqa: PLW0108 - recursion calls it before `resolved` exists
         resolved = self._plan(self.definitions[ref])
         self.refs[ref] = resolved
         return resolved
 
     def _model(self, schema: Any) -> MemberCounter:
         if schema.get("post_init") or schema.get("custom_init") or schema.get("root_model"):
-            raise _Unsound
+            raise _UnsoundError
         fields_schema = schema["schema"]
         if fields_schema["type"] != "model-fields" or fields_schema.get("computed_fields"):
-            raise _Unsound
+            raise _UnsoundError
         nested = [
             (name, plan)
             for name, field in fields_schema["fields"].items()
@@ -196,7 +199,7 @@ class _Planner:
         nested = []
         for name, field in schema["fields"].items():
             if field["schema"]["type"] == "default":
-                raise _Unsound  # a default fills a key the JSON did not hold
+                raise _UnsoundError  # a default fills a key the JSON did not hold
             plan = self._plan(field["schema"])
             if plan is not _zero:
                 nested.append((name, plan))
@@ -223,7 +226,7 @@ class _Planner:
                 continue
             key = _runtime_type(choice_schema, self.definitions)
             if key is None or key in plans:
-                raise _Unsound
+                raise _UnsoundError
             plans[key] = plan
         if not plans:
             return _zero

@@ -20,8 +20,10 @@ Out = TypeVar("Out")
 
 @final
 class Signature(Generic[In, Out]):
-    """The typed codec of a tool: `In` (a pydantic model) supplies the input schema, the strict decoder
-    and the validation hook (its validators); `Out` selects the output codec and schema once.
+    """The typed codec of a tool and both of its schema projections.
+
+    `In` (a pydantic model) supplies the input schema, the strict decoder and the validation hook (its
+    validators); `Out` selects the output codec and schema once.
 
     Use it to write a `Tool` that needs the call itself (its idempotency key or continuation):
 
