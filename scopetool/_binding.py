@@ -109,6 +109,7 @@ class Binding:
 _FRESH: Final = 0
 _RUNNING: Final = 1
 _DONE: Final = 2
+_CLOSED: Final = 3
 
 
 @final
@@ -127,15 +128,21 @@ class _Step:
         binding = self._binding
         middleware = binding._middlewares[self._index]
         forward = _Step(binding, self._index + 1, self._invocation)
-        result = await middleware(self._invocation, forward)
-        if forward._state != _DONE:
-            what = "without forwarding the invocation" if forward._state == _FRESH else "before its forward finished"
+        try:
+            result = await middleware(self._invocation, forward)
+        finally:
+            state = forward._state
+            forward._state = _CLOSED  # a call_next kept past this point can never run the tool
+        if state != _DONE:
+            what = "without forwarding the invocation" if state == _FRESH else "before its forward finished"
             raise InvalidInvocationError(f"tool: invalid invocation: middleware {_label(middleware)} returned {what}")
         return result
 
     async def __call__(self, invocation: Invocation, /) -> Result:
         if invocation is not self._invocation:
             raise InvalidInvocationError("tool: invalid invocation: a middleware forwarded a different invocation")
+        if self._state == _CLOSED:
+            raise InvalidInvocationError("tool: invalid invocation: a middleware forwarded after it returned")
         if self._state != _FRESH:
             raise InvalidInvocationError("tool: invalid invocation: a middleware forwarded the invocation twice")
         self._state = _RUNNING
@@ -145,7 +152,8 @@ class _Step:
                 return await binding._call(invocation)
             return await self.run()
         finally:
-            self._state = _DONE
+            if self._state == _RUNNING:
+                self._state = _DONE
 
 
 def _label(middleware: object) -> str:

@@ -36,7 +36,7 @@ class InputDecoder(Generic[T]):
     enforces.
     """
 
-    __slots__ = ("_counter", "_schema", "_schema_json", "_validate", "_walks_any", "validator")
+    __slots__ = ("_counter", "_reuses_prebuilt", "_schema", "_schema_json", "_walks_any", "validator")
 
     def __init__(self, schema: CoreSchema, advertised: CoreSchema | None = None) -> None:
         strict = strict_core_schema(schema)
@@ -46,6 +46,7 @@ class InputDecoder(Generic[T]):
         self._schema_json = canonical_json(self._schema)
         self._counter = member_counter(strict)
         self._walks_any = _contains_kind(strict, _NON_FINITE_CARRIERS)
+        self._reuses_prebuilt = _contains_kind(strict, _PREBUILT_CARRIERS)
 
     def __call__(self, raw: str | bytes, /) -> T:
         # pydantic-core reuses the prebuilt validators of nested models, whose own configuration
@@ -66,6 +67,11 @@ class InputDecoder(Generic[T]):
     def counter(self) -> MemberCounter | None:
         """Counts the object members a decoded value came from; None when that cannot be known."""
         return self._counter
+
+    @property
+    def reuses_prebuilt(self) -> bool:
+        """Whether nested classes bring prebuilt validators, so strictness must be asked for per call."""
+        return self._reuses_prebuilt
 
     @property
     def may_hold_non_finite(self) -> bool:
@@ -90,13 +96,16 @@ class InputDecoder(Generic[T]):
 
 
 _NON_FINITE_CARRIERS: Final = frozenset({"any", "float", "decimal", "complex"})
+# Schemas of classes: pydantic-core builds them from the class's own prebuilt validator, with the
+# class's own configuration, whatever the schema copy says.
+_PREBUILT_CARRIERS: Final = frozenset({"model", "dataclass", "typed-dict"})
 
 
 def _contains_kind(node: Any, kinds: frozenset[str]) -> bool:
     if isinstance(node, list):
         return any(_contains_kind(item, kinds) for item in node)
     if isinstance(node, dict):
-        if node.get("type") in kinds:
+        if node.get("type") in kinds and (kinds is not _PREBUILT_CARRIERS or "cls" in node):
             return True
         return any(_contains_kind(value, kinds) for key, value in node.items() if key not in ("cls", "metadata"))
     return False
@@ -110,11 +119,11 @@ class OutputEncoder(Generic[T]):
     the empty output; anything else is encoded to JSON `details` under the declared type's schema.
     """
 
-    __slots__ = ("_adapter", "_kind", "schema")
+    __slots__ = ("_adapter", "_kind", "_schema")
 
     def __init__(self, declared: Any) -> None:
         self._adapter: TypeAdapter[Any] | None = None
-        self.schema: dict[str, Any] | None = None
+        self._schema: bytes | None = None
         if declared is str:
             self._kind = "text"
         elif declared is Output:
@@ -125,7 +134,12 @@ class OutputEncoder(Generic[T]):
             self._kind = "json"
             self._adapter = TypeAdapter(declared)
             if declared is not Any:
-                self.schema = json_schema_of(self._adapter.core_schema, mode="serialization")
+                self._schema = canonical_json(json_schema_of(self._adapter.core_schema, mode="serialization"))
+
+    @property
+    def schema(self) -> dict[str, Any] | None:
+        """A fresh copy of the output JSON Schema for details; None for text, `Output` and None outputs."""
+        return None if self._schema is None else json.loads(self._schema)  # type: ignore[no-any-return]
 
     def encode(self, value: T) -> Output:
         """Encode one return value; a value that does not fit the declared type raises `InvalidOutputError`."""

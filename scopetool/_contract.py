@@ -72,7 +72,6 @@ _NO_ADMISSION: Final = Admission()
 _NOT_JSON: Final = object()
 _new = object.__new__
 _SURELY_SMALL: Final = MAX_INPUT_BYTES // 4
-_COLON: Final = {str: ":", bytes: b":"}
 NOTHING: Final = object()
 """Returned by `take_decoded` when there is no admitted value to hand out."""
 
@@ -141,6 +140,7 @@ class Contract:
         "_decoder",
         "_definition",
         "_name",
+        "_per_call_flags",
         "_scan_non_finite",
         "_schema",
         "_validate",
@@ -157,6 +157,7 @@ class Contract:
         self._decoder: object = input_validator
         self._count: Callable[[Any], int] | None = None
         self._scan_non_finite = True
+        self._per_call_flags = True
         self._validate: Callable[..., Any] | None = None
         self._admit: Callable[[bytes], Any]
         if isinstance(input_validator, InputDecoder) and input_validator.schema_json == definition.input_schema_json:
@@ -164,6 +165,7 @@ class Contract:
             self._validate = input_validator.validator.validate_json
             self._count = input_validator.counter
             self._scan_non_finite = input_validator.may_hold_non_finite
+            self._per_call_flags = input_validator.reuses_prebuilt
             self._admit = _never  # the fast path validates inline
         else:
             self._admit = self._schema_admission(input_validator)
@@ -203,6 +205,7 @@ class Contract:
                 raise self._oversize(len(raw.encode("utf-8", "surrogatepass")))
             if not raw or (raw[0] != "{" and is_blank(raw)):
                 raw = "{}"
+            colons = raw.count(":")
         else:
             if kind is not bytes:
                 raw = _as_bytes(raw)
@@ -210,12 +213,13 @@ class Contract:
                 raise self._oversize(len(raw))
             if not raw or (raw[0] != 0x7B and is_blank(raw)):  # 0x7B is "{": the common case skips the blank check
                 raw = b"{}"
+            colons = raw.count(b":")
         validate = self._validate
         if validate is None:
             value = self._admit(self._utf8(raw))
         else:
             try:
-                value = validate(raw, strict=True, extra="forbid")
+                value = validate(raw, strict=True, extra="forbid") if self._per_call_flags else validate(raw)
             except Exception as error:  # noqa: BLE001 - classified outside the except block, so no context leaks
                 failure: Exception | None = error
             else:
@@ -227,11 +231,7 @@ class Contract:
             # the full I-JSON parse could find nothing. Otherwise (or when NaN could hide in an
             # unconstrained position) the full parse decides.
             count = self._count
-            if (
-                count is None
-                or raw.count(_COLON[raw.__class__]) > count(value)
-                or (self._scan_non_finite and _may_hold_non_finite(raw))
-            ):
+            if count is None or colons > count(value) or (self._scan_non_finite and _may_hold_non_finite(raw)):
                 problem = syntax_problem(self._utf8(raw))
                 if problem is not None:
                     raise self._rejected(problem.message)

@@ -10,9 +10,9 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Generic, ParamSpec, TypeVar, cast, overload
 
 import docstring_parser
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
 from pydantic.fields import FieldInfo
-from pydantic_core import core_schema
+from pydantic_core import PydanticUndefined, core_schema
 
 from ._codec import InputDecoder, OutputEncoder
 from ._contract import Invocation
@@ -202,7 +202,14 @@ def _plan(fn: Callable[..., Any], name: str | None, description: str | None, eff
             if hints or parameter.annotation is _EMPTY:
                 problems.append(f"{where}: needs a type annotation")
             continue
-        fields[parameter.name] = _field(hints[parameter.name], parameter.default, documented.get(parameter.name))
+        try:
+            TypeAdapter(hints[parameter.name])
+        except Exception as error:  # noqa: BLE001 - pydantic reports unsupported types in many ways
+            problems.append(f"{where}: type {hints[parameter.name]!r} is not supported: {_first_line(error)}")
+            continue
+        fields[parameter.name] = _field(
+            parameter.name, hints[parameter.name], parameter.default, documented.get(parameter.name)
+        )
 
     plan = _Plan()
     text = description if description is not None else _describe(docs)
@@ -233,14 +240,21 @@ def _plan(fn: Callable[..., Any], name: str | None, description: str | None, eff
     return plan
 
 
-def _field(annotation: Any, default: Any, documented: str | None) -> tuple[Any, Any]:
-    """A create_model field spec; the docstring describes a parameter unless Field metadata already does."""
-    declared = FieldInfo.from_annotation(annotation)
-    has_description = declared.description is not None or (
-        isinstance(default, FieldInfo) and default.description is not None
-    )
-    if documented and not has_description:
-        annotation = Annotated[annotation, Field(description=documented)]
+def _field(name: str, annotation: Any, default: Any, documented: str | None) -> tuple[Any, Any]:
+    """A create_model field spec for one parameter.
+
+    The parameter's name becomes the field's alias, so names that a pydantic model reserves (``schema``,
+    ``json``, ``model_config``) still work; the docstring describes the parameter unless `Field`
+    metadata already does.
+    """
+    declared = FieldInfo.from_annotated_attribute(annotation, PydanticUndefined if default is _EMPTY else default)
+    extra: dict[str, Any] = {}
+    if declared.alias is None and declared.validation_alias is None:
+        extra["alias"] = name
+    if documented and declared.description is None:
+        extra["description"] = documented
+    if extra:
+        annotation = Annotated[annotation, Field(**extra)]
     return annotation, (... if default is _EMPTY else default)
 
 
@@ -253,17 +267,25 @@ def _build_input(
         plan.decoder = InputDecoder(model.__pydantic_core_schema__)
         plan.model_parameter = named[0].name
         return
-    model = create_model(tool_name.replace("-", "_") or "arguments", __config__=_PARAMETERS_CONFIG, **fields)
-    plan.decoder = InputDecoder(_arguments_schema(model), advertised=model.__pydantic_core_schema__)
+    # Fields get neutral names (p0, p1, ...) and the parameters' names as aliases, so no parameter name
+    # can collide with a BaseModel attribute.
+    internal = {parameter.name: f"p{index}" for index, parameter in enumerate(named)}
+    model = create_model(
+        tool_name.replace("-", "_") or "arguments",
+        __config__=_PARAMETERS_CONFIG,
+        **{internal[name]: spec for name, spec in fields.items()},
+    )
+    parameter_of = {field: name for name, field in internal.items()}
+    plan.decoder = InputDecoder(_arguments_schema(model, parameter_of), advertised=model.__pydantic_core_schema__)
     plan.fills = tuple(
-        (parameter.name, model.model_fields[parameter.name])
+        (parameter.name, model.model_fields[internal[parameter.name]])
         for parameter in named
-        if not model.model_fields[parameter.name].is_required()
+        if not model.model_fields[internal[parameter.name]].is_required()
         and (parameter.default is _EMPTY or isinstance(parameter.default, FieldInfo))
     )
 
 
-def _arguments_schema(model: type[BaseModel]) -> core_schema.CoreSchema:
+def _arguments_schema(model: type[BaseModel], parameter_of: dict[str, str]) -> core_schema.CoreSchema:
     """The parameters as a typed dict holding only the members the JSON gave.
 
     Defaults are applied at call time (they are the function's own); the field schemas are the model's.
@@ -276,7 +298,7 @@ def _arguments_schema(model: type[BaseModel]) -> core_schema.CoreSchema:
     for key, field in schema["schema"]["fields"].items():
         inner = field["schema"]
         required = inner["type"] != "default"
-        fields[key] = core_schema.typed_dict_field(
+        fields[parameter_of[key]] = core_schema.typed_dict_field(
             inner if required else inner["schema"],
             required=required,
             validation_alias=field.get("validation_alias"),

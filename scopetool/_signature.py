@@ -90,8 +90,7 @@ class Signature(Generic[In, Out]):
     @property
     def output_schema(self) -> dict[str, Any] | None:
         """A fresh copy of the output JSON Schema for details; None for text, `Output` and None outputs."""
-        schema = self._encoder.schema
-        return None if schema is None else dict(schema)
+        return self._encoder.schema
 
     def input_validator(self) -> InputDecoder[In]:
         """The strict decoder `bind` uses as the whole admission check (it owns the schema it advertises)."""
