@@ -139,7 +139,7 @@ class OutputEncoder(Generic[T]):
     @property
     def schema(self) -> dict[str, Any] | None:
         """A fresh copy of the output JSON Schema for details; None for text, `Output` and None outputs."""
-        return None if self._schema is None else json.loads(self._schema)  # type: ignore[no-any-return]
+        return None if self._schema is None else json.loads(self._schema)
 
     def encode(self, value: T) -> Output:
         """Encode one return value; a value that does not fit the declared type raises `InvalidOutputError`."""
