@@ -141,7 +141,7 @@ CASES: list[tuple[str, Callable[..., Any], str]] = [
 ]
 
 
-def bare_validator(fn: Callable[..., Any]) -> Callable[[str], Any]:
+def bare_validator(fn: Callable[..., Any], raw: str) -> Callable[[str], Any]:
     """A typed-dict validator equivalent to `fn`'s parameters: strict, extra forbidden, nothing more."""
     import inspect
     import typing
@@ -173,16 +173,13 @@ def bare_validator(fn: Callable[..., Any]) -> Callable[[str], Any]:
     return run
 
 
-def scopetool_prepare(fn: Callable[..., Any]) -> Callable[[str], Any]:
+def scopetool_prepare(fn: Callable[..., Any], raw: str) -> Callable[[str], Any]:
     """`Contract.prepare` of `fn` made a tool; the request is built outside the timed call."""
-    contract = bind(tool(fn)).contract
-    requests: dict[str, Request] = {}
+    prepare = bind(tool(fn)).contract.prepare
+    request = Request(name=fn.__name__, arguments=raw)
 
-    def run(raw: str) -> Any:
-        request = requests.get(raw)
-        if request is None:
-            request = requests[raw] = Request(name=fn.__name__, arguments=raw)
-        return contract.prepare(request)
+    def run(_: str) -> Any:
+        return prepare(request)
 
     return run
 
@@ -214,8 +211,8 @@ def measure(rounds: int, target: float) -> list[dict[str, Any]]:
     """Median ns per call of every runner on every case, over interleaved rounds."""
     rows = []
     for name, fn, raw in CASES:
-        runners = {label: make(fn) for label, make in RUNNERS.items()}
-        for run in runners.values():  # warm up caches and the request memo
+        runners = {label: make(fn, raw) for label, make in RUNNERS.items()}
+        for run in runners.values():  # warm up
             _batch(run, raw, 50)
         counts = {label: _calibrate(run, raw, target) for label, run in runners.items()}
         samples: dict[str, list[float]] = {label: [] for label in runners}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from enum import StrEnum
 from typing import Any, Final, final
@@ -189,6 +190,8 @@ class Definition:
 
 def _canonical_schema(schema: object, what: str) -> bytes:
     if isinstance(schema, dict | bool):
+        if not _finite(schema):
+            raise InvalidDefinitionError(f"{what} holds a number beyond a double's range; numbers must be finite")
         try:
             return canonical_json(schema)
         except (TypeError, ValueError) as error:
@@ -205,4 +208,16 @@ def _canonical_schema(schema: object, what: str) -> bytes:
         raise InvalidDefinitionError(f"{what} is not one RFC 7493 JSON document: {error}") from None
     if not isinstance(value, dict | bool):
         raise InvalidDefinitionError(f"{what} must be a JSON object or boolean schema")
+    if not _finite(value):
+        raise InvalidDefinitionError(f"{what} holds a number beyond a double's range; numbers must be finite")
     return canonical_json(value)
+
+
+def _finite(value: Any) -> bool:
+    if isinstance(value, dict):
+        return all(_finite(member) for member in value.values())
+    if isinstance(value, list):
+        return all(_finite(item) for item in value)
+    if isinstance(value, jiter.LosslessFloat | float):
+        return math.isfinite(float(value))
+    return True

@@ -63,8 +63,8 @@ def describe_pydantic_error(error: ValidationError, raw: bytes, schema: dict[str
         document = None
     problems: list[str] = []
     for detail in error.errors(include_url=False, include_context=True, include_input=True):
-        path, value, found = _follow(document, detail["loc"])
         kind = detail["type"]
+        path, value, found = _follow(document, detail["loc"], missing=kind == "missing")
         if kind == "missing":
             problems.append(f"{_render(path)}: missing required field")
             continue
@@ -111,30 +111,38 @@ def describe_schema_errors(errors: Iterable[Any], schema: dict[str, Any]) -> lis
 
 
 def _public_message(message: str, value: object) -> str:
-    if isinstance(value, str) and len(value) >= 4 and value in message:
+    """Pydantic's message, unless it quotes the rejected value (as a validator's own text may)."""
+    if isinstance(value, bool) or value is None:
+        return message
+    shown = value if isinstance(value, str) else str(value) if isinstance(value, int | float) else ""
+    if len(shown) >= 4 and shown in message:
         return "the value is not valid here"
     return message
 
 
-def _follow(document: Any, loc: Sequence[int | str]) -> tuple[list[int | str], Any, bool]:
-    """Walk pydantic's error location through the parsed document, dropping union-choice labels."""
+def _follow(document: Any, loc: Sequence[int | str], *, missing: bool) -> tuple[list[int | str], Any, bool]:
+    """Walk pydantic's error location through the parsed document.
+
+    A step that names a member or an index present in the document is a JSON step. Anything else is
+    a label pydantic adds (a union choice, a tagged-union tag, a validator) and is dropped, except the
+    last step of a "missing" error, which names the absent member.
+    """
+    if document is None:
+        return list(loc), None, False
     path: list[int | str] = []
-    node, found = document, document is not None
-    for step in loc:
-        if found and isinstance(node, dict) and isinstance(step, str) and step in node:  # noqa: SIM114 - typed apart
+    node = document
+    last = len(loc) - 1
+    for index, step in enumerate(loc):
+        if isinstance(node, dict) and isinstance(step, str) and step in node:
             node = node[step]
             path.append(step)
-        elif found and isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
+        elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
             node = node[step]
             path.append(step)
-        elif found and isinstance(node, dict | list):
-            found = False
-            if isinstance(node, dict) and isinstance(step, str):
-                path.append(step)  # a missing member: the step names it
-        elif not found and document is None:
+        elif missing and index == last and isinstance(step, str):
             path.append(step)
-        # otherwise a label pydantic adds for a union choice or a function validator: not a JSON step
-    return path, node, found
+            return path, None, False
+    return path, node, True
 
 
 def _render(path: Sequence[int | str]) -> str:

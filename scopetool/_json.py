@@ -142,7 +142,10 @@ def canonical_json(value: Any) -> bytes:
 
 
 def _utf16_key(item: tuple[str, Any]) -> bytes:
-    return item[0].encode("utf-16-be", "surrogatepass")
+    key = item[0]
+    if not isinstance(key, str):
+        raise TypeError(f"object member names must be str, not {type(key).__name__}")
+    return key.encode("utf-16-be", "surrogatepass")
 
 
 def _encode(value: Any, out: list[str]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import mimetypes
+import re
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias, final
 from urllib.parse import urlsplit
@@ -11,6 +12,12 @@ from ._errors import InvalidOutputError
 from ._json import loads_exact, syntax_problem
 
 __all__ = ["ContentBlock", "MediaBlock", "Output", "Result", "TextBlock"]
+
+# RFC 6838 type/subtype names, then optional RFC 9110 parameters (token=token or token="quoted").
+_NAME = r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}"
+_MEDIA_TYPE = re.compile(
+    rf'{_NAME}/{_NAME}(?:[ \t]*;[ \t]*[A-Za-z0-9!#$%&\'*+.^_`|~-]+=(?:[A-Za-z0-9!#$%&\'*+.^_`|~-]+|"[^"\\]*"))*'
+)
 
 
 @final
@@ -43,7 +50,7 @@ class MediaBlock:
     """An opaque reference the host resolves, such as a file id; non-blank when set."""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.mime_type, str) or "/" not in self.mime_type.strip("/"):
+        if not isinstance(self.mime_type, str) or not _MEDIA_TYPE.fullmatch(self.mime_type):
             raise InvalidOutputError(f"media block: {self.mime_type!r} is not a media type such as 'image/png'")
         sources = [name for name in ("data", "uri", "reference") if getattr(self, name) is not None]
         if len(sources) != 1:
