@@ -133,7 +133,7 @@ def _follow(document: Any, loc: Sequence[int | str], *, missing: bool) -> tuple[
     node = document
     last = len(loc) - 1
     for index, step in enumerate(loc):
-        if isinstance(node, dict) and isinstance(step, str) and step in node:
+        if isinstance(node, dict) and isinstance(step, str) and step in node:  # noqa: SIM114 - typed apart
             node = node[step]
             path.append(step)
         elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):

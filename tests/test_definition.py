@@ -428,7 +428,7 @@ def test_to_dict_keeps_values_and_to_json_keeps_spelling(schema: str, spelled: b
 def test_schema_numbers_beyond_a_double_are_rejected(number: str) -> None:
     """A schema number that overflows a double (RFC 7493) is refused at construction."""
     with pytest.raises(InvalidDefinitionError, match="finite"):
-        make(input_schema='{"type":"object","maximum":%s}' % number)
+        make(input_schema=f'{{"type":"object","maximum":{number}}}')
 
 
 @pytest.mark.parametrize("member", ["extra", "inputSchema", "Name", "id"])
