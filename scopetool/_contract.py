@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, NewType, final
@@ -71,6 +72,7 @@ class Admission:
 _NO_ADMISSION: Final = Admission()
 _NOT_JSON: Final = object()
 _new = object.__new__
+_TAKE: Final = threading.Lock()  # makes handing out the admitted value once atomic across threads
 _SURELY_SMALL: Final = MAX_INPUT_BYTES // 4
 NOTHING: Final = object()
 """Returned by `take_decoded` when there is no admitted value to hand out."""
@@ -85,7 +87,7 @@ class Invocation:
     _admission: Admission
     _arguments: bytes | str
     _contract: Contract
-    _decoded: list[Any]
+    _decoded: Any
 
     def __init__(self) -> None:
         raise TypeError("an Invocation is made only by Contract.prepare")
@@ -139,6 +141,7 @@ class Contract:
         "_count",
         "_decoder",
         "_definition",
+        "_fallback",
         "_name",
         "_per_call_flags",
         "_scan_non_finite",
@@ -152,6 +155,7 @@ class Contract:
         if input_validator is not None and not callable(input_validator):
             raise InvalidToolError("input validation: the declared validator is not callable")
         self._definition = definition
+        self._fallback: Any = None
         self._name = definition.name
         self._schema = definition.input_schema
         self._decoder: object = input_validator
@@ -239,7 +243,7 @@ class Contract:
         invocation._arguments = raw
         invocation._contract = self
         invocation._admission = admission
-        invocation._decoded = [value]
+        invocation._decoded = value
         return invocation
 
     # -- admission of hand-written schemas, compiled once at construction
@@ -290,10 +294,30 @@ class Contract:
         if isinstance(failure, InputRejection):
             return _invalid(failure)
         if isinstance(failure, ValidationError):
+            rejections = _hook_rejections(failure)
+            if len(rejections) == failure.error_count():
+                # Only the input's own rules failed: their public messages, exactly.
+                if len(rejections) == 1:
+                    return _invalid(rejections[0])
+                return _invalid(InputRejection("\n".join(dict.fromkeys(r.message for r in rejections))))
             return self._rejected_lines(describe_pydantic_error(failure, raw, self._schema), cause=failure)
+        # A defect aborts pydantic mid-way, so other fields went unchecked: the schema still comes first.
+        schema_problems = self._schema_problems(raw)
+        if schema_problems:
+            return self._rejected_lines(schema_problems)
         error = InvalidInvocationError(f"tool: invalid invocation: the input validator of {self._name!r} failed")
         error.__cause__ = InputValidationError(failure)
         return error
+
+    def _schema_problems(self, raw: bytes) -> list[str]:
+        """Problems the advertised JSON Schema finds in `raw` (compiled on first use: an error path)."""
+        checker = self._fallback
+        if checker is None:
+            checker = self._fallback = compile_schema(self._schema, "input schema", InvalidToolError)
+        value = jiter.from_json(raw)
+        if checker.is_valid(value):
+            return []
+        return describe_schema_errors(checker.iter_errors(value), self._schema)
 
     def _rejected(self, problem: str) -> InvalidInvocationError:
         return self._rejected_lines([problem])
@@ -316,10 +340,10 @@ def take_decoded(invocation: Invocation, decoder: object) -> Any:
     """
     if invocation._contract._decoder is not decoder:
         return NOTHING
-    try:
-        return invocation._decoded.pop()
-    except IndexError:
-        return NOTHING
+    with _TAKE:
+        value = invocation._decoded
+        invocation._decoded = NOTHING
+    return value
 
 
 def _never(raw: bytes) -> Any:
@@ -342,6 +366,16 @@ def _wrong_types(request: object, admission: object) -> InvalidInvocationError:
     if not isinstance(request, Request):
         return InvalidInvocationError(f"tool: invalid invocation: expected a Request, not {type(request).__name__}")
     return InvalidInvocationError(f"tool: invalid invocation: expected an Admission, not {type(admission).__name__}")
+
+
+def _hook_rejections(error: ValidationError) -> list[InputRejection]:
+    """The InputRejections validators raised, which pydantic collected as value errors."""
+    found: list[InputRejection] = []
+    for detail in error.errors(include_url=False, include_input=False):
+        raised = detail.get("ctx", {}).get("error")
+        if isinstance(raised, InputRejection):
+            found.append(raised)
+    return found
 
 
 def _invalid(rejection: InputRejection) -> InvalidInvocationError:

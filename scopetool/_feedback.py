@@ -64,6 +64,8 @@ def describe_pydantic_error(error: ValidationError, raw: bytes, schema: dict[str
     problems: list[str] = []
     for detail in error.errors(include_url=False, include_context=True, include_input=True):
         kind = detail["type"]
+        if kind == "value_error" and type(detail.get("ctx", {}).get("error")).__name__ == "InputRejection":
+            continue  # the input's own rule: reported only once the schema holds
         path, value, found = _follow(document, detail["loc"], missing=kind == "missing")
         if kind == "missing":
             problems.append(f"{_render(path)}: missing required field")

@@ -9,6 +9,7 @@ from typing import Any, TypeAlias, final
 from urllib.parse import urlsplit
 
 from ._errors import InvalidOutputError
+from ._input import InputRequest
 from ._json import loads_exact, syntax_problem
 
 __all__ = ["ContentBlock", "MediaBlock", "Output", "Result", "TextBlock"]
@@ -171,11 +172,25 @@ def _checked_json(raw: object, where: str) -> bytes:
 @final
 @dataclass(frozen=True, slots=True)
 class Result:
-    """A completed call's output. The empty result completes with an empty output."""
+    """Either a completed output or a request for external input (which carries no output yet).
+
+    The empty result completes with an empty output. A tool returns ``Result(input_request=...)``
+    before any external effect; the driver persists the request, gets an answer, and prepares the same
+    call again with ``Admission(continuation=request.continuation(answer))``.
+    """
 
     output: Output = field(default_factory=Output)
     """The completed output."""
+    input_request: InputRequest | None = None
+    """The input this call waits for, or None for a completed call."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.output, Output):
             raise InvalidOutputError(f"result: output must be an Output, not {type(self.output).__name__}")
+        if self.input_request is not None:
+            if not isinstance(self.input_request, InputRequest):
+                raise InvalidOutputError(
+                    f"result: input_request must be an InputRequest, not {type(self.input_request).__name__}"
+                )
+            if self.output.content or self.output.details is not None:
+                raise InvalidOutputError("result: an input request carries no output; the call is not complete")

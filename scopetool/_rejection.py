@@ -4,19 +4,20 @@ from __future__ import annotations
 
 from typing import Final
 
+from ._chain import find_one
+
 __all__ = ["MAX_REJECTION_CHARS", "InputRejection", "classify_input_rejection"]
 
 MAX_REJECTION_CHARS: Final = 4000
 """The longest public message a rejection carries; longer ones are cut with an ellipsis."""
 
-_MAX_CHAIN: Final = 64
 
-
-class InputRejection(Exception):  # noqa: N818 - a signal named for what happened, like pydantic-ai's ModelRetry
+class InputRejection(ValueError):  # noqa: N818 - a signal named for what happened, like pydantic-ai's ModelRetry
     """Input the model can correct, with a message that is public to it.
 
     Raise it from a pydantic validator of a tool's input (or an input validator) to send exactly
-    `message` back to the model. `cause` is private diagnostics: it is not the exception's
+    `message` back to the model. It is a `ValueError`, so pydantic goes on validating the other
+    fields and schema problems elsewhere are still reported first. `cause` is private diagnostics: it is not the exception's
     `__cause__`, it is never shown, and `classify_input_rejection` never looks inside it.
 
     Example:
@@ -75,41 +76,4 @@ def classify_input_rejection(error: BaseException | None) -> InputRejection | No
     one distinct rejection is ambiguous and yields None; so does a chain deeper than 64 links. A
     rejection's private `cause` is never inspected.
     """
-    found = _find(error, 0, set())
-    return found if isinstance(found, InputRejection) else None
-
-
-class _Ambiguous:
-    pass
-
-
-_AMBIGUOUS: Final = _Ambiguous()
-
-
-def _find(error: BaseException | None, depth: int, seen: set[int]) -> InputRejection | _Ambiguous | None:
-    while error is not None:
-        if depth > _MAX_CHAIN or id(error) in seen:
-            return None
-        seen.add(id(error))
-        depth += 1
-        if isinstance(error, InputRejection):
-            return error
-        if isinstance(error, BaseExceptionGroup):
-            hits: list[InputRejection] = []
-            for member in error.exceptions:
-                hit = _find(member, depth, seen)
-                if isinstance(hit, _Ambiguous):
-                    return hit
-                if hit is not None and all(hit is not other for other in hits):
-                    hits.append(hit)
-            if len(hits) > 1:
-                return _AMBIGUOUS
-            if hits:
-                return hits[0]
-        if error.__cause__ is not None:
-            error = error.__cause__
-        elif not error.__suppress_context__:
-            error = error.__context__
-        else:
-            return None
-    return None
+    return find_one(error, InputRejection)
