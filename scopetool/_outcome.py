@@ -29,7 +29,7 @@ class FailureKind(StrEnum):
 class _Sealed(BaseException):
     """Hides the exception chain: Python sets `__cause__`/`__context__` at raise time, these read None."""
 
-    @property  # type: ignore[override]
+    @property
     def __cause__(self) -> None:  # pyright: ignore[reportIncompatibleVariableOverride]
         return None
 
@@ -37,7 +37,7 @@ class _Sealed(BaseException):
     def __cause__(self, value: BaseException | None) -> None:
         pass
 
-    @property  # type: ignore[override]
+    @property
     def __context__(self) -> None:  # pyright: ignore[reportIncompatibleVariableOverride]
         return None
 
@@ -47,7 +47,7 @@ class _Sealed(BaseException):
 
 
 @final
-class Failure(_Sealed, Exception):
+class Failure(_Sealed, Exception):  # noqa: N818 - an outcome, named for what happened (the seed's name)
     """One complete unsuccessful outcome of the current call.
 
     `output` is explicitly public: it is what the model is shown. `cause` is private diagnostics: it is

@@ -12,13 +12,14 @@ MAX_REJECTION_CHARS: Final = 4000
 """The longest public message a rejection carries; longer ones are cut with an ellipsis."""
 
 
-class InputRejection(ValueError):  # noqa: N818 - a signal named for what happened, like pydantic-ai's ModelRetry
+class InputRejection(ValueError):  # noqa: N818 - a signal, named for what happened (the seed's name)
     """Input the model can correct, with a message that is public to it.
 
     Raise it from a pydantic validator of a tool's input (or an input validator) to send exactly
     `message` back to the model. It is a `ValueError`, so pydantic goes on validating the other
-    fields and schema problems elsewhere are still reported first. `cause` is private diagnostics: it is not the exception's
-    `__cause__`, it is never shown, and `classify_input_rejection` never looks inside it.
+    fields, and schema problems elsewhere are still reported first. `cause` is private diagnostics: it
+    is not the exception's `__cause__`, it is never shown, and `classify_input_rejection` never looks
+    inside it.
 
     Example:
         ```python
