@@ -39,6 +39,7 @@ class InputDecoder(Generic[T]):
     __slots__ = ("_counter", "_reuses_prebuilt", "_schema", "_schema_json", "_walks_any", "validator")
 
     def __init__(self, schema: CoreSchema, advertised: CoreSchema | None = None) -> None:
+        _refuse_alias_lists(schema)
         strict = strict_core_schema(schema)
         self.validator = SchemaValidator(strict, STRICT_CONFIG)
         shown = strict if advertised is None else strict_core_schema(advertised)
@@ -50,8 +51,10 @@ class InputDecoder(Generic[T]):
 
     def __call__(self, raw: str | bytes, /) -> T:
         # pydantic-core reuses the prebuilt validators of nested models, whose own configuration
-        # may be lax, so strictness and closed objects are also asked for on every call.
-        return self.validator.validate_json(raw, strict=True, extra="forbid")  # type: ignore[no-any-return]
+        # may be lax, so strictness, closed objects and alias-only names are asked for on every call.
+        return self.validator.validate_json(  # type: ignore[no-any-return]
+            raw, strict=True, extra="forbid", by_alias=True, by_name=False
+        )
 
     @property
     def schema(self) -> dict[str, Any]:
@@ -93,6 +96,24 @@ class InputDecoder(Generic[T]):
             return self(invocation.arguments)
         except ValidationError as error:
             raise InvalidInvocationError("tool: invocation arguments do not decode under this signature") from error
+
+
+def _refuse_alias_lists(node: Any) -> None:
+    """AliasChoices and AliasPath let one field read members the advertised schema cannot name."""
+    if isinstance(node, list):
+        for item in node:
+            _refuse_alias_lists(item)
+    elif isinstance(node, dict):
+        if node.get("type") in ("model-field", "typed-dict-field", "dataclass-arg-field") and isinstance(
+            node.get("validation_alias"), list
+        ):
+            raise ValueError(
+                "a field uses AliasChoices or AliasPath, which the advertised JSON Schema cannot describe; "
+                "give it one plain alias"
+            )
+        for key, value in node.items():
+            if key not in ("cls", "metadata"):
+                _refuse_alias_lists(value)
 
 
 _NON_FINITE_CARRIERS: Final = frozenset({"any", "float", "decimal", "complex"})

@@ -223,7 +223,11 @@ class Contract:
             value = self._admit(self._utf8(raw))
         else:
             try:
-                value = validate(raw, strict=True, extra="forbid") if self._per_call_flags else validate(raw)
+                value = (
+                    validate(raw, strict=True, extra="forbid", by_alias=True, by_name=False)
+                    if self._per_call_flags
+                    else validate(raw)
+                )
             except Exception as error:  # noqa: BLE001 - classified outside the except block, so no context leaks
                 failure: Exception | None = error
             else:

@@ -15,7 +15,7 @@ from typing import Any, Final
 import jiter
 from pydantic import ValidationError
 
-__all__ = ["describe_pydantic_error", "describe_schema_errors", "format_rejection"]
+__all__ = ["describe_pydantic_error", "describe_schema_errors", "format_rejection", "render_path"]
 
 MAX_PROBLEMS: Final = 8
 _MAX_LINE: Final = 240
@@ -145,6 +145,11 @@ def _follow(document: Any, loc: Sequence[int | str], *, missing: bool) -> tuple[
             path.append(step)
             return path, None, False
     return path, node, True
+
+
+def render_path(path: Sequence[int | str]) -> str:
+    """A JSON path such as ``$.items[2]["odd key"]``; long member names are shortened."""
+    return _render(path)
 
 
 def _render(path: Sequence[int | str]) -> str:

@@ -81,6 +81,30 @@ def syntax_problem(raw: bytes, *, require_object: bool = True) -> JsonSyntaxProb
         return _describe(str(error), raw)
     if require_object and not isinstance(value, dict):
         return JsonSyntaxProblem(f"the arguments must be a JSON object, not {_json_type(value)}")
+    # A number beyond a double's range reads as infinity: it needs an exponent or 309 digits.
+    if b"e" in raw or b"E" in raw or len(raw) > 308:
+        path = _non_finite(value, [])
+        if path is not None:
+            from ._feedback import render_path  # noqa: PLC0415 - only on this rare path
+
+            return JsonSyntaxProblem(f"{render_path(path)}: the number is too large for a double; numbers must be finite")
+    return None
+
+
+def _non_finite(value: Any, path: list[int | str]) -> list[int | str] | None:
+    """The path of the first number that overflowed to infinity, or None."""
+    if isinstance(value, dict):
+        for key, member in value.items():
+            found = _non_finite(member, [*path, key])
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _non_finite(item, [*path, index])
+            if found is not None:
+                return found
+    elif value.__class__ is float and value - value != 0:
+        return path
     return None
 
 

@@ -19,7 +19,14 @@ from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import CoreSchema, core_schema
 
-__all__ = ["STRICT_CONFIG", "MemberCounter", "json_schema_of", "member_counter", "strict_core_schema"]
+__all__ = [
+    "NON_FINITE",
+    "STRICT_CONFIG",
+    "MemberCounter",
+    "json_schema_of",
+    "member_counter",
+    "strict_core_schema",
+]
 
 STRICT_CONFIG: Final = core_schema.CoreConfig(strict=True, extra_fields_behavior="forbid", allow_inf_nan=False)
 """The configuration every admitting validator runs with."""
@@ -73,6 +80,11 @@ class _Generator(GenerateJsonSchema):
 def json_schema_of(schema: CoreSchema, *, mode: str = "validation") -> dict[str, Any]:
     """The JSON Schema (2020-12) that pydantic derives from `schema`, closed and without the root title."""
     value = _Generator(ref_template="#/$defs/{model}").generate(schema, mode=mode)  # type: ignore[arg-type]
+    ref = value.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/") and set(value) <= {"$ref", "$defs"}:
+        # A recursive model's root is a reference; the root itself must be the object schema, so it is
+        # inlined (its definition stays for the recursion).
+        value = {**value["$defs"][ref.removeprefix("#/$defs/")], "$defs": value["$defs"]}
     value.pop("title", None)
     return value
 
@@ -100,6 +112,9 @@ class _Planner:
     def __init__(self, refs: dict[str, MemberCounter | None]) -> None:
         self.refs = refs
         self.definitions: dict[str, Any] = {}
+        # Inside a model whose own (prebuilt) configuration may let non-finite floats through, float
+        # positions are checked: pydantic-core validates such a model with its own configuration.
+        self.lax_floats = False
 
     def plan(self, schema: Any) -> MemberCounter | None:
         try:
@@ -109,6 +124,8 @@ class _Planner:
 
     def _plan(self, schema: Any) -> MemberCounter:
         kind = schema["type"]
+        if kind == "float":
+            return _finite if self.lax_floats else _zero
         if kind in _SCALARS:
             return _zero
         if kind == "definitions":
@@ -159,14 +176,15 @@ class _Planner:
         raise _UnsoundError
 
     def _ref(self, ref: str) -> MemberCounter:
-        if ref in self.refs:
-            known = self.refs[ref]
+        key = f"{ref}|{self.lax_floats}"
+        if key in self.refs:
+            known = self.refs[key]
             if known is None:
                 raise _UnsoundError
             return known
-        self.refs[ref] = lambda value: resolved(value)  # noqa: PLW0108 - recursion calls it before `resolved` exists
+        self.refs[key] = lambda value: resolved(value)  # noqa: PLW0108 - recursion calls it before `resolved` exists
         resolved = self._plan(self.definitions[ref])
-        self.refs[ref] = resolved
+        self.refs[key] = resolved
         return resolved
 
     def _model(self, schema: Any) -> MemberCounter:
@@ -175,11 +193,16 @@ class _Planner:
         fields_schema = schema["schema"]
         if fields_schema["type"] != "model-fields" or fields_schema.get("computed_fields"):
             raise _UnsoundError
-        nested = [
-            (name, plan)
-            for name, field in fields_schema["fields"].items()
-            if (plan := self._plan(field["schema"])) is not _zero
-        ]
+        _one_member_per_field(fields_schema["fields"], schema.get("config", {}))
+        outer, self.lax_floats = self.lax_floats, schema["cls"].model_config.get("allow_inf_nan", True) is not False
+        try:
+            nested = [
+                (name, plan)
+                for name, field in fields_schema["fields"].items()
+                if (plan := self._plan(field["schema"])) is not _zero
+            ]
+        finally:
+            self.lax_floats = outer
         # `__pydantic_fields_set__` is what the public `model_fields_set` property returns, read
         # without the property call: this runs on the admission hot path.
         if not nested:
@@ -196,6 +219,7 @@ class _Planner:
         return count
 
     def _typed_dict(self, schema: Any) -> MemberCounter:
+        _one_member_per_field(schema["fields"], schema.get("config", {}))
         nested = []
         for name, field in schema["fields"].items():
             if field["schema"]["type"] == "default":
@@ -257,12 +281,38 @@ def _runtime_type(schema: Any, definitions: dict[str, Any]) -> type | None:
     return None
 
 
+NON_FINITE: Final = -(1 << 62)
+"""What a counter adds for a non-finite float: it drives the count below the ":" bytes of any document,
+so admission runs the full I-JSON check, which names the number."""
+
+
+def _finite(value: float | None) -> int:
+    return 0 if value is None or value - value == 0 else NON_FINITE
+
+
 def _count_any(value: Any) -> int:
     if isinstance(value, dict):
         return len(value) + sum(map(_count_any, value.values()))
     if isinstance(value, list):
         return sum(map(_count_any, value))
+    if value.__class__ is float and value - value != 0:
+        return NON_FINITE
     return 0
+
+
+def _one_member_per_field(fields: dict[str, Any], config: dict[str, Any]) -> None:
+    """Counting provided fields counts members only if no two fields can read the same member."""
+    keys: list[str] = []
+    by_name = bool(config.get("validate_by_name") or config.get("populate_by_name"))
+    for name, field in fields.items():
+        alias = field.get("validation_alias")
+        if alias is not None and not isinstance(alias, str):
+            raise _UnsoundError  # AliasPath / AliasChoices: one field, several members
+        keys.append(alias or name)
+        if by_name and alias:
+            keys.append(name)
+    if len(keys) != len(set(keys)):
+        raise _UnsoundError
 
 
 _SCALARS: Final = frozenset(
