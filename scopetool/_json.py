@@ -87,7 +87,8 @@ def syntax_problem(raw: bytes, *, require_object: bool = True) -> JsonSyntaxProb
         if path is not None:
             from ._feedback import render_path  # noqa: PLC0415 - only on this rare path
 
-            return JsonSyntaxProblem(f"{render_path(path)}: the number is too large for a double; numbers must be finite")
+            where = render_path(path)
+            return JsonSyntaxProblem(f"{where}: the number is too large for a double; numbers must be finite")
     return None
 
 
