@@ -22,9 +22,12 @@ from ._errors import (
     ScopetoolError,
 )
 from ._func import Func, tool
+from ._guard import Authorization, AuthorizationError, Authorizer, Guard
 from ._input import Continuation, InputRequest, InvalidInputRequestError
 from ._json import MAX_INPUT_BYTES
+from ._outcome import CallError, Failure, FailureKind, InvalidFailureError, classify_failure
 from ._output import ContentBlock, MediaBlock, Output, Result, TextBlock
+from ._progress import InvalidProgressError, Progress, ProgressReporter, progress_reporter, report_progress
 from ._registry import Registry
 from ._rejection import InputRejection, classify_input_rejection
 from ._signature import Signature
@@ -32,9 +35,12 @@ from ._signature import Signature
 __version__ = "0.1.0"
 
 __all__ = [
-    "MAX_INPUT_BYTES",
     "Admission",
+    "Authorization",
+    "AuthorizationError",
+    "Authorizer",
     "Binding",
+    "CallError",
     "CallMiddleware",
     "Caller",
     "ContentBlock",
@@ -43,7 +49,10 @@ __all__ = [
     "Definition",
     "DuplicateToolError",
     "Effect",
+    "Failure",
+    "FailureKind",
     "Func",
+    "Guard",
     "IdempotencyKey",
     "InputDecoder",
     "InputRejection",
@@ -52,13 +61,18 @@ __all__ = [
     "InputValidationError",
     "InputValidator",
     "InvalidDefinitionError",
+    "InvalidFailureError",
     "InvalidInputRequestError",
     "InvalidInvocationError",
     "InvalidOutputError",
+    "InvalidProgressError",
     "InvalidToolError",
     "Invocation",
+    "MAX_INPUT_BYTES",
     "MediaBlock",
     "Output",
+    "Progress",
+    "ProgressReporter",
     "Registry",
     "Request",
     "Result",
@@ -67,7 +81,10 @@ __all__ = [
     "TextBlock",
     "Tool",
     "bind",
+    "classify_failure",
     "classify_input_rejection",
+    "progress_reporter",
+    "report_progress",
     "tool",
 ]
 

@@ -6,9 +6,10 @@ from collections.abc import Awaitable, Callable
 from typing import Final, Protocol, TypeAlias, final, runtime_checkable
 
 from ._contract import Contract, InputValidator, Invocation
-from ._definition import Definition
+from ._definition import Definition, Effect
 from ._errors import InvalidDefinitionError, InvalidInvocationError, InvalidOutputError, InvalidToolError
-from ._output import Result
+from ._outcome import Failure, FailureKind, classify_failure
+from ._output import Output, Result
 
 __all__ = ["Binding", "CallMiddleware", "Caller", "InputValidatingTool", "Tool", "bind"]
 
@@ -156,6 +157,25 @@ class _Step:
                 self._state = _DONE
 
 
+def _definite_failures(call: Caller, name: str) -> Caller:
+    """Make a safe call's ordinary error a definite `FAILED` outcome (the call changed nothing).
+
+    Cancellation is not an outcome: `asyncio.CancelledError` is a BaseException and passes through.
+    """
+    public = Output.from_text(f'error: tool "{name}" failed')
+
+    async def safe_call(invocation: Invocation, /) -> Result:
+        try:
+            return await call(invocation)
+        except Exception as error:
+            failure = classify_failure(error)
+            if failure is not None:
+                raise
+            raise Failure(kind=FailureKind.FAILED, output=public, cause=error) from None
+
+    return safe_call
+
+
 def _label(middleware: object) -> str:
     return repr(getattr(middleware, "__qualname__", type(middleware).__qualname__))
 
@@ -198,6 +218,6 @@ def bind(tool: Tool, /, *middlewares: CallMiddleware) -> Binding:
     binding = object.__new__(Binding)
     binding._contract = contract
     binding._tool = tool
-    binding._call = call
+    binding._call = _definite_failures(call, definition.name) if definition.effect is Effect.SAFE else call
     binding._middlewares = tuple(middlewares)
     return binding

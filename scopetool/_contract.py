@@ -12,10 +12,11 @@ from pydantic_core import ValidationError
 
 from ._codec import InputDecoder
 from ._definition import Definition
-from ._errors import InputValidationError, InvalidInvocationError, InvalidToolError
+from ._errors import InputValidationError, InvalidInvocationError, InvalidOutputError, InvalidToolError
 from ._feedback import describe_pydantic_error, describe_schema_errors, format_rejection
 from ._input import Continuation, compile_schema
 from ._json import MAX_INPUT_BYTES, is_blank, syntax_problem
+from ._output import Result
 from ._rejection import InputRejection
 
 __all__ = ["Admission", "Contract", "IdempotencyKey", "InputValidator", "Invocation", "Request"]
@@ -143,6 +144,7 @@ class Contract:
         "_definition",
         "_fallback",
         "_name",
+        "_output_check",
         "_per_call_flags",
         "_scan_non_finite",
         "_schema",
@@ -157,6 +159,10 @@ class Contract:
         self._definition = definition
         self._fallback: Any = None
         self._name = definition.name
+        output_schema = definition.output_schema
+        self._output_check: Any = (
+            None if output_schema is None else compile_schema(output_schema, "output schema", InvalidToolError)
+        )
         self._schema = definition.input_schema
         self._decoder: object = input_validator
         self._count: Callable[[Any], int] | None = None
@@ -249,6 +255,28 @@ class Contract:
         invocation._admission = admission
         invocation._decoded = value
         return invocation
+
+    def validate_result(self, result: Result, /) -> None:
+        """Apply the frozen output contract to a live or recovered result, or raise `InvalidOutputError`.
+
+        A result that requests input has no output yet and passes. Otherwise, when the definition
+        declares an output schema, the output must carry `details` that satisfy it.
+        """
+        if not isinstance(result, Result):
+            raise InvalidOutputError(f"tool {self._name!r}: expected a Result, not {type(result).__name__}")
+        check = self._output_check
+        if result.input_request is not None or check is None:
+            return
+        details = result.output.details
+        if details is None:
+            raise InvalidOutputError(f"tool {self._name!r} declares an output schema, but the result has no details")
+        value = jiter.from_json(details)
+        if not check.is_valid(value):
+            schema = self._definition.output_schema
+            problems = describe_schema_errors(check.iter_errors(value), schema if isinstance(schema, dict) else {})
+            raise InvalidOutputError(
+                f"tool {self._name!r}: the result's details do not satisfy the output schema: " + "; ".join(problems)
+            )
 
     # -- admission of hand-written schemas, compiled once at construction
 
