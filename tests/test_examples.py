@@ -45,3 +45,15 @@ def _json_blocks(text: str) -> list[str]:
             if depth == 0:
                 blocks.append(text[start : index + 1])
     return blocks
+
+
+def test_approval_flow_persists_answers_and_resumes() -> None:
+    """The approval example persists the input request as JSON, answers it and resumes the same call."""
+    out = run("approval.py")
+    lines = dict(line.split(": ", 1) for line in out.strip().splitlines())
+    persisted = json.loads(lines["persisted"])
+    assert set(persisted) == {"prompt", "response_schema", "continuation_state"}
+    assert persisted["response_schema"] == {"type": "boolean"}
+    assert lines["asking a person"] == "Send 12.50 to ACME-7?"
+    assert lines["result"] == "sent 1250 cents to ACME-7"
+    assert json.loads(lines["ledger"]) == {"run-1/call-1": 1250}

@@ -1,0 +1,42 @@
+"""The public surface: what `import scopetool` offers, and what it costs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import scopetool
+
+
+def test_all_is_sorted_and_complete() -> None:
+    """`__all__` is sorted, names only real public objects, and every public attribute is in it."""
+    assert scopetool.__all__ == sorted(scopetool.__all__)
+    assert len(set(scopetool.__all__)) == len(scopetool.__all__)
+    for name in scopetool.__all__:
+        assert hasattr(scopetool, name), name
+    public = {
+        name
+        for name in vars(scopetool)
+        if not name.startswith("_") and not isinstance(getattr(scopetool, name), type(sys)) and name != "annotations"
+    }
+    assert public == set(scopetool.__all__)
+
+
+def test_public_classes_present_themselves_as_scopetool() -> None:
+    """Public classes and functions report `scopetool` as their module, not a private one."""
+    for name in scopetool.__all__:
+        value = getattr(scopetool, name)
+        module = getattr(value, "__module__", None)
+        if isinstance(value, type) or callable(value) and module is not None and module.startswith("scopetool"):
+            assert module == "scopetool", (name, module)
+
+
+def test_import_is_light() -> None:
+    """`import scopetool` loads no provider SDK, CLI or docs library."""
+    heavy = ["openai", "anthropic", "mcp", "click", "typer", "rich", "mkdocs", "httpx", "jsonschema"]
+    code = (
+        "import sys, scopetool; "
+        f"print([m for m in {heavy!r} if m in sys.modules or any(k.startswith(m + '.') for k in sys.modules)])"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
