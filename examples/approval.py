@@ -17,6 +17,7 @@ from scopetool import (
     Admission,
     Definition,
     IdempotencyKey,
+    InputDecoder,
     InputRequest,
     Invocation,
     Output,
@@ -44,7 +45,7 @@ class TransferTool:
     def definition(self) -> Definition:
         return self.signature.definition("transfer", "Move money to an account, after a person approves it.")
 
-    def input_validator(self):  # noqa: ANN201 - the signature's decoder
+    def input_validator(self) -> InputDecoder[Transfer]:
         return self.signature.input_validator()
 
     async def call(self, invocation: Invocation) -> Result:
