@@ -27,7 +27,7 @@ def test_public_classes_present_themselves_as_scopetool() -> None:
     for name in scopetool.__all__:
         value = getattr(scopetool, name)
         module = getattr(value, "__module__", None)
-        if isinstance(value, type) or callable(value) and module is not None and module.startswith("scopetool"):
+        if isinstance(value, type) or (callable(value) and module is not None and module.startswith("scopetool")):
             assert module == "scopetool", (name, module)
 
 
