@@ -15,7 +15,7 @@ from ._definition import Definition
 from ._errors import InputValidationError, InvalidInvocationError, InvalidOutputError, InvalidToolError
 from ._feedback import describe_pydantic_error, describe_schema_errors, format_rejection
 from ._input import Continuation, compile_schema
-from ._json import MAX_INPUT_BYTES, is_blank, syntax_problem
+from ._json import MAX_INPUT_BYTES, is_blank, parse_checked, syntax_problem
 from ._output import Result
 from ._rejection import InputRejection
 
@@ -320,7 +320,7 @@ class Contract:
             raw = self._utf8(raw)
         except InvalidInvocationError as not_utf8:
             return not_utf8
-        problem = syntax_problem(raw)
+        document, problem = parse_checked(raw, finite=False)
         if problem is not None:
             return self._rejected(problem.message)
         if isinstance(failure, InputRejection):
@@ -332,7 +332,7 @@ class Contract:
                 if len(rejections) == 1:
                     return _invalid(rejections[0])
                 return _invalid(InputRejection("\n".join(dict.fromkeys(r.message for r in rejections))))
-            return self._rejected_lines(describe_pydantic_error(failure, raw, self._schema), cause=failure)
+            return self._rejected_lines(describe_pydantic_error(failure, document, self._schema), cause=failure)
         # A defect aborts pydantic mid-way, so other fields went unchecked: the schema still comes first.
         schema_problems = self._schema_problems(raw)
         if schema_problems:

@@ -12,7 +12,6 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
-import jiter
 from pydantic import ValidationError
 
 __all__ = ["describe_pydantic_error", "describe_schema_errors", "format_rejection", "render_path"]
@@ -55,12 +54,12 @@ def format_rejection(tool: str, problems: Sequence[str]) -> str:
     return f"invalid arguments for tool {tool!r} ({len(shown)} {noun}):\n" + "\n".join(f"- {line}" for line in lines)
 
 
-def describe_pydantic_error(error: ValidationError, raw: bytes, schema: dict[str, Any]) -> list[str]:
-    """One line per problem in a pydantic `ValidationError` raised while admitting `raw`."""
-    try:
-        document: Any = jiter.from_json(raw)
-    except ValueError:
-        document = None
+def describe_pydantic_error(error: ValidationError, document: Any, schema: dict[str, Any]) -> list[str]:
+    """One line per problem in a pydantic `ValidationError` raised while admitting `document`.
+
+    `document` is the parsed arguments (None when they could not be parsed), used to tell JSON steps
+    from pydantic's labels in each error location.
+    """
     problems: list[str] = []
     for detail in error.errors(include_url=False, include_context=True, include_input=True):
         kind = detail["type"]

@@ -21,6 +21,7 @@ __all__ = [
     "canonical_json",
     "is_blank",
     "loads_exact",
+    "parse_checked",
     "syntax_problem",
 ]
 
@@ -69,27 +70,35 @@ class JsonSyntaxProblem:
         self.truncated = truncated
 
 
-def syntax_problem(raw: bytes, *, require_object: bool = True) -> JsonSyntaxProblem | None:
+def syntax_problem(raw: bytes, *, require_object: bool = True, finite: bool = True) -> JsonSyntaxProblem | None:
     """Check `raw` against RFC 7493 and say what is wrong, or None when it is one valid document.
 
     The message names the position and the kind of problem, never the offending text: the input is
-    untrusted and the message is shown to a model.
+    untrusted and the message is shown to a model. With ``finite=False`` numbers too large for a
+    double are not looked for (a caller that already failed the document skips that walk).
     """
+    return parse_checked(raw, require_object=require_object, finite=finite)[1]
+
+
+def parse_checked(
+    raw: bytes, *, require_object: bool = True, finite: bool = True
+) -> tuple[Any, JsonSyntaxProblem | None]:
+    """Parse `raw` strictly; the value (None when unparsable) and the problem found, if any."""
     try:
         value = jiter.from_json(raw, allow_inf_nan=False, catch_duplicate_keys=True, cache_mode="none")
     except ValueError as error:
-        return _describe(str(error), raw)
+        return None, _describe(str(error), raw)
     if require_object and not isinstance(value, dict):
-        return JsonSyntaxProblem(f"the arguments must be a JSON object, not {_json_type(value)}")
+        return value, JsonSyntaxProblem(f"the arguments must be a JSON object, not {_json_type(value)}")
     # A number beyond a double's range reads as infinity: it needs an exponent or 309 digits.
-    if b"e" in raw or b"E" in raw or len(raw) > 308:
+    if finite and (b"e" in raw or b"E" in raw or len(raw) > 308):
         path = _non_finite(value, [])
         if path is not None:
             from ._feedback import render_path  # noqa: PLC0415 - only on this rare path
 
             where = render_path(path)
-            return JsonSyntaxProblem(f"{where}: the number is too large for a double; numbers must be finite")
-    return None
+            return value, JsonSyntaxProblem(f"{where}: the number is too large for a double; numbers must be finite")
+    return value, None
 
 
 def _non_finite(value: Any, path: list[int | str]) -> list[int | str] | None:
