@@ -12,10 +12,11 @@ duplicate member, and the full duplicate-key parse is skipped (see `Contract.pre
 
 from __future__ import annotations
 
+import itertools
+import linecache
 from collections.abc import Callable
 from typing import Any, Final, cast
 
-from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import CoreSchema, core_schema
 
@@ -89,84 +90,79 @@ def json_schema_of(schema: CoreSchema, *, mode: str = "validation") -> dict[str,
     return value
 
 
-def _zero(_: Any) -> int:
-    return 0
-
-
 def member_counter(schema: CoreSchema) -> MemberCounter | None:
     """A counter for values validated by `schema`, or None when it cannot be sound.
 
     None means the schema lets a value hide members: a validator that rewrites input, a dataclass, a
-    model with post-init hooks.
+    model with post-init hooks, two fields reading one member. The counter is generated as straight-line
+    Python once, at bind, because it runs on every admission.
     """
-    plans: dict[str, MemberCounter | None] = {}
-    counter = _Planner(plans).plan(schema)
-    return counter
+    planner = _Planner()
+    try:
+        plan = planner.plan(schema)
+    except _UnsoundError:
+        return None
+    return _compile(plan, planner.refs)
 
 
 class _UnsoundError(Exception):
     pass
 
 
+# The plan is a small tree of tuples: ("zero",), ("len",), ("finite",), ("any",), ("nullable", p),
+# ("seq", p), ("tuple", [p...]), ("dict", p), ("typed", [(key, p)...]), ("model", [(attr, p)...]),
+# ("union", [(cls, p)...]) and ("ref", name) for recursive definitions.
+Plan = tuple[Any, ...]
+_ZERO: Final[Plan] = ("zero",)
+_COUNTERS: Final = itertools.count()
+
+
 class _Planner:
-    def __init__(self, refs: dict[str, MemberCounter | None]) -> None:
-        self.refs = refs
+    def __init__(self) -> None:
         self.definitions: dict[str, Any] = {}
+        self.refs: dict[str, Plan | None] = {}
         # Inside a model whose own (prebuilt) configuration may let non-finite floats through, float
         # positions are checked: pydantic-core validates such a model with its own configuration.
         self.lax_floats = False
 
-    def plan(self, schema: Any) -> MemberCounter | None:
-        try:
-            return self._plan(schema)
-        except _UnsoundError:
-            return None
-
-    def _plan(self, schema: Any) -> MemberCounter:
+    def plan(self, schema: Any) -> Plan:
         kind = schema["type"]
         if kind == "float":
-            return _finite if self.lax_floats else _zero
+            return ("finite",) if self.lax_floats else _ZERO
         if kind in _SCALARS:
-            return _zero
+            return _ZERO
         if kind == "definitions":
             for definition in schema["definitions"]:
                 self.definitions[definition["ref"]] = definition
-            return self._plan(schema["schema"])
+            return self.plan(schema["schema"])
         if kind == "definition-ref":
             return self._ref(schema["schema_ref"])
-        if kind in ("nullable", "default", "custom-error"):
-            inner = self._plan(schema["schema"])
-            if inner is _zero or kind != "nullable":
-                return inner
-            return lambda value: 0 if value is None else inner(value)
+        if kind in ("default", "custom-error"):
+            return self.plan(schema["schema"])
+        if kind == "nullable":
+            inner = self.plan(schema["schema"])
+            return _ZERO if inner == _ZERO else ("nullable", inner)
         if kind == "lax-or-strict":
-            return self._plan(schema["strict_schema"])
+            return self.plan(schema["strict_schema"])
         if kind == "json-or-python":
-            return self._plan(schema["json_schema"])
+            return self.plan(schema["json_schema"])
         if kind == "function-after":
-            if self._plan(schema["schema"]) is _zero:
-                return _zero
+            if self.plan(schema["schema"]) == _ZERO:
+                return _ZERO
             raise _UnsoundError
         if kind in ("list", "set", "frozenset"):
-            item = self._plan(schema.get("items_schema", {"type": "any"}))
-            if item is _zero:
-                return _zero
-            return lambda value: sum(map(item, value))
+            item = self.plan(schema.get("items_schema", {"type": "any"}))
+            return _ZERO if item == _ZERO else ("seq", item)
         if kind == "tuple":
-            items = [self._plan(s) for s in schema["items_schema"]]
-            if all(p is _zero for p in items):
-                return _zero
-            variadic = schema.get("variadic_item_index")
-            if variadic is None:
-                return lambda value: sum(p(v) for p, v in zip(items, value, strict=False))
-            raise _UnsoundError
+            if schema.get("variadic_item_index") is not None:
+                item = self.plan(schema["items_schema"][0]) if len(schema["items_schema"]) == 1 else ("any",)
+                return _ZERO if item == _ZERO else ("seq", item)
+            items = [self.plan(s) for s in schema["items_schema"]]
+            return _ZERO if all(p == _ZERO for p in items) else ("tuple", items)
         if kind == "dict":
-            values = self._plan(schema.get("values_schema", {"type": "any"}))
-            if values is _zero:
-                return len
-            return lambda value: len(value) + sum(map(values, value.values()))
+            return ("dict", self.plan(schema.get("values_schema", {"type": "any"})))
         if kind == "any":
-            return _count_any
+            return ("any",)
         if kind == "model":
             return self._model(schema)
         if kind == "typed-dict":
@@ -175,19 +171,19 @@ class _Planner:
             return self._union(schema)
         raise _UnsoundError
 
-    def _ref(self, ref: str) -> MemberCounter:
+    def _ref(self, ref: str) -> Plan:
+        name = f"r{len(self.refs)}" if f"{ref}|{self.lax_floats}" not in self.refs else None
         key = f"{ref}|{self.lax_floats}"
-        if key in self.refs:
+        if name is None:
             known = self.refs[key]
             if known is None:
                 raise _UnsoundError
-            return known
-        self.refs[key] = lambda value: resolved(value)  # noqa: PLW0108 - recursion calls it before `resolved` exists
-        resolved = self._plan(self.definitions[ref])
-        self.refs[key] = resolved
-        return resolved
+            return ("ref", known[1])
+        self.refs[key] = ("ref", name)  # recursion refers to the function being planned
+        self.refs[name] = self.plan(self.definitions[ref])
+        return ("ref", name)
 
-    def _model(self, schema: Any) -> MemberCounter:
+    def _model(self, schema: Any) -> Plan:
         if schema.get("post_init") or schema.get("custom_init") or schema.get("root_model"):
             raise _UnsoundError
         fields_schema = schema["schema"]
@@ -199,72 +195,135 @@ class _Planner:
             nested = [
                 (name, plan)
                 for name, field in fields_schema["fields"].items()
-                if (plan := self._plan(field["schema"])) is not _zero
+                if (plan := self.plan(field["schema"])) != _ZERO
             ]
         finally:
             self.lax_floats = outer
-        # `__pydantic_fields_set__` is what the public `model_fields_set` property returns, read
-        # without the property call: this runs on the admission hot path.
-        if not nested:
-            return lambda value: len(value.__pydantic_fields_set__)
+        return ("model", nested)
 
-        def count(value: BaseModel) -> int:
-            provided = value.__pydantic_fields_set__
-            total = len(provided)
-            for name, plan in nested:
-                if name in provided:
-                    total += plan(getattr(value, name))
-            return total
-
-        return count
-
-    def _typed_dict(self, schema: Any) -> MemberCounter:
+    def _typed_dict(self, schema: Any) -> Plan:
         _one_member_per_field(schema["fields"], schema.get("config", {}))
         nested = []
         for name, field in schema["fields"].items():
             if field["schema"]["type"] == "default":
                 raise _UnsoundError  # a default fills a key the JSON did not hold
-            plan = self._plan(field["schema"])
-            if plan is not _zero:
+            plan = self.plan(field["schema"])
+            if plan != _ZERO:
                 nested.append((name, plan))
-        if not nested:
-            return len
+        return ("typed", nested)
 
-        def count(value: dict[str, Any]) -> int:
-            total = len(value)
-            for name, plan in nested:
-                if name in value:
-                    total += plan(value[name])
-            return total
-
-        return count
-
-    def _union(self, schema: Any) -> MemberCounter:
+    def _union(self, schema: Any) -> Plan:
         raw_choices = schema["choices"]
         choices = raw_choices.values() if isinstance(raw_choices, dict) else raw_choices
-        plans: dict[type, MemberCounter] = {}
+        plans: list[tuple[type, Plan]] = []
         for choice in choices:
             choice_schema = choice[0] if isinstance(choice, tuple) else choice
-            plan = self._plan(choice_schema)
-            if plan is _zero:
+            plan = self.plan(choice_schema)
+            if plan == _ZERO:
                 continue
             key = _runtime_type(choice_schema, self.definitions)
-            if key is None or key in plans:
+            if key is None or any(key is known for known, _ in plans):
                 raise _UnsoundError
-            plans[key] = plan
-        if not plans:
-            return _zero
+            plans.append((key, plan))
+        return ("union", plans) if plans else _ZERO
 
-        def count(value: Any) -> int:
-            for key, plan in plans.items():
-                if isinstance(value, key):
-                    return plan(value)
-            return 0
 
-        return count
+def _compile(plan: Plan, refs: dict[str, Plan | None]) -> MemberCounter:
+    """Generate the counter as Python source and compile it once."""
+    namespace: dict[str, Any] = {"_count_any": _count_any, "NON_FINITE": NON_FINITE}
+    lines: list[str] = []
+    for name, body in refs.items():
+        if name.startswith("r") and "|" not in name and body is not None:
+            _function(name, body, lines, namespace)
+    _function("count", plan, lines, namespace)
+    source = "\n".join(lines) + "\n"
+    filename = f"<scopetool member counter {next(_COUNTERS)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)  # readable tracebacks
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace["count"]  # type: ignore[no-any-return]
+
+
+def _function(name: str, plan: Plan, lines: list[str], namespace: dict[str, Any]) -> None:
+    lines.append(f"def {name}(v0):")
+    lines.append("    n = 0")
+    _Emitter(lines, namespace).emit(plan, "v0", 1)
+    lines.append("    return n")
+
+
+class _Emitter:
+    """Writes the statements that add a value's members to ``n``."""
+
+    def __init__(self, lines: list[str], namespace: dict[str, Any]) -> None:
+        self.lines = lines
+        self.namespace = namespace
+        self.names = 0
+
+    def fresh(self) -> str:
+        self.names += 1
+        return f"v{self.names}"
+
+    def emit(self, plan: Plan, value: str, depth: int) -> None:
+        pad = "    " * depth
+        kind = plan[0]
+        if kind == "zero":
+            return
+        if kind == "len":
+            self.lines.append(f"{pad}n += len({value})")
+        elif kind == "finite":
+            self.lines.append(f"{pad}if {value} is not None and {value} - {value} != 0: n += NON_FINITE")
+        elif kind == "any":
+            self.lines.append(f"{pad}n += _count_any({value})")
+        elif kind == "ref":
+            self.lines.append(f"{pad}n += {plan[1]}({value})")
+        elif kind == "nullable":
+            self.lines.append(f"{pad}if {value} is not None:")
+            self.emit(plan[1], value, depth + 1)
+        elif kind == "seq":
+            item = self.fresh()
+            self.lines.append(f"{pad}for {item} in {value}:")
+            self.emit(plan[1], item, depth + 1)
+        elif kind == "tuple":
+            for index, item_plan in enumerate(plan[1]):
+                if item_plan != _ZERO:
+                    item = self.fresh()
+                    self.lines.append(f"{pad}if len({value}) > {index}:")
+                    self.lines.append(f"{pad}    {item} = {value}[{index}]")
+                    self.emit(item_plan, item, depth + 1)
+        elif kind == "dict":
+            self.lines.append(f"{pad}n += len({value})")
+            if plan[1] != _ZERO:
+                item = self.fresh()
+                self.lines.append(f"{pad}for {item} in {value}.values():")
+                self.emit(plan[1], item, depth + 1)
+        elif kind == "typed":
+            self.lines.append(f"{pad}n += len({value})")
+            for key, field_plan in plan[1]:
+                item = self.fresh()
+                self.lines.append(f"{pad}{item} = {value}.get({key!r}, None)")
+                self.lines.append(f"{pad}if {item} is not None:")
+                self.emit(field_plan, item, depth + 1)
+        elif kind == "model":
+            # `__pydantic_fields_set__` is what the public `model_fields_set` returns, read without the
+            # property call; only members the JSON gave are counted, never defaults.
+            provided = self.fresh()
+            self.lines.append(f"{pad}{provided} = {value}.__pydantic_fields_set__")
+            self.lines.append(f"{pad}n += len({provided})")
+            for attr, field_plan in plan[1]:
+                item = self.fresh()
+                self.lines.append(f"{pad}if {attr!r} in {provided}:")
+                self.lines.append(f"{pad}    {item} = {value}.{attr}")
+                self.emit(field_plan, item, depth + 1)
+        elif kind == "union":
+            for index, (cls, choice_plan) in enumerate(plan[1]):
+                alias = f"c{len(self.namespace)}"
+                self.namespace[alias] = cls
+                keyword = "if" if index == 0 else "elif"
+                self.lines.append(f"{pad}{keyword} isinstance({value}, {alias}):")
+                self.emit(choice_plan, value, depth + 1)
 
 
 def _runtime_type(schema: Any, definitions: dict[str, Any]) -> type | None:
+    """The Python type a union choice decodes to, when one type identifies it."""
     kind = schema["type"]
     if kind == "definition-ref":
         return _runtime_type(definitions[schema["schema_ref"]], definitions)
