@@ -71,7 +71,6 @@ class Admission:
 
 
 _NO_ADMISSION: Final = Admission()
-_NOT_JSON: Final = object()
 _new = object.__new__
 _TAKE: Final = threading.Lock()  # makes handing out the admitted value once atomic across threads
 _SURELY_SMALL: Final = MAX_INPUT_BYTES // 4
@@ -285,13 +284,10 @@ class Contract:
         schema = self._schema
 
         def admit(raw: bytes) -> Any:
-            try:
-                value = jiter.from_json(raw, allow_inf_nan=False, catch_duplicate_keys=True)
-            except ValueError:
-                value = _NOT_JSON
-            if value is _NOT_JSON or not isinstance(value, dict):
-                problem = syntax_problem(raw)
-                raise self._rejected(problem.message if problem else "the arguments must be a JSON object")
+            # One strict parse, numbers exact (Decimal), so the schema compares them exactly.
+            value, problem = parse_checked(raw, exact=True)
+            if problem is not None:
+                raise self._rejected(problem.message)
             if not validator.is_valid(value):
                 raise self._rejected_lines(describe_schema_errors(validator.iter_errors(value), schema))
             if hook is None:

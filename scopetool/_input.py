@@ -39,8 +39,18 @@ def _json_value(value: Any, what: str) -> bytes:
     return data
 
 
+def _plain(data: bytes) -> Any:
+    """A fresh Python copy of stored JSON: integers exact, other numbers as floats."""
+    return jiter.from_json(data)
+
+
 def _raw_value(raw: str | bytes, what: str) -> Any:
-    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else bytes(raw)
+    if isinstance(raw, str):
+        data = raw.encode("utf-8", "surrogatepass")
+    elif isinstance(raw, bytes | bytearray | memoryview):
+        data = bytes(raw)
+    else:
+        raise InvalidInputRequestError(f"{what}: expected JSON text (str or bytes), not {type(raw).__name__}")
     if len(data) > MAX_INPUT_BYTES:
         raise InvalidInputRequestError(f"{what}: {len(data)} bytes exceeds the {MAX_INPUT_BYTES}-byte limit")
     problem = syntax_problem(data, require_object=False)
@@ -64,7 +74,7 @@ class Continuation:
     @property
     def state(self) -> Any:
         """A fresh copy of the tool's checkpoint state."""
-        return loads_exact(self._state)
+        return _plain(self._state)
 
     @property
     def state_json(self) -> bytes:
@@ -74,7 +84,7 @@ class Continuation:
     @property
     def response(self) -> Any:
         """A fresh copy of the validated answer."""
-        return loads_exact(self._response)
+        return _plain(self._response)
 
     @property
     def response_json(self) -> bytes:
@@ -127,17 +137,17 @@ class InputRequest:
     @property
     def prompt(self) -> Any:
         """A fresh copy of the prompt for whoever answers."""
-        return loads_exact(self._prompt)
+        return _plain(self._prompt)
 
     @property
     def response_schema(self) -> Any:
         """A fresh copy of the JSON Schema an answer must satisfy."""
-        return loads_exact(self._schema)
+        return _plain(self._schema)
 
     @property
     def continuation_state(self) -> Any:
         """A fresh copy of the tool's checkpoint, returned only to the same call."""
-        return loads_exact(self._state)
+        return _plain(self._state)
 
     def continuation(self, response: Any) -> Continuation:
         """Validate an answer (Python data) against the response schema and freeze it with the state."""
@@ -149,7 +159,7 @@ class InputRequest:
         return self._continue(canonical_json(_raw_value(raw, "response")))
 
     def _continue(self, data: bytes) -> Continuation:
-        value = jiter.from_json(data)
+        value = jiter.from_json(data, float_mode="decimal")  # exact: the schema compares numbers exactly
         if not self._validator.is_valid(value):
             problems = describe_schema_errors(self._validator.iter_errors(value), json.loads(self._schema))
             raise InvalidInputRequestError("response does not satisfy the response schema: " + "; ".join(problems))

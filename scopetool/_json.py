@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import re
+import sys
+from decimal import Decimal
 from typing import Any, Final
 
 import jiter
@@ -81,11 +83,21 @@ def syntax_problem(raw: bytes, *, require_object: bool = True, finite: bool = Tr
 
 
 def parse_checked(
-    raw: bytes, *, require_object: bool = True, finite: bool = True
+    raw: bytes, *, require_object: bool = True, finite: bool = True, exact: bool = False
 ) -> tuple[Any, JsonSyntaxProblem | None]:
-    """Parse `raw` strictly; the value (None when unparsable) and the problem found, if any."""
+    """Parse `raw` strictly; the value (None when unparsable) and the problem found, if any.
+
+    With ``exact=True`` numbers with a fraction or exponent come back as `Decimal`, so a JSON Schema
+    check compares them exactly.
+    """
     try:
-        value = jiter.from_json(raw, allow_inf_nan=False, catch_duplicate_keys=True, cache_mode="none")
+        value = jiter.from_json(
+            raw,
+            allow_inf_nan=False,
+            catch_duplicate_keys=True,
+            cache_mode="none",
+            float_mode="decimal" if exact else "float",
+        )
     except ValueError as error:
         return None, _describe(str(error), raw)
     if require_object and not isinstance(value, dict):
@@ -113,9 +125,12 @@ def _non_finite(value: Any, path: list[int | str]) -> list[int | str] | None:
             found = _non_finite(item, [*path, index])
             if found is not None:
                 return found
-    elif value.__class__ is float and value - value != 0:
+    elif (value.__class__ is float and value - value != 0) or (value.__class__ is Decimal and abs(value) > _MAX_DOUBLE):
         return path
     return None
+
+
+_MAX_DOUBLE: Final = Decimal(sys.float_info.max)
 
 
 def _describe(error: str, raw: bytes) -> JsonSyntaxProblem:
