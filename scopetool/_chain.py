@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final, TypeVar
 
-__all__ = ["find_one"]
+__all__ = ["Sealed", "find_one"]
 
 E = TypeVar("E", bound=BaseException)
 
@@ -59,3 +59,23 @@ def _find(error: BaseException | None, kind: type[E], depth: int, seen: set[int]
         else:
             return None
     return None
+
+
+class Sealed(BaseException):
+    """Hides the exception chain: Python sets `__cause__`/`__context__` at raise time, these read None."""
+
+    @property
+    def __cause__(self) -> None:  # pyright: ignore[reportIncompatibleVariableOverride]
+        return None
+
+    @__cause__.setter
+    def __cause__(self, value: BaseException | None) -> None:
+        pass
+
+    @property
+    def __context__(self) -> None:  # pyright: ignore[reportIncompatibleVariableOverride]
+        return None
+
+    @__context__.setter
+    def __context__(self, value: BaseException | None) -> None:
+        pass

@@ -12,7 +12,8 @@ from ._binding import Caller
 from ._contract import Invocation
 from ._definition import Definition
 from ._errors import InvalidToolError, ScopetoolError
-from ._outcome import Failure, FailureKind, _Sealed
+from ._chain import Sealed
+from ._outcome import Failure, FailureKind
 from ._output import Output, Result
 
 __all__ = ["Authorization", "AuthorizationError", "Authorizer", "Guard"]
@@ -43,7 +44,7 @@ class Authorizer(Protocol):
 
 
 @final
-class AuthorizationError(_Sealed, ScopetoolError):
+class AuthorizationError(Sealed, ScopetoolError):
     """The policy could not reach a decision; the tool was not executed.
 
     The policy's own error is sealed: it is available only as `cause`, never as `__cause__` or

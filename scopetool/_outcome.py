@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, final
 
-from ._chain import find_one
+from ._chain import Sealed, find_one
 from ._errors import ScopetoolError
 from ._output import Output
 
@@ -26,28 +26,8 @@ class FailureKind(StrEnum):
     """The call was refused permission to execute."""
 
 
-class _Sealed(BaseException):
-    """Hides the exception chain: Python sets `__cause__`/`__context__` at raise time, these read None."""
-
-    @property
-    def __cause__(self) -> None:  # pyright: ignore[reportIncompatibleVariableOverride]
-        return None
-
-    @__cause__.setter
-    def __cause__(self, value: BaseException | None) -> None:
-        pass
-
-    @property
-    def __context__(self) -> None:  # pyright: ignore[reportIncompatibleVariableOverride]
-        return None
-
-    @__context__.setter
-    def __context__(self, value: BaseException | None) -> None:
-        pass
-
-
 @final
-class Failure(_Sealed, Exception):  # noqa: N818 - an outcome, named for what happened (the seed's name)
+class Failure(Sealed, Exception):  # noqa: N818 - an outcome, named for what happened (the seed's name)
     """One complete unsuccessful outcome of the current call.
 
     `output` is explicitly public: it is what the model is shown. `cause` is private diagnostics: it is
@@ -141,7 +121,7 @@ class CallError(Exception):
     Absent evidence does not prove absent effects.
     """
 
-    __slots__ = ("_evidence",)
+    __slots__ = ("_cause", "_evidence")
 
     def __init__(self, cause: BaseException, *, evidence: Output | str = "") -> None:
         if not isinstance(cause, BaseException):
@@ -151,13 +131,21 @@ class CallError(Exception):
         elif not isinstance(evidence, Output):
             raise InvalidFailureError(f"CallError evidence must be an Output or str, not {type(evidence).__name__}")
         super().__init__(str(cause))
-        self.__cause__ = cause
+        self._cause = cause
         self._evidence = evidence
+
+    @property  # the cause stays visible whatever ``raise CallError(...) from x`` says
+    def __cause__(self) -> BaseException:  # pyright: ignore[reportIncompatibleVariableOverride]
+        return self._cause
+
+    @__cause__.setter
+    def __cause__(self, value: BaseException | None) -> None:
+        pass
 
     @property
     def cause(self) -> BaseException:
         """The original error (also `__cause__`)."""
-        return self.__cause__  # type: ignore[return-value]
+        return self._cause
 
     @property
     def evidence(self) -> Output:
@@ -165,4 +153,4 @@ class CallError(Exception):
         return self._evidence
 
     def __repr__(self) -> str:
-        return f"CallError({self.__cause__!r})"
+        return f"CallError({self._cause!r})"

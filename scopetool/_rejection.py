@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from ._chain import find_one
+from ._chain import Sealed, find_one
 
 __all__ = ["MAX_REJECTION_CHARS", "InputRejection", "classify_input_rejection"]
 
@@ -12,14 +12,14 @@ MAX_REJECTION_CHARS: Final = 4000
 """The longest public message a rejection carries; longer ones are cut with an ellipsis."""
 
 
-class InputRejection(ValueError):  # noqa: N818 - a signal, named for what happened (the seed's name)
+class InputRejection(Sealed, ValueError):  # noqa: N818 - a signal, named for what happened (the seed's name)
     """Input the model can correct, with a message that is public to it.
 
     Raise it from a pydantic validator of a tool's input (or an input validator) to send exactly
     `message` back to the model. It is a `ValueError`, so pydantic goes on validating the other
-    fields, and schema problems elsewhere are still reported first. `cause` is private diagnostics: it
-    is not the exception's `__cause__`, it is never shown, and `classify_input_rejection` never looks
-    inside it.
+    fields, and schema problems elsewhere are still reported first. `cause` is private diagnostics: the
+    exception's `__cause__` and `__context__` always read None (even after ``raise ... from error``),
+    it is never shown, and no classifier looks behind a rejection.
 
     Example:
         ```python

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import traceback
 
 import pytest
 
@@ -82,13 +83,15 @@ def test_rejection_cause_is_private_not_dunder_cause() -> None:
 
 
 def test_rejection_raise_from_keeps_private_cause_separate() -> None:
-    """raise ... from X sets __cause__ but leaves the private cause alone."""
+    """raise ... from X chains nothing: the rejection is sealed and keeps only its private cause."""
     private = ValueError("private")
-    chained = OSError("chained")
+    chained = OSError("zeta-secret")
     with pytest.raises(InputRejection) as caught:
         raise InputRejection("public", cause=private) from chained
     assert caught.value.cause is private
-    assert caught.value.__cause__ is chained
+    assert caught.value.__cause__ is None
+    assert caught.value.__context__ is None
+    assert "zeta-secret" not in "".join(traceback.format_exception(caught.value))
 
 
 def test_rejection_pickle_round_trip() -> None:
