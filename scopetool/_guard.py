@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from typing import Protocol, final
 
 from ._binding import Caller
+from ._chain import Sealed
 from ._contract import Invocation
 from ._definition import Definition
 from ._errors import InvalidToolError, ScopetoolError
-from ._chain import Sealed
 from ._outcome import Failure, FailureKind
 from ._output import Output, Result
 
