@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Final, Protocol, TypeAlias, final, runtime_checkable
 
@@ -168,9 +169,9 @@ def _definite_failures(call: Caller, name: str) -> Caller:
         try:
             return await call(invocation)
         except Exception as error:
-            failure = classify_failure(error)
-            if failure is not None:
-                raise
+            task = asyncio.current_task()
+            if classify_failure(error) is not None or (task is not None and task.cancelling()):
+                raise  # already an outcome, or the call was cancelled: no definite outcome to claim
             raise Failure(kind=FailureKind.FAILED, output=public, cause=error) from None
 
     return safe_call

@@ -61,8 +61,18 @@ def _find(error: BaseException | None, kind: type[E], depth: int, seen: set[int]
     return None
 
 
-class Sealed(BaseException):
-    """Hides the exception chain: Python sets `__cause__`/`__context__` at raise time, these read None."""
+class Sealed(BaseException):  # noqa: N818 - a mixin, not an exception of its own
+    """Hides the exception chain: Python sets `__cause__`/`__context__` at raise time, these read None.
+
+    The context is also suppressed, so an exception raised while handling another never prints it. A
+    chain asked for explicitly (``raise ... from error``) is still printed by the interpreter's own
+    excepthook on Python 3.11 and 3.12, which reads it below the attributes; every Python-level reader
+    (`traceback`, `logging`, the classifiers) sees none.
+    """
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)
+        self.__suppress_context__ = True
 
     @property
     def __cause__(self) -> None:  # pyright: ignore[reportIncompatibleVariableOverride]

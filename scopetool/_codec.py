@@ -12,7 +12,14 @@ import json
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, cast, final
 
 from pydantic import TypeAdapter
-from pydantic_core import CoreSchema, PydanticSerializationError, SchemaValidator, ValidationError
+from pydantic_core import (
+    CoreConfig,
+    CoreSchema,
+    PydanticSerializationError,
+    SchemaSerializer,
+    SchemaValidator,
+    ValidationError,
+)
 
 from ._errors import InvalidInvocationError, InvalidOutputError
 from ._json import canonical_json
@@ -140,7 +147,7 @@ class OutputEncoder(Generic[T]):
     the empty output; anything else is encoded to JSON `details` under the declared type's schema.
     """
 
-    __slots__ = ("_adapter", "_kind", "_schema")
+    __slots__ = ("_adapter", "_kind", "_schema", "_serializer")
 
     def __init__(self, declared: Any) -> None:
         self._adapter: TypeAdapter[Any] | None = None
@@ -154,6 +161,9 @@ class OutputEncoder(Generic[T]):
         else:
             self._kind = "json"
             self._adapter = TypeAdapter(declared)
+            # NaN and infinity encode as their (invalid) JSON constants, so Output refuses them rather
+            # than pydantic's default quietly turning them into null.
+            self._serializer = SchemaSerializer(self._adapter.core_schema, CoreConfig(ser_json_inf_nan="constants"))
             if declared is not Any:
                 self._schema = canonical_json(json_schema_of(self._adapter.core_schema, mode="serialization"))
 
@@ -177,9 +187,8 @@ class OutputEncoder(Generic[T]):
             if value is not None:
                 raise InvalidOutputError(f"tool returned {type(value).__name__}, but its declared output is None")
             return _EMPTY
-        adapter = cast(TypeAdapter[Any], self._adapter)
         try:
-            data = adapter.dump_json(value, warnings="error")
+            data = self._serializer.to_json(value, warnings="error")
         except (PydanticSerializationError, ValueError, TypeError) as error:
             raise InvalidOutputError(f"tool output does not encode as its declared type: {error}") from None
         return Output(details=data)
