@@ -61,7 +61,7 @@ def _find(error: BaseException | None, kind: type[E], depth: int, seen: set[int]
     return None
 
 
-class Sealed(BaseException):  # noqa: N818 - a mixin, not an exception of its own
+class Sealed(BaseException):
     """Hides the exception chain: Python sets `__cause__`/`__context__` at raise time, these read None.
 
     The context is also suppressed, so an exception raised while handling another never prints it. A
