@@ -109,7 +109,7 @@ class _UnsoundError(Exception):
     pass
 
 
-# The plan is a small tree of tuples: ("zero",), ("len",), ("finite",), ("any",), ("nullable", p),
+# The plan is a small tree of tuples: ("zero",), ("finite",), ("any",), ("nullable", p),
 # ("seq", p), ("tuple", [p...]), ("dict", p), ("typed", [(key, p)...]), ("model", [(attr, p)...]),
 # ("union", [(cls, p)...]) and ("ref", name) for recursive definitions.
 Plan = tuple[Any, ...]
@@ -267,9 +267,7 @@ class _Emitter:
         kind = plan[0]
         if kind == "zero":
             return
-        if kind == "len":
-            self.lines.append(f"{pad}n += len({value})")
-        elif kind == "finite":
+        if kind == "finite":
             self.lines.append(f"{pad}if {value} is not None and {value} - {value} != 0: n += NON_FINITE")
         elif kind == "any":
             self.lines.append(f"{pad}n += _count_any({value})")
@@ -343,10 +341,6 @@ def _runtime_type(schema: Any, definitions: dict[str, Any]) -> type | None:
 NON_FINITE: Final = -(1 << 62)
 """What a counter adds for a non-finite float: it drives the count below the ":" bytes of any document,
 so admission runs the full I-JSON check, which names the number."""
-
-
-def _finite(value: float | None) -> int:
-    return 0 if value is None or value - value == 0 else NON_FINITE
 
 
 def _count_any(value: Any) -> int:
