@@ -1,0 +1,38 @@
+"""Provider adapters: export definitions to an LLM API, import its tool calls, send back results.
+
+One module per provider, each with the same small set of functions:
+
+* ``export_tools(tools, *, strict=...) -> Export``: JSON-ready tool definitions in the provider's
+  wire format, with a `PortabilityReport` of every change the provider's dialect forced.
+* ``parse_tool_calls(payload, export=None) -> list[ToolCall]``: the provider's tool calls as
+  `Request`s for `Contract.prepare`, each beside the provider's call id.
+* ``result_message(call, outcome, ...)``: the provider's tool-result message for a `Result`, a
+  `Failure`, an input rejection, or any other error (which the model sees only as a generic text).
+
+Modules: `openai_chat`, `openai_responses`, `anthropic`, `gemini`, `mcp`, `bedrock`, `mistral`,
+`ollama`. None imports a provider SDK: exports are plain dicts.
+"""
+
+from __future__ import annotations
+
+from ._common import (
+    Change,
+    Export,
+    PortabilityReport,
+    ProviderError,
+    ToolCall,
+    ToolReport,
+    UnknownToolError,
+    outcome_output,
+)
+
+__all__ = [
+    "Change",
+    "Export",
+    "PortabilityReport",
+    "ProviderError",
+    "ToolCall",
+    "ToolReport",
+    "UnknownToolError",
+    "outcome_output",
+]

@@ -1,0 +1,391 @@
+"""What every provider adapter shares: tool calls, exports, the portability report, outcome rendering."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal, TypeAlias, final
+
+from .._binding import Binding
+from .._contract import Request
+from .._definition import Definition
+from .._errors import ScopetoolError
+from .._json import canonical_json, loads_exact, syntax_problem
+from .._outcome import classify_failure
+from .._output import Output, Result
+from .._registry import Registry
+from .._rejection import classify_input_rejection
+
+__all__ = [
+    "Change",
+    "Export",
+    "PortabilityReport",
+    "ProviderError",
+    "ToolCall",
+    "ToolReport",
+    "Tools",
+    "UnknownToolError",
+    "definitions_of",
+    "outcome_output",
+]
+
+
+class ProviderError(ScopetoolError, ValueError):
+    """A definition cannot be exported to a provider, or a provider payload cannot be read."""
+
+
+class UnknownToolError(ScopetoolError, LookupError):
+    """A tool call names a tool the driver does not have; its result tells the model so."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"tool: no tool named {name[:80]!r}")
+        self.name = name
+
+
+Tools: TypeAlias = Registry | Iterable[Binding | Definition] | Binding | Definition
+"""What an export accepts: a registry, bindings, tools' definitions (or one of them)."""
+
+
+def definitions_of(tools: Tools) -> list[Definition]:
+    """The definitions to export, in a stable order (a registry's is sorted by name)."""
+    if isinstance(tools, Registry):
+        return tools.definitions()
+    if isinstance(tools, Binding | Definition):
+        tools = [tools]
+    found: list[Definition] = []
+    for item in tools:
+        if isinstance(item, Definition):
+            found.append(item)
+        elif isinstance(item, Binding):
+            found.append(item.definition())
+        elif callable(getattr(item, "definition", None)):
+            definition = item.definition()
+            if not isinstance(definition, Definition):
+                raise ProviderError(f"{type(item).__name__}.definition() returned {type(definition).__name__}")
+            found.append(definition)
+        else:
+            raise ProviderError(
+                f"cannot export {type(item).__name__}: expected a Registry, Binding, Tool or Definition"
+            )
+    names = [d.name for d in found]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ProviderError(f"tool names must be unique in one export: {', '.join(duplicates)}")
+    return found
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call a model proposed: the provider's call id beside the untrusted `Request`."""
+
+    id: str | None
+    """The provider's correlation id (None where the provider has none, as with Ollama)."""
+    request: Request
+    """The tool name and JSON arguments, for `Contract.prepare`."""
+
+    @property
+    def name(self) -> str:
+        """The tool the model asked for."""
+        return self.request.name
+
+
+ChangeAction = Literal["dropped", "described", "closed", "nullable", "inlined", "converted", "required"]
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One change an export made to a tool's schema so the provider accepts it."""
+
+    path: str
+    """Where, as a JSON path into the schema (``$`` is the root, ``$defs`` names a definition)."""
+    action: ChangeAction
+    """What was done: dropped, moved into the description, closed, made nullable, inlined, converted,
+    or marked required."""
+    keyword: str
+    """The JSON Schema keyword concerned."""
+    reason: str
+    """Why, in a few words."""
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.keyword} {self.action} ({self.reason})"
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ToolReport:
+    """What one tool's export changed, and whether it could be strict."""
+
+    name: str
+    strict: bool | None
+    """True or False where the provider has a strict switch, None where it has none."""
+    changes: tuple[Change, ...] = ()
+    not_strict: tuple[str, ...] = ()
+    """Why strict mode could not be used (the tool fell back to non-strict), when it was asked for."""
+    null_defaults: tuple[str, ...] = ()
+    """Optional fields a strict export made required and nullable: a ``null`` there, coming back
+    through this provider's `parse_tool_calls` with this export, means "omitted" (the default)."""
+    notes: tuple[str, ...] = ()
+    """Anything else worth knowing, such as a description over the provider's limit."""
+
+    @property
+    def lossless(self) -> bool:
+        """Whether the model sees exactly the contract's schema."""
+        return not self.changes and not self.not_strict and not self.notes
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class PortabilityReport:
+    """Per tool, what an export to one provider changed or could not do.
+
+    Nothing is lost silently: a constraint the model no longer sees is still enforced by the tool's
+    contract.
+    """
+
+    provider: str
+    tools: tuple[ToolReport, ...]
+
+    def for_tool(self, name: str) -> ToolReport:
+        """The report of one tool."""
+        for report in self.tools:
+            if report.name == name:
+                return report
+        raise KeyError(name)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form of the report."""
+        return {
+            "provider": self.provider,
+            "tools": [
+                {
+                    "name": r.name,
+                    "strict": r.strict,
+                    "changes": [
+                        {"path": c.path, "action": c.action, "keyword": c.keyword, "reason": c.reason}
+                        for c in r.changes
+                    ],
+                    "not_strict": list(r.not_strict),
+                    "null_defaults": list(r.null_defaults),
+                    "notes": list(r.notes),
+                }
+                for r in self.tools
+            ],
+        }
+
+    def __str__(self) -> str:
+        lines = [f"portability report for {self.provider}:"]
+        for report in self.tools:
+            mode = {True: "strict", False: "non-strict", None: "no strict mode"}[report.strict]
+            lines.append(f"- {report.name} ({mode}){'' if report.lossless else ':'}")
+            lines.extend(f"    not strict: {reason}" for reason in report.not_strict)
+            lines.extend(f"    {change}" for change in report.changes)
+            lines.extend(f"    null means default: {path}" for path in report.null_defaults)
+            lines.extend(f"    note: {note}" for note in report.notes)
+        return "\n".join(lines)
+
+
+@final
+@dataclass(frozen=True)
+class Export:
+    """An export: the provider's JSON-ready tool list and the report of what it took.
+
+    `tools` returns a fresh copy on every access. Keep the export to parse the provider's calls: it
+    knows which nulls stand for omitted fields (see `ToolReport.null_defaults`).
+    """
+
+    provider: str
+    report: PortabilityReport
+    _tools: bytes = field(repr=False)
+    _schemas: Mapping[str, dict[str, Any]] = field(repr=False, default_factory=dict)
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        """The tool definitions in the provider's wire format (a fresh copy)."""
+        value: list[dict[str, Any]] = json.loads(self._tools)
+        return value
+
+    def original_schema(self, name: str) -> dict[str, Any] | None:
+        """The contract's own input schema of a tool in this export (for repairs), or None."""
+        schema = self._schemas.get(name)
+        return None if schema is None else json.loads(json.dumps(schema))
+
+
+def make_export(
+    provider: str, tools: Sequence[dict[str, Any]], reports: Sequence[ToolReport], definitions: Sequence[Definition]
+) -> Export:
+    """Freeze an export (internal helper for the provider modules)."""
+    return Export(
+        provider=provider,
+        report=PortabilityReport(provider=provider, tools=tuple(reports)),
+        _tools=json.dumps(list(tools), ensure_ascii=False).encode("utf-8"),
+        _schemas={d.name: d.input_schema for d in definitions if any(r.null_defaults for r in reports)},
+    )
+
+
+def check_name(provider: str, name: str, pattern: str, limit: int) -> None:
+    """Raise `ProviderError` naming the tool and the rule when `name` breaks the provider's rule."""
+    if len(name) > limit or not re.fullmatch(pattern, name):
+        raise ProviderError(
+            f"tool {name!r} cannot be exported to {provider}: names must match {pattern} (at most {limit} characters)"
+        )
+
+
+def description_note(description: str, limit: int | None) -> tuple[str, ...]:
+    """A note when a description exceeds the provider's limit (it is sent as is; the provider may refuse it)."""
+    if limit is not None and len(description) > limit:
+        return (f"description has {len(description)} characters; this provider accepts at most {limit}",)
+    return ()
+
+
+GENERIC_FAILURE: Final = 'error: tool "{name}" failed'
+UNAVAILABLE: Final = 'error: tool "{name}" is not available'
+
+
+def outcome_output(name: str, outcome: Result | BaseException) -> tuple[Output, bool]:
+    """What the model is shown for an outcome, and whether it is an error.
+
+    A `Result` shows its output. An error shows, in this order: a `Failure`'s public output, an input
+    rejection's message, an unknown tool's fixed text, or a generic ``error: tool "<name>" failed``:
+    nothing of any other error reaches the model. A result that requests input is not a tool result:
+    the driver must answer it and resume the call first.
+    """
+    if isinstance(outcome, Result):
+        if outcome.input_request is not None:
+            raise ProviderError("a result that requests input is not a tool result; answer it and resume the call")
+        return outcome.output, False
+    if not isinstance(outcome, BaseException):
+        raise ProviderError(f"an outcome is a Result or an exception, not {type(outcome).__name__}")
+    failure = classify_failure(outcome)
+    if failure is not None:
+        return failure.output, True
+    rejection = classify_input_rejection(outcome)
+    if rejection is not None:
+        return Output.from_text(rejection.message), True
+    if isinstance(outcome, UnknownToolError):
+        return Output.from_text(UNAVAILABLE.format(name=outcome.name[:80])), True
+    return Output.from_text(GENERIC_FAILURE.format(name=name)), True
+
+
+def output_text(output: Output) -> str:
+    """The output as one string: its text, or its details' JSON; media are named, not dropped silently."""
+    text = output.text()
+    if text is not None:
+        return text
+    return "".join(
+        getattr(block, "text", None) or f"[{block.mime_type} media]"  # type: ignore[union-attr]
+        for block in output.content
+    )
+
+
+def arguments_text(arguments: object, where: str) -> str:
+    """A provider's arguments as JSON text: kept as given when a string, encoded when already parsed."""
+    if isinstance(arguments, str):
+        return arguments
+    if arguments is None:
+        return ""
+    if isinstance(arguments, dict):
+        return json.dumps(arguments, ensure_ascii=False, allow_nan=False)
+    raise ProviderError(f"{where}: tool call arguments must be a JSON string or object, not {type(arguments).__name__}")
+
+
+def repair_nulls(arguments: str, schema: dict[str, Any] | None) -> str:
+    """Drop members whose ``null`` only a strict export's nullable repair could have produced.
+
+    A member is dropped when it is null and, in the contract's own schema, optional and not nullable:
+    the strict export made it required and nullable, so null means "omitted" and the default applies.
+    Anything that does not parse is returned unchanged: the contract reports it.
+    """
+    if schema is None or "null" not in arguments:
+        return arguments
+    try:
+        data = arguments.encode("utf-8")
+    except UnicodeEncodeError:
+        return arguments
+    # Only a document the contract would admit is touched: re-encoding must never hide a duplicate
+    # member, a lone surrogate or an overflowing number from it. Numbers keep their spelling.
+    if syntax_problem(data) is not None:
+        return arguments
+    value = loads_exact(data)
+    if not _repair(value, schema, schema, 0):
+        return arguments
+    return canonical_json(value).decode("utf-8")
+
+
+def _repair(value: Any, schema: Any, root: dict[str, Any], depth: int) -> bool:
+    if depth > 64:
+        return False
+    if isinstance(value, list):
+        item = _object_schemas(schema, root, 0)
+        changed = False
+        for node in item:
+            items = node.get("items")
+            if isinstance(items, dict):
+                for element in value:
+                    changed |= _repair(element, items, root, depth + 1)
+        return changed
+    if not isinstance(value, dict):
+        return False
+    candidates = [node for node in _object_schemas(schema, root, 0) if "properties" in node]
+    if not candidates:
+        return False
+    changed = False
+    for key in list(value):
+        member = value[key]
+        props = [node["properties"].get(key) for node in candidates if key in node.get("properties", {})]
+        if not props:
+            continue
+        if (
+            member is None
+            and all(key not in node.get("required", []) for node in candidates if key in node.get("properties", {}))
+            and not any(_allows_null(p, root, 0) for p in props)
+        ):
+            del value[key]
+            changed = True
+            continue
+        for prop in props:
+            changed |= _repair(member, prop, root, depth + 1)
+    return changed
+
+
+def _object_schemas(schema: Any, root: dict[str, Any], depth: int) -> list[dict[str, Any]]:
+    if not isinstance(schema, dict) or depth > 32:
+        return []
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        return _object_schemas(_resolve(ref, root), root, depth + 1)
+    found = [schema]
+    for keyword in ("anyOf", "oneOf", "allOf"):
+        for choice in schema.get(keyword, []):
+            found.extend(_object_schemas(choice, root, depth + 1))
+    return found
+
+
+def _allows_null(schema: Any, root: dict[str, Any], depth: int) -> bool:
+    if schema is True or schema == {}:
+        return True
+    if not isinstance(schema, dict) or depth > 32:
+        return False
+    kind = schema.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    if None in schema.get("enum", [1]) or ("const" in schema and schema["const"] is None):
+        return True
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and _allows_null(_resolve(ref, root), root, depth + 1):
+        return True
+    return any(_allows_null(choice, root, depth + 1) for choice in schema.get("anyOf", []) + schema.get("oneOf", []))
+
+
+def _resolve(ref: str, root: dict[str, Any]) -> Any:
+    if ref == "#":
+        return root
+    if not ref.startswith("#/"):
+        return None
+    node: Any = root
+    for part in ref[2:].split("/"):
+        node = node.get(part.replace("~1", "/").replace("~0", "~")) if isinstance(node, dict) else None
+    return node
