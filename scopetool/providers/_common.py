@@ -6,9 +6,9 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, TypeAlias, final
+from typing import Any, Final, Literal, TypeAlias, cast, final
 
-from .._binding import Binding
+from .._binding import Binding, Tool
 from .._contract import Request
 from .._definition import Definition
 from .._errors import ScopetoolError
@@ -44,7 +44,7 @@ class UnknownToolError(ScopetoolError, LookupError):
         self.name = name
 
 
-Tools: TypeAlias = Registry | Iterable[Binding | Definition] | Binding | Definition
+Tools: TypeAlias = Registry | Iterable[Binding | Tool | Definition] | Binding | Tool | Definition
 """What an export accepts: a registry, bindings, tools' definitions (or one of them)."""
 
 
@@ -52,16 +52,15 @@ def definitions_of(tools: Tools) -> list[Definition]:
     """The definitions to export, in a stable order (a registry's is sorted by name)."""
     if isinstance(tools, Registry):
         return tools.definitions()
-    if isinstance(tools, Binding | Definition):
-        tools = [tools]
+    single = isinstance(tools, Binding | Definition) or callable(getattr(tools, "definition", None))
+    items = cast(Iterable[object], [tools] if single else tools)
     found: list[Definition] = []
-    for item in tools:
+    for item in items:
+        declare = getattr(item, "definition", None)
         if isinstance(item, Definition):
             found.append(item)
-        elif isinstance(item, Binding):
-            found.append(item.definition())
-        elif callable(getattr(item, "definition", None)):
-            definition = item.definition()
+        elif callable(declare):
+            definition = declare()
             if not isinstance(definition, Definition):
                 raise ProviderError(f"{type(item).__name__}.definition() returned {type(definition).__name__}")
             found.append(definition)
@@ -222,7 +221,7 @@ def make_export(
         provider=provider,
         report=PortabilityReport(provider=provider, tools=tuple(reports)),
         _tools=json.dumps(list(tools), ensure_ascii=False).encode("utf-8"),
-        _schemas={d.name: d.input_schema for d in definitions if any(r.null_defaults for r in reports)},
+        _schemas={d.name: d.input_schema for d, r in zip(definitions, reports, strict=True) if r.null_defaults},
     )
 
 

@@ -202,8 +202,8 @@ def _openai_object(node: dict[str, Any], path: str, edit: Edit) -> None:
 
 def _make_nullable(prop: dict[str, Any]) -> None:
     kind = prop.get("type")
-    if "$ref" in prop or "anyOf" in prop:
-        choices = prop.pop("anyOf", None) or [{"$ref": prop.pop("$ref")}]
+    if "$ref" in prop or "anyOf" in prop or "oneOf" in prop:
+        choices = prop.pop("anyOf", None) or prop.pop("oneOf", None) or [{"$ref": prop.pop("$ref")}]
         if not any(c.get("type") == "null" for c in choices if isinstance(c, dict)):
             choices.append({"type": "null"})
         prop["anyOf"] = choices

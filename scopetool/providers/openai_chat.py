@@ -40,7 +40,7 @@ from ._common import (
 )
 from ._transform import openai_strict
 
-__all__ = ["NAME_PATTERN", "export_tools", "parse_tool_calls", "result_message"]
+__all__ = ["NAME_PATTERN", "PROVIDER", "export_tools", "parse_tool_calls", "result_message"]
 
 PROVIDER: Final = "openai-chat"
 NAME_PATTERN: Final = r"[a-zA-Z0-9_-]{1,64}"
@@ -99,7 +99,12 @@ def parse_tool_calls(
     With the `Export` the tools were sent with, a ``null`` the strict export introduced for an
     optional field is read as "omitted", so the field's default applies.
     """
-    calls = message.get("tool_calls") or [] if isinstance(message, Mapping) else list(message)
+    if isinstance(message, Mapping):
+        calls = message.get("tool_calls") or []
+    elif isinstance(message, Iterable) and not isinstance(message, str | bytes):
+        calls = list(message)
+    else:
+        raise ProviderError(f"expected an assistant message or its tool_calls, not {type(message).__name__}")
     found: list[ToolCall] = []
     for index, call in enumerate(calls):
         where = f"tool_calls[{index}]"

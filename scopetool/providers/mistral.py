@@ -1,0 +1,150 @@
+"""Mistral chat completions: OpenAI-like ``tools=[{"type": "function", "function": {...}}]``.
+
+Example:
+    ```python
+    from scopetool import Registry, tool
+    from scopetool.providers import mistral
+
+    @tool
+    def add(a: int, b: int) -> int:
+        \"\"\"Add two integers.\"\"\"
+        return a + b
+
+    export = mistral.export_tools(Registry(add))
+    print(export.tools[0]["function"]["strict"])
+    #> True
+    calls = mistral.parse_tool_calls(
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "D681PevKs", "type": "function", "function": {"name": "add", "arguments": '{"a": 2, "b": 3}'}}
+        ]}
+    )
+    print(calls[0].id, calls[0].name)
+    #> D681PevKs add
+    ```
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+from .._contract import Request
+from .._output import Result
+from ._common import (
+    Export,
+    ProviderError,
+    ToolCall,
+    ToolReport,
+    Tools,
+    arguments_text,
+    check_name,
+    definitions_of,
+    make_export,
+    outcome_output,
+    output_text,
+    repair_nulls,
+)
+from ._mistral_schema import mistral_strict
+
+__all__ = ["NAME_PATTERN", "PROVIDER", "export_tools", "parse_tool_calls", "result_message"]
+
+PROVIDER: Final = "mistral"
+NAME_PATTERN: Final = r"[a-zA-Z0-9_-]{1,64}"
+
+
+def export_tools(tools: Tools, *, strict: bool = True) -> Export:
+    """The tools as Mistral function tools.
+
+    With ``strict=True`` every object of a schema is closed (``additionalProperties: false``, as
+    Mistral's own strict helper does) and the tool is sent with ``strict: true``; ``required`` is kept
+    as written, so optional fields stay optional. A schema with an open object (a ``dict`` field)
+    cannot be closed without changing its meaning: it falls back to ``strict: false`` with its original
+    schema, and the report says why. Mistral has no known description limit.
+    """
+    definitions = definitions_of(tools)
+    wire: list[dict[str, Any]] = []
+    reports: list[ToolReport] = []
+    for definition in definitions:
+        check_name(PROVIDER, definition.name, NAME_PATTERN, 64)
+        function: dict[str, Any] = {"name": definition.name}
+        if definition.description:
+            function["description"] = definition.description
+        if strict:
+            transformed = mistral_strict(definition.input_schema)
+            function["parameters"] = transformed.schema
+            function["strict"] = transformed.strict
+            reports.append(
+                ToolReport(
+                    name=definition.name,
+                    strict=transformed.strict,
+                    changes=transformed.changes,
+                    not_strict=transformed.not_strict,
+                )
+            )
+        else:
+            function["parameters"] = definition.input_schema
+            function["strict"] = False
+            reports.append(ToolReport(name=definition.name, strict=False))
+        wire.append({"type": "function", "function": function})
+    return make_export(PROVIDER, wire, reports, definitions)
+
+
+def parse_tool_calls(
+    message: Mapping[str, Any] | Iterable[Mapping[str, Any]], export: Export | None = None
+) -> list[ToolCall]:
+    """The tool calls of an assistant message (or of its ``tool_calls`` list), as `ToolCall`s.
+
+    Arguments may be a JSON string or an already parsed object (Mistral's SDK accepts both).
+
+    Raises:
+        ProviderError: a tool call is malformed, or `export` was made for another provider.
+    """
+    if export is not None and export.provider != PROVIDER:
+        raise ProviderError(f"an export for {export.provider} cannot read {PROVIDER} tool calls")
+    if isinstance(message, Mapping):
+        calls = message.get("tool_calls") or []
+    elif isinstance(message, str | bytes) or not isinstance(message, Iterable):
+        raise ProviderError(f"expected an assistant message or a list of tool calls, not {type(message).__name__}")
+    else:
+        calls = list(message)
+    if not isinstance(calls, list):
+        raise ProviderError("tool_calls must be a list")
+    found: list[ToolCall] = []
+    for index, call in enumerate(calls):
+        where = f"tool_calls[{index}]"
+        if not isinstance(call, Mapping) or call.get("type", "function") not in ("function", None):
+            raise ProviderError(f"{where}: not a function tool call")
+        function = call.get("function")
+        if not isinstance(function, Mapping) or not isinstance(function.get("name"), str) or not function["name"]:
+            raise ProviderError(f"{where}: missing function name")
+        name = function["name"]
+        arguments = arguments_text(function.get("arguments"), where)
+        if export is not None:
+            arguments = repair_nulls(arguments, export.original_schema(name))
+        call_id = call.get("id")
+        found.append(
+            ToolCall(id=call_id if isinstance(call_id, str) else None, request=Request(name=name, arguments=arguments))
+        )
+    return found
+
+
+def result_message(call: ToolCall, outcome: Result | BaseException) -> dict[str, Any]:
+    """The ``{"role": "tool"}`` message answering `call`.
+
+    It carries the call's id and, when it is a valid tool name, the tool's name. Mistral has no error
+    flag, so an error is told in the text itself: a `Failure`'s output, a rejection's message, or a
+    generic text. Media are named in the text.
+
+    Raises:
+        ProviderError: the call has no id (Mistral requires ``tool_call_id``), or the outcome is not a
+            tool result.
+    """
+    if call.id is None:
+        raise ProviderError("a Mistral tool message needs the call's id")
+    output, _ = outcome_output(call.name, outcome)
+    message: dict[str, Any] = {"role": "tool", "tool_call_id": call.id}
+    if re.fullmatch(NAME_PATTERN, call.name):
+        message["name"] = call.name
+    message["content"] = output_text(output)
+    return message

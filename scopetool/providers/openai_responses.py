@@ -1,0 +1,207 @@
+"""OpenAI Responses API: flat ``tools=[{"type": "function", "name": ..., "parameters": ...}]``.
+
+Tool calls come back as ``function_call`` output items; each result goes back as a
+``function_call_output`` input item with the same ``call_id``.
+
+Example:
+    ```python
+    from scopetool import Registry, tool
+    from scopetool.providers import openai_responses
+
+    @tool
+    def add(a: int, b: int) -> int:
+        \"\"\"Add two integers.\"\"\"
+        return a + b
+
+    export = openai_responses.export_tools(Registry(add))
+    print(export.tools[0]["strict"], export.tools[0]["output_schema"])
+    #> True {'type': 'integer'}
+    calls = openai_responses.parse_tool_calls(
+        {"output": [{"type": "function_call", "call_id": "call_1", "name": "add", "arguments": '{"a": 2, "b": 3}'}]}
+    )
+    print(calls[0].id, calls[0].request.arguments)
+    #> call_1 {"a": 2, "b": 3}
+    ```
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+from .._contract import Request
+from .._output import MediaBlock, Output, Result, TextBlock
+from ._common import (
+    Export,
+    ProviderError,
+    ToolCall,
+    ToolReport,
+    Tools,
+    arguments_text,
+    check_name,
+    definitions_of,
+    description_note,
+    make_export,
+    outcome_output,
+    output_text,
+    repair_nulls,
+)
+from ._transform import openai_strict
+
+__all__ = ["NAME_PATTERN", "PROVIDER", "export_tools", "parse_tool_calls", "result_message"]
+
+PROVIDER: Final = "openai-responses"
+NAME_PATTERN: Final = r"[a-zA-Z0-9_-]{1,64}"
+DESCRIPTION_LIMIT: Final = 1024
+"""Chat Completions' limit; the Responses API is assumed to share it (providers.md §3.2)."""
+_FILE_TYPES: Final = frozenset({"application/pdf"})
+"""Non-image media a ``function_call_output`` carries as an ``input_file``; other media are named in text."""
+
+
+def export_tools(tools: Tools, *, strict: bool = True, output_schema: bool = True) -> Export:
+    """The tools as Responses API function tools.
+
+    ``strict`` is always sent explicitly: when it is omitted the API tries strict mode on its own and
+    may make optional fields required. With ``strict=True`` each schema that fits OpenAI's strict
+    subset is sent with ``strict: true`` (optional fields made required and nullable: see
+    `ToolReport.null_defaults`); one that cannot be made strict falls back to ``strict: false`` with its
+    original schema, and the report says why.
+
+    Args:
+        tools: A registry, bindings, tools or definitions.
+        strict: Ask for OpenAI's strict mode where the schema allows it.
+        output_schema: Send a definition's output schema as the tool's ``output_schema`` (it describes
+            the JSON of a result's details, which is the string output when the result has no content).
+            Turn it off for deployments that do not know the field.
+    """
+    definitions = definitions_of(tools)
+    wire: list[dict[str, Any]] = []
+    reports: list[ToolReport] = []
+    for definition in definitions:
+        check_name(PROVIDER, definition.name, NAME_PATTERN, 64)
+        entry: dict[str, Any] = {"type": "function", "name": definition.name}
+        if definition.description:
+            entry["description"] = definition.description
+        notes = description_note(definition.description, DESCRIPTION_LIMIT)
+        if strict:
+            transformed = openai_strict(definition.input_schema)
+            entry["parameters"] = transformed.schema
+            entry["strict"] = transformed.strict
+            report = ToolReport(
+                name=definition.name,
+                strict=transformed.strict,
+                changes=transformed.changes,
+                not_strict=transformed.not_strict,
+                null_defaults=transformed.null_defaults,
+                notes=notes,
+            )
+        else:
+            entry["parameters"] = definition.input_schema
+            entry["strict"] = False
+            report = ToolReport(name=definition.name, strict=False, notes=notes)
+        declared = definition.output_schema
+        if output_schema and declared is not None:
+            # The SDK type takes an object; a boolean schema has an object twin of the same meaning.
+            entry["output_schema"] = declared if isinstance(declared, dict) else ({} if declared else {"not": {}})
+        wire.append(entry)
+        reports.append(report)
+    return make_export(PROVIDER, wire, reports, definitions)
+
+
+def parse_tool_calls(
+    response: Mapping[str, Any] | Iterable[Mapping[str, Any]], export: Export | None = None
+) -> list[ToolCall]:
+    """The ``function_call`` items of a response (or of a list of items), as `ToolCall`s.
+
+    Each call's id is its ``call_id``, which the result item must echo. Items of other types (messages,
+    reasoning, built-in tool calls) are skipped. A call inside a ``namespace`` keeps the namespace in
+    its name (``namespace.name``), so it never reaches a top-level tool of the same name. With the
+    `Export` the tools were sent with, a ``null`` the strict export introduced for an optional field is
+    read as "omitted", so the field's default applies.
+
+    Raises:
+        ProviderError: the payload is not a response or a list of items, or a function call is malformed.
+    """
+    if export is not None and export.provider != PROVIDER:
+        raise ProviderError(f"an export for {export.provider} cannot read {PROVIDER} tool calls")
+    if isinstance(response, Mapping):
+        items = response.get("output")
+        if not isinstance(items, list):
+            raise ProviderError("a Responses API response needs an output list of items")
+    elif isinstance(response, str | bytes) or not isinstance(response, Iterable):
+        raise ProviderError(f"expected a response or a list of items, not {type(response).__name__}")
+    else:
+        items = list(response)
+    found: list[ToolCall] = []
+    for index, item in enumerate(items):
+        where = f"output[{index}]"
+        if not isinstance(item, Mapping) or not isinstance(item.get("type"), str):
+            raise ProviderError(f"{where}: not a Responses API item (an object with a type)")
+        if item["type"] != "function_call":
+            continue
+        name = item.get("name")
+        call_id = item.get("call_id")
+        if not isinstance(name, str) or not name:
+            raise ProviderError(f"{where}: function call without a name")
+        if not isinstance(call_id, str) or not call_id:
+            raise ProviderError(f"{where}: function call without a call_id")
+        namespace = item.get("namespace")
+        if namespace is not None:
+            if not isinstance(namespace, str):
+                raise ProviderError(f"{where}: function call namespace must be a string")
+            name = f"{namespace}.{name}" if namespace else name
+        arguments = arguments_text(item.get("arguments"), where)
+        if export is not None:
+            arguments = repair_nulls(arguments, export.original_schema(name))
+        found.append(ToolCall(id=call_id, request=Request(name=name, arguments=arguments)))
+    return found
+
+
+def result_message(call: ToolCall, outcome: Result | BaseException) -> dict[str, Any]:
+    """The ``function_call_output`` input item answering `call`.
+
+    Text-only output goes as a string (details as their JSON when there is no content). Output with
+    media goes as a list of ``input_text``, ``input_image`` (images) and ``input_file`` (PDF) items;
+    other media are named in text. The Responses API has no error flag, so an error is told in the text
+    itself: a `Failure`'s output, a rejection's message, or a generic text.
+
+    Raises:
+        ProviderError: the call has no id, or the outcome is not a tool result.
+    """
+    if call.id is None:
+        raise ProviderError("a Responses API function_call_output needs the call's call_id")
+    output, _ = outcome_output(call.name, outcome)
+    return {"type": "function_call_output", "call_id": call.id, "output": _output_value(output)}
+
+
+def _output_value(output: Output) -> str | list[dict[str, Any]]:
+    if all(isinstance(block, TextBlock) for block in output.content):
+        return output_text(output)
+    parts: list[dict[str, Any]] = []
+    for block in output.content:
+        if isinstance(block, TextBlock):
+            parts.append({"type": "input_text", "text": block.text})
+        else:
+            parts.append(_media_part(block))
+    return parts
+
+
+def _media_part(block: MediaBlock) -> dict[str, Any]:
+    mime = block.mime_type.split(";", 1)[0].strip().lower()
+    if mime.startswith("image/"):
+        if block.reference is not None:
+            return {"type": "input_image", "file_id": block.reference}
+        return {"type": "input_image", "image_url": block.uri if block.uri is not None else _data_url(block)}
+    if mime in _FILE_TYPES:
+        if block.reference is not None:
+            return {"type": "input_file", "file_id": block.reference}
+        if block.uri is not None:
+            return {"type": "input_file", "file_url": block.uri}
+        return {"type": "input_file", "filename": "attachment.pdf", "file_data": _data_url(block)}
+    return {"type": "input_text", "text": f"[{block.mime_type} media]"}
+
+
+def _data_url(block: MediaBlock) -> str:
+    data = block.data or b""
+    return f"data:{block.mime_type};base64,{base64.b64encode(data).decode('ascii')}"
