@@ -287,7 +287,10 @@ def arguments_text(arguments: object, where: str) -> str:
     if arguments is None:
         return ""
     if isinstance(arguments, dict):
-        return json.dumps(arguments, ensure_ascii=False, allow_nan=False)
+        try:
+            return json.dumps(arguments, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as error:
+            raise ProviderError(f"{where}: tool call arguments are not JSON: {error}") from None
     raise ProviderError(f"{where}: tool call arguments must be a JSON string or object, not {type(arguments).__name__}")
 
 
