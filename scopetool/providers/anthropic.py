@@ -1,0 +1,253 @@
+"""Anthropic Messages: ``tools=[{"name", "description", "input_schema", "strict"?}]``.
+
+Claude calls tools with ``tool_use`` content blocks; each answer is a ``tool_result`` block (with
+``is_error`` for errors) in the next user message, before any other content.
+
+Example:
+    ```python
+    from scopetool import Registry, tool
+    from scopetool.providers import anthropic
+
+    @tool
+    def add(a: int, b: int) -> int:
+        \"\"\"Add two integers.\"\"\"
+        return a + b
+
+    export = anthropic.export_tools(Registry(add), strict=True)
+    print(export.tools[0]["strict"], export.tools[0]["input_schema"]["required"])
+    #> True ['a', 'b']
+    block = {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {"a": 2, "b": 3}}
+    calls = anthropic.parse_tool_calls({"role": "assistant", "content": [block]})
+    print(calls[0].id, calls[0].request.arguments)
+    #> toolu_1 {"a": 2, "b": 3}
+    ```
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+from .._contract import Request
+from .._output import MediaBlock, Output, Result, TextBlock
+from ._anthropic_schema import anthropic_strict, fit_request, root_union
+from ._common import (
+    Export,
+    ProviderError,
+    ToolCall,
+    ToolReport,
+    Tools,
+    check_name,
+    definitions_of,
+    description_note,
+    make_export,
+    outcome_output,
+    repair_nulls,
+)
+from ._transform import Transformed
+
+__all__ = ["NAME_PATTERN", "PROVIDER", "export_tools", "parse_tool_calls", "result_message", "results_message"]
+
+PROVIDER: Final = "anthropic"
+NAME_PATTERN: Final = r"[a-zA-Z0-9_-]{1,128}"
+NAME_LIMIT: Final = 128
+IMAGE_TYPES: Final = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+"""Image media types a ``tool_result`` can carry (as base64 data, an http(s) URL or a file id)."""
+DOCUMENT_TYPES: Final = frozenset({"application/pdf"})
+"""Document media types a ``tool_result`` can carry (as base64 data, an http(s) URL or a file id)."""
+
+
+def export_tools(tools: Tools, *, strict: bool = False) -> Export:
+    """The tools as Anthropic Messages tool definitions.
+
+    Without ``strict`` each schema is sent exactly as the contract has it. With ``strict=True`` each
+    schema that fits Claude's strict subset is sent with ``strict: true``: objects closed,
+    ``required`` as written, ``oneOf`` as ``anyOf``, unsupported keywords moved into descriptions
+    (see `ToolReport.changes`). A tool that cannot be strict (open dicts, recursion, ``Any``, tuples
+    of different types), or that would take the request over Claude's limits (20 strict tools, 24
+    optional and 16 union parameters across them, first come first served in export order), is
+    sent as is without ``strict``, and `ToolReport.not_strict` says why.
+
+    Raises:
+        ProviderError: a name breaks Anthropic's rule, or a schema's root is a union (``anyOf``,
+            ``oneOf`` or ``allOf``), which Anthropic refuses at the top level in every mode.
+    """
+    definitions = definitions_of(tools)
+    schemas = []
+    for definition in definitions:
+        check_name(PROVIDER, definition.name, NAME_PATTERN, NAME_LIMIT)
+        schema = definition.input_schema
+        keyword = root_union(schema)
+        if keyword is not None:
+            raise ProviderError(
+                f"tool {definition.name!r} cannot be exported to {PROVIDER}: input_schema does not support "
+                f"oneOf, allOf, or anyOf at the top level (its root uses {keyword})"
+            )
+        schemas.append(schema)
+    results = fit_request([anthropic_strict(s) for s in schemas], schemas) if strict else None
+    wire: list[dict[str, Any]] = []
+    reports: list[ToolReport] = []
+    for index, definition in enumerate(definitions):
+        tool: dict[str, Any] = {"name": definition.name}
+        if definition.description:
+            tool["description"] = definition.description
+        notes = description_note(definition.description, None)
+        if results is None:
+            tool["input_schema"] = schemas[index]
+            reports.append(ToolReport(name=definition.name, strict=False, notes=notes))
+        else:
+            result: Transformed = results[index]
+            tool["input_schema"] = result.schema
+            if result.strict:
+                tool["strict"] = True
+            reports.append(
+                ToolReport(
+                    name=definition.name,
+                    strict=result.strict,
+                    changes=result.changes,
+                    not_strict=result.not_strict,
+                    notes=notes,
+                )
+            )
+        wire.append(tool)
+    return make_export(PROVIDER, wire, reports, definitions)
+
+
+def parse_tool_calls(payload: Mapping[str, Any] | Iterable[Any], export: Export | None = None) -> list[ToolCall]:
+    """The ``tool_use`` blocks of an assistant message or Messages response, as `ToolCall`s.
+
+    `payload` is the response (or the assistant message) as a dict, or its ``content`` list; a
+    pydantic SDK object is read through its ``model_dump()``. Other blocks (text, thinking, server
+    tools) are skipped. `export` is accepted for symmetry with the other providers: Anthropic's
+    strict mode keeps optional fields optional, so there are no nulls to repair.
+
+    Raises:
+        ProviderError: the export is not an Anthropic one, the payload is not an assistant message,
+            or a ``tool_use`` block has no id, no name, or an ``input`` that is not an object.
+    """
+    payload = _plain(payload)
+    if isinstance(payload, Mapping):
+        role = payload.get("role", "assistant")
+        if role != "assistant":
+            raise ProviderError(f"tool calls come in an assistant message, not a {str(role)[:40]!r} one")
+        content = payload.get("content")
+        if content is None or isinstance(content, str):
+            return []
+    else:
+        content = payload
+    if isinstance(content, str | bytes) or not isinstance(content, Iterable):
+        raise ProviderError(f"message content must be a list of content blocks, not {type(content).__name__}")
+    if export is not None and export.provider != PROVIDER:
+        raise ProviderError(f"parse_tool_calls needs a {PROVIDER} export, not a {export.provider} one")
+    found: list[ToolCall] = []
+    for index, raw in enumerate(content):
+        block = _plain(raw)
+        where = f"content[{index}]"
+        if not isinstance(block, Mapping) or not isinstance(block.get("type"), str):
+            raise ProviderError(f"{where}: not a content block")
+        if block["type"] != "tool_use":
+            continue
+        call_id, name, arguments = block.get("id"), block.get("name"), block.get("input")
+        if not isinstance(call_id, str) or not call_id:
+            raise ProviderError(f"{where}: a tool_use block needs an id")
+        if not isinstance(name, str):
+            raise ProviderError(f"{where}: a tool_use block needs a name")
+        text = _object_text(arguments, where)
+        if export is not None:
+            text = repair_nulls(text, export.original_schema(name))
+        found.append(ToolCall(id=call_id, request=Request(name=name, arguments=text)))
+    return found
+
+
+def result_message(call: ToolCall, outcome: Result | BaseException) -> dict[str, Any]:
+    """The ``tool_result`` content block answering `call` (put it in a user message, first).
+
+    Text becomes text blocks, JPEG/PNG/GIF/WebP images and PDFs become image and document blocks
+    (inline bytes as base64, an http(s) URI as a URL source, a reference as a file id); other media
+    are named in a text block. With no content, `Output.details` is sent as JSON text. An error sets
+    ``is_error: true`` and shows only what `outcome_output` allows.
+    """
+    if call.id is None:
+        raise ProviderError("an Anthropic tool_result needs the call's tool_use id")
+    output, error = outcome_output(call.name, outcome)
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.id}
+    content = _content(output)
+    if content:
+        block["content"] = content
+    if error:
+        block["is_error"] = True
+    return block
+
+
+def results_message(
+    pairs: Iterable[tuple[ToolCall, Result | BaseException]], *, text: str | None = None
+) -> dict[str, Any]:
+    """The user message answering an assistant turn: every ``tool_result`` block, then `text` if any.
+
+    Raises:
+        ProviderError: no results, or two results for the same call.
+    """
+    blocks = [result_message(call, outcome) for call, outcome in pairs]
+    if not blocks:
+        raise ProviderError("a results message needs at least one tool result")
+    ids = [b["tool_use_id"] for b in blocks]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if repeated:
+        raise ProviderError(f"each tool_use id is answered once; repeated: {', '.join(repeated)}")
+    if text:
+        blocks.append({"type": "text", "text": text})
+    return {"role": "user", "content": blocks}
+
+
+def _content(output: Output) -> list[dict[str, Any]]:
+    if not output.content:
+        text = output.text()
+        return [{"type": "text", "text": text}] if text else []
+    blocks: list[dict[str, Any]] = []
+    for item in output.content:
+        if isinstance(item, TextBlock):
+            blocks.append({"type": "text", "text": item.text})
+        else:
+            blocks.append(_media(item))
+    return blocks
+
+
+def _media(block: MediaBlock) -> dict[str, Any]:
+    mime = block.mime_type.split(";", 1)[0].strip().lower()
+    kind = "image" if mime in IMAGE_TYPES else "document" if mime in DOCUMENT_TYPES else None
+    source: dict[str, Any] | None = None
+    if kind is not None:
+        if block.data is not None:
+            source = {"type": "base64", "media_type": mime, "data": base64.b64encode(block.data).decode("ascii")}
+        elif block.uri is not None:
+            if urlsplit(block.uri).scheme.lower() in ("http", "https"):
+                source = {"type": "url", "url": block.uri}
+        elif block.reference is not None:
+            source = {"type": "file", "file_id": block.reference}
+    if kind is None or source is None:
+        return {
+            "type": "text",
+            "text": f"[{mime} media not shown: Anthropic tool results carry JPEG, PNG, GIF and WebP images "
+            "and PDF documents, as data, an http(s) URL or a file id]",
+        }
+    return {"type": kind, "source": source}
+
+
+def _plain(value: Any) -> Any:
+    """A pydantic SDK object as its dict (``model_dump``); anything else unchanged."""
+    dump = getattr(value, "model_dump", None)
+    if not isinstance(value, Mapping) and callable(dump):
+        return dump(mode="json")
+    return value
+
+
+def _object_text(arguments: object, where: str) -> str:
+    if not isinstance(arguments, Mapping):
+        raise ProviderError(f"{where}: tool_use input must be an object, not {type(arguments).__name__}")
+    try:
+        return json.dumps(dict(arguments), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise ProviderError(f"{where}: tool_use input is not JSON: {error}") from None
