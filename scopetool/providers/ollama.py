@@ -1,0 +1,146 @@
+"""Ollama ``/api/chat``: ``tools=[{"type": "function", "function": {...}}]``, calls with object arguments.
+
+Ollama silently drops most of a JSON Schema before the model sees it (see `_ollama_schema`): the
+export inlines ``$ref``s, writes nullable values as type lists, keeps only the keys Ollama keeps and
+moves every other keyword (bounds, patterns, formats, defaults, nested object fields...) into the
+property's description. The report lists every change; the contract still enforces what the model
+no longer sees. A recursive schema cannot be inlined and is refused with `ProviderError`.
+
+Tool calls carry ``arguments`` as an object and no id (`ToolCall.id` is None); a result is a
+``{"role": "tool", "tool_name": ..., "content": ...}`` message. Ollama has no error flag: an error is
+told in the text (a `Failure`'s output, a rejection's message, or a generic text), and media blocks
+are named in the text.
+
+Example:
+    ```python
+    from typing import Annotated
+
+    from pydantic import Field
+
+    from scopetool import Registry, tool
+    from scopetool.providers import ollama
+
+    @tool
+    def search(query: str, limit: Annotated[int, Field(ge=1, le=50)] = 10) -> list[str]:
+        \"\"\"Search the catalogue.\"\"\"
+        return [query][:limit]
+
+    export = ollama.export_tools(Registry(search))
+    print(export.tools[0]["function"]["parameters"]["properties"]["limit"]["description"])
+    #> (default: 10; maximum: 50; minimum: 1)
+    ```
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+from .._contract import Request
+from .._output import Result
+from ._common import (
+    Export,
+    ProviderError,
+    ToolCall,
+    ToolReport,
+    Tools,
+    check_name,
+    definitions_of,
+    make_export,
+    outcome_output,
+    output_text,
+)
+from ._ollama_schema import ollama_schema
+
+__all__ = ["NAME_PATTERN", "PROVIDER", "export_tools", "parse_tool_calls", "result_message"]
+
+PROVIDER: Final = "ollama"
+NAME_PATTERN: Final = r"[A-Za-z0-9_-]{1,64}"
+"""Ollama enforces no name rule; this is scopetool's own, which every definition already meets."""
+
+
+def export_tools(tools: Tools) -> Export:
+    """The tools as Ollama function tools, their schemas fitted to what Ollama keeps.
+
+    Each report lists what was inlined, converted, dropped or moved into a description; ``strict``
+    is None (Ollama has no strict mode).
+
+    Raises:
+        ProviderError: A tool's schema is recursive (Ollama cannot resolve references), or two tools
+            share a name.
+    """
+    definitions = definitions_of(tools)
+    wire: list[dict[str, Any]] = []
+    reports: list[ToolReport] = []
+    for definition in definitions:
+        check_name(PROVIDER, definition.name, NAME_PATTERN, 64)
+        transformed = ollama_schema(definition.input_schema, definition.name)
+        function: dict[str, Any] = {"name": definition.name}
+        if definition.description:
+            function["description"] = definition.description
+        function["parameters"] = transformed.schema
+        wire.append({"type": "function", "function": function})
+        reports.append(ToolReport(name=definition.name, strict=None, changes=transformed.changes))
+    return make_export(PROVIDER, wire, reports, definitions)
+
+
+def parse_tool_calls(
+    message: Mapping[str, Any] | Iterable[Mapping[str, Any]], export: Export | None = None
+) -> list[ToolCall]:
+    """The tool calls of an assistant message, a chat response, or a ``tool_calls`` list.
+
+    Accepts ``{"role": "assistant", "tool_calls": [...]}``, the ``/api/chat`` response
+    ``{"message": {...}}``, or the list itself (an SDK object: pass its ``model_dump()``). Each call
+    is ``{"function": {"name": ..., "arguments": {...}}}``; Ollama gives no call id, so every
+    `ToolCall.id` is None: answer the calls in order. A message without tool calls gives ``[]``.
+
+    `export` is accepted for symmetry with the other providers; an Ollama export introduces no
+    nulls, so no argument needs repair.
+
+    Raises:
+        ProviderError: The payload is not in Ollama's tool-call format.
+    """
+    if export is not None and (not isinstance(export, Export) or export.provider != PROVIDER):
+        raise ProviderError(f"expected an export made by scopetool.providers.ollama, not {export!r}")
+    if isinstance(message, Mapping):
+        inner = message.get("message")
+        holder = inner if "tool_calls" not in message and isinstance(inner, Mapping) else message
+        calls: Any = holder.get("tool_calls") or []
+    elif isinstance(message, str | bytes | bytearray) or not isinstance(message, Iterable):
+        raise ProviderError(f"expected a message or a list of tool calls, not {type(message).__name__}")
+    else:
+        calls = message
+    if isinstance(calls, Mapping | str | bytes | bytearray) or not isinstance(calls, Iterable):
+        raise ProviderError(f"tool_calls must be a list, not {type(calls).__name__}")
+    found: list[ToolCall] = []
+    for index, call in enumerate(calls):
+        where = f"tool_calls[{index}]"
+        function = call.get("function") if isinstance(call, Mapping) else None
+        if not isinstance(function, Mapping):
+            raise ProviderError(f"{where}: not a function tool call")
+        name = function.get("name")
+        if not isinstance(name, str) or not name:
+            raise ProviderError(f"{where}: missing function name")
+        arguments = function.get("arguments")
+        if not isinstance(arguments, Mapping):
+            raise ProviderError(
+                f"{where}: Ollama sends arguments as a JSON object, not {type(arguments).__name__} "
+                "(for the OpenAI-compatible endpoint use scopetool.providers.openai_chat)"
+            )
+        try:
+            text = json.dumps(dict(arguments), ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as error:
+            raise ProviderError(f"{where}: arguments are not JSON: {error}") from None
+        found.append(ToolCall(id=None, request=Request(name=name, arguments=text)))
+    return found
+
+
+def result_message(call: ToolCall, outcome: Result | BaseException) -> dict[str, Any]:
+    """The ``{"role": "tool"}`` message answering `call`.
+
+    Ollama has no error flag, so an error is told in the text itself: a `Failure`'s output, a
+    rejection's message, or a generic text.
+    """
+    output, _ = outcome_output(call.name, outcome)
+    return {"role": "tool", "tool_name": call.name, "content": output_text(output)}
