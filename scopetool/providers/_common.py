@@ -294,6 +294,20 @@ def arguments_text(arguments: object, where: str) -> str:
     raise ProviderError(f"{where}: tool call arguments must be a JSON string or object, not {type(arguments).__name__}")
 
 
+def object_arguments(arguments: object, where: str, what: str = "arguments") -> str:
+    """Arguments a provider delivers already parsed (a JSON object) as JSON text for `Request`.
+
+    The transport parsed them, so duplicate member names were already collapsed before they reach
+    scopetool; everything else (types, unknown members, the schema) the contract still checks.
+    """
+    if not isinstance(arguments, Mapping):
+        raise ProviderError(f"{where}: {what} must be a JSON object, not {type(arguments).__name__}")
+    try:
+        return json.dumps(dict(arguments), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise ProviderError(f"{where}: {what} is not JSON: {error}") from None
+
+
 def repair_nulls(arguments: str, schema: dict[str, Any] | None) -> str:
     """Drop members whose ``null`` only a strict export's nullable repair could have produced.
 

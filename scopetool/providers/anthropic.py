@@ -26,7 +26,6 @@ Example:
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -44,6 +43,7 @@ from ._common import (
     definitions_of,
     description_note,
     make_export,
+    object_arguments,
     outcome_output,
     repair_nulls,
 )
@@ -155,7 +155,7 @@ def parse_tool_calls(payload: Mapping[str, Any] | Iterable[Any], export: Export 
             raise ProviderError(f"{where}: a tool_use block needs an id")
         if not isinstance(name, str):
             raise ProviderError(f"{where}: a tool_use block needs a name")
-        text = _object_text(arguments, where)
+        text = object_arguments(arguments, where, "tool_use input")
         if export is not None:
             text = repair_nulls(text, export.original_schema(name))
         found.append(ToolCall(id=call_id, request=Request(name=name, arguments=text)))
@@ -242,12 +242,3 @@ def _plain(value: Any) -> Any:
     if not isinstance(value, Mapping) and callable(dump):
         return dump(mode="json")
     return value
-
-
-def _object_text(arguments: object, where: str) -> str:
-    if not isinstance(arguments, Mapping):
-        raise ProviderError(f"{where}: tool_use input must be an object, not {type(arguments).__name__}")
-    try:
-        return json.dumps(dict(arguments), ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as error:
-        raise ProviderError(f"{where}: tool_use input is not JSON: {error}") from None

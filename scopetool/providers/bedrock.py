@@ -46,6 +46,7 @@ from ._common import (
     definitions_of,
     description_note,
     make_export,
+    object_arguments,
     outcome_output,
     repair_nulls,
 )
@@ -203,7 +204,7 @@ def parse_tool_calls(payload: Mapping[str, Any] | Iterable[Any], export: Export 
             raise ProviderError(f"{where}: a toolUse block needs a toolUseId")
         if not isinstance(name, str):
             raise ProviderError(f"{where}: a toolUse block needs a name")
-        text = _object_text(use.get("input"), where)
+        text = object_arguments(use.get("input"), where, "toolUse input")
         if export is not None:
             text = repair_nulls(text, export.original_schema(name))
         found.append(ToolCall(id=call_id, request=Request(name=name, arguments=text)))
@@ -282,12 +283,3 @@ def _media(block: MediaBlock, number: int) -> dict[str, Any]:
         "text": f"[{mime} media not shown: Bedrock tool results carry PNG, JPEG, GIF and WebP images and "
         "PDF, CSV, Word, Excel, HTML, text and Markdown documents, as bytes or an s3:// URI]"
     }
-
-
-def _object_text(arguments: object, where: str) -> str:
-    if not isinstance(arguments, Mapping):
-        raise ProviderError(f"{where}: toolUse input must be an object, not {type(arguments).__name__}")
-    try:
-        return json.dumps(dict(arguments), ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as error:
-        raise ProviderError(f"{where}: toolUse input is not JSON: {error}") from None

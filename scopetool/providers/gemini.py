@@ -44,6 +44,7 @@ from ._common import (
     check_name,
     definitions_of,
     make_export,
+    object_arguments,
     outcome_output,
     repair_nulls,
 )
@@ -207,15 +208,7 @@ def parse_tool_calls(payload: Mapping[str, Any] | Iterable[Any], export: Export 
         if not isinstance(name, str) or not name:
             raise ProviderError(f"{where}: functionCall has no name")
         args = call.get("args")
-        if args is None:
-            arguments = "{}"
-        elif isinstance(args, Mapping):
-            try:
-                arguments = json.dumps(dict(args), ensure_ascii=False, allow_nan=False)
-            except (TypeError, ValueError) as error:
-                raise ProviderError(f"{where}: functionCall args are not JSON: {error}") from None
-        else:
-            raise ProviderError(f"{where}: functionCall args must be an object, not {type(args).__name__}")
+        arguments = "{}" if args is None else object_arguments(args, where, "functionCall args")
         if export is not None:
             arguments = repair_nulls(arguments, export.original_schema(name))
         call_id = call.get("id")

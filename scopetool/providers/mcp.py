@@ -67,6 +67,7 @@ from ._common import (
     check_name,
     definitions_of,
     make_export,
+    object_arguments,
     outcome_output,
 )
 from ._transform import subschemas
@@ -259,15 +260,7 @@ def _parse_one(item: object, where: str) -> ToolCall:
     if not isinstance(name, str) or not name:
         raise ProviderError(f"{where}: params.name must be a non-empty string")
     arguments = params.get("arguments")
-    if arguments is None:
-        text = ""
-    elif isinstance(arguments, Mapping):
-        try:
-            text = json.dumps(dict(arguments), ensure_ascii=False, allow_nan=False)
-        except (TypeError, ValueError) as error:
-            raise ProviderError(f"{where}: params.arguments is not JSON: {error}") from None
-    else:
-        raise ProviderError(f"{where}: params.arguments must be an object, not {type(arguments).__name__}")
+    text = "" if arguments is None else object_arguments(arguments, where, "params.arguments")
     return ToolCall(id=call_id, request=Request(name=name, arguments=text))
 
 

@@ -33,7 +33,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
@@ -48,6 +47,7 @@ from ._common import (
     check_name,
     definitions_of,
     make_export,
+    object_arguments,
     outcome_output,
     output_text,
 )
@@ -128,10 +128,7 @@ def parse_tool_calls(
                 f"{where}: Ollama sends arguments as a JSON object, not {type(arguments).__name__} "
                 "(for the OpenAI-compatible endpoint use scopetool.providers.openai_chat)"
             )
-        try:
-            text = json.dumps(dict(arguments), ensure_ascii=False, allow_nan=False)
-        except (TypeError, ValueError) as error:
-            raise ProviderError(f"{where}: arguments are not JSON: {error}") from None
+        text = object_arguments(arguments, where)
         found.append(ToolCall(id=None, request=Request(name=name, arguments=text)))
     return found
 
