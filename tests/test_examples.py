@@ -57,3 +57,30 @@ def test_approval_flow_persists_answers_and_resumes() -> None:
     assert lines["asking a person"] == "Send 12.50 to ACME-7?"
     assert lines["result"] == "sent 1250 cents to ACME-7"
     assert json.loads(lines["ledger"]) == {"run-1/call-1": 1250}
+
+
+def test_provider_loop_answers_in_each_providers_format() -> None:
+    """The provider example answers every recorded call, in formats the providers' own SDK types accept."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent / "providers"))
+    from anthropic.types import MessageParam
+    from openai.types.chat import ChatCompletionToolMessageParam
+    from sdk_types import check_typed_dict
+
+    out = run("provider_loop.py")
+    openai_part = out[out.index("openai answers: ") + len("openai answers: ") : out.index("anthropic tools:")]
+    answers = json.loads(openai_part)
+    for answer in answers:
+        check_typed_dict(answer, ChatCompletionToolMessageParam)
+    contents = {a["tool_call_id"]: a["content"] for a in answers}
+    assert contents["call_1"] == "5"
+    assert json.loads(contents["call_2"]) == ["lamp #1", "lamp #2", "lamp #3"]  # null meant the default, 3
+    assert "$.b: Input should be a valid integer" in contents["call_3"]
+    assert "three" not in contents["call_3"]
+    assert contents["call_4"] == 'error: tool "delete_all" is not available'
+    message = json.loads(out[out.index("anthropic answer: ") + len("anthropic answer: ") :])
+    check_typed_dict(message, MessageParam)
+    first, second = message["content"]
+    assert first["tool_use_id"] == "toolu_1" and first["content"][0]["text"] == "42" and "is_error" not in first
+    assert second["is_error"] is True and "$.colour: unknown field" in second["content"][0]["text"]
