@@ -40,3 +40,16 @@ def test_import_is_light() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_provider_modules_import_no_sdk() -> None:
+    """Every provider adapter imports without loading any provider SDK: exports are plain dicts."""
+    modules = ["openai_chat", "openai_responses", "anthropic", "gemini", "mcp", "bedrock", "mistral", "ollama"]
+    sdks = ["openai", "anthropic", "google", "mcp", "botocore", "boto3", "mistralai", "ollama"]
+    code = (
+        "import sys, importlib; "
+        f"[importlib.import_module('scopetool.providers.' + m) for m in {modules!r}]; "
+        f"print(sorted({{k.split('.')[0] for k in sys.modules}} & set({sdks!r})))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
