@@ -88,9 +88,16 @@ __all__ = [
     "tool",
 ]
 
-for _name in __all__:
-    _value = globals()[_name]
-    if getattr(_value, "__module__", "").startswith("scopetool._"):
-        with contextlib.suppress(AttributeError, TypeError):  # aliases and constants keep theirs
-            _value.__module__ = "scopetool"
-del _name, _value
+
+def _present_as_scopetool() -> None:
+    """Public names report `scopetool` as their module, not the private module that defines them."""
+    names = globals()
+    for name in __all__:
+        value = names[name]
+        if getattr(value, "__module__", "").startswith("scopetool._"):
+            with contextlib.suppress(AttributeError, TypeError):  # aliases and constants keep theirs
+                value.__module__ = "scopetool"
+
+
+_present_as_scopetool()
+del _present_as_scopetool

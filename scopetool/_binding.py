@@ -60,6 +60,7 @@ class Binding:
     Calls may run concurrently when the tool supports it.
     """
 
+    # Module-private: only `bind` (below) writes these; nothing outside this module reads them.
     __slots__ = ("_call", "_contract", "_middlewares", "_tool")
 
     _call: Caller
@@ -94,10 +95,10 @@ class Binding:
 
         An invocation admitted by any other contract, even of an identical tool, is refused.
         """
-        if invocation.__class__ is not Invocation or invocation._contract is not self._contract:
+        if invocation.__class__ is not Invocation or invocation.contract is not self._contract:
             raise InvalidInvocationError("tool: invalid invocation: invocation does not belong to this binding")
         if self._middlewares:
-            result = await _Step(self, 0, invocation).run()
+            result = await _Step(self._middlewares, self._call, 0, invocation).run()
         else:
             result = await self._call(invocation)
         if result.__class__ is not Result:
@@ -118,18 +119,21 @@ _CLOSED: Final = 3
 class _Step:
     """One middleware layer of one call; the `call_next` handed to it forwards at most once."""
 
-    __slots__ = ("_binding", "_index", "_invocation", "_state")
+    __slots__ = ("_call", "_index", "_invocation", "_middlewares", "_state")
 
-    def __init__(self, binding: Binding, index: int, invocation: Invocation) -> None:
-        self._binding = binding
+    def __init__(
+        self, middlewares: tuple[CallMiddleware, ...], call: Caller, index: int, invocation: Invocation
+    ) -> None:
+        self._middlewares = middlewares
+        self._call = call
         self._index = index
         self._invocation = invocation
         self._state = _FRESH
 
     async def run(self) -> Result:
-        binding = self._binding
-        middleware = binding._middlewares[self._index]
-        forward = _Step(binding, self._index + 1, self._invocation)
+        middlewares = self._middlewares
+        middleware = middlewares[self._index]
+        forward = _Step(middlewares, self._call, self._index + 1, self._invocation)
         try:
             result = await middleware(self._invocation, forward)
         finally:
@@ -149,9 +153,8 @@ class _Step:
             raise InvalidInvocationError("tool: invalid invocation: a middleware forwarded the invocation twice")
         self._state = _RUNNING
         try:
-            binding = self._binding
-            if self._index == len(binding._middlewares):
-                return await binding._call(invocation)
+            if self._index == len(self._middlewares):
+                return await self._call(invocation)
             return await self.run()
         finally:
             if self._state == _RUNNING:
@@ -193,7 +196,7 @@ def bind(tool: Tool, /, *middlewares: CallMiddleware) -> Binding:
     """
     if tool is None:
         raise InvalidToolError("tool is None")
-    call = getattr(tool, "call", None)
+    call: Caller | None = getattr(tool, "call", None)  # read defensively: the caller may not be typed
     declare = getattr(tool, "definition", None)
     if not callable(call) or not callable(declare):
         raise InvalidToolError(f"{type(tool).__name__} is not a Tool: it needs definition() and async call()")
@@ -216,9 +219,11 @@ def bind(tool: Tool, /, *middlewares: CallMiddleware) -> Binding:
         except Exception as error:
             raise InvalidToolError(f"input validation: the declaration raised {type(error).__name__}") from error
     contract = Contract(definition, validator)
+    # The module-private slots of a new Binding (pyright checks privacy per class, not per module).
     binding = object.__new__(Binding)
-    binding._contract = contract
-    binding._tool = tool
-    binding._call = _definite_failures(call, definition.name) if definition.effect is Effect.SAFE else call
-    binding._middlewares = tuple(middlewares)
+    binding._contract = contract  # pyright: ignore[reportPrivateUsage]
+    binding._tool = tool  # pyright: ignore[reportPrivateUsage]
+    safe = definition.effect is Effect.SAFE
+    binding._call = _definite_failures(call, definition.name) if safe else call  # pyright: ignore[reportPrivateUsage]
+    binding._middlewares = tuple(middlewares)  # pyright: ignore[reportPrivateUsage]
     return binding

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Final, TypeVar
+from typing import Final, TypeVar, cast
 
 __all__ = ["Sealed", "find_one"]
 
@@ -41,8 +41,9 @@ def _find(error: BaseException | None, kind: type[E], depth: int, seen: set[int]
         if isinstance(error, kind):
             return error
         if isinstance(error, BaseExceptionGroup):
+            group = cast("BaseExceptionGroup[BaseException]", error)  # isinstance cannot name the member type
             hits: list[E] = []
-            for member in error.exceptions:
+            for member in group.exceptions:
                 hit = _find(member, kind, depth, seen)
                 if isinstance(hit, _Ambiguous):
                     return hit
@@ -74,18 +75,20 @@ class Sealed(BaseException):
         super().__init__(*args)
         self.__suppress_context__ = True
 
+    # typeshed declares both as plain attributes (BaseException | None): a property that reads None and
+    # accepts any assignment is a safe override, but pyright refuses any property over a variable.
     @property
-    def __cause__(self) -> None:  # pyright: ignore[reportIncompatibleVariableOverride]
+    def __cause__(self) -> None:
         return None
 
     @__cause__.setter
-    def __cause__(self, value: BaseException | None) -> None:
+    def __cause__(self, value: BaseException | None) -> None:  # pyright: ignore[reportIncompatibleVariableOverride]
         pass
 
     @property
-    def __context__(self) -> None:  # pyright: ignore[reportIncompatibleVariableOverride]
+    def __context__(self) -> None:
         return None
 
     @__context__.setter
-    def __context__(self, value: BaseException | None) -> None:
+    def __context__(self, value: BaseException | None) -> None:  # pyright: ignore[reportIncompatibleVariableOverride]
         pass

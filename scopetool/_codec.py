@@ -22,9 +22,9 @@ from pydantic_core import (
 )
 
 from ._errors import InvalidInvocationError, InvalidOutputError
-from ._json import canonical_json
+from ._json import canonical_json, is_array
 from ._output import Output
-from ._schema import STRICT_CONFIG, MemberCounter, json_schema_of, member_counter, strict_core_schema
+from ._schema import STRICT_CONFIG, MemberCounter, is_dict, json_schema_of, member_counter, strict_core_schema
 
 if TYPE_CHECKING:
     from ._contract import Invocation
@@ -107,10 +107,10 @@ class InputDecoder(Generic[T]):
 
 def _refuse_alias_lists(node: Any) -> None:
     """AliasChoices and AliasPath let one field read members the advertised schema cannot name."""
-    if isinstance(node, list):
+    if is_array(node):
         for item in node:
             _refuse_alias_lists(item)
-    elif isinstance(node, dict):
+    elif is_dict(node):
         if node.get("type") in ("model-field", "typed-dict-field", "dataclass-arg-field") and isinstance(
             node.get("validation_alias"), list
         ):
@@ -130,9 +130,9 @@ _PREBUILT_CARRIERS: Final = frozenset({"model", "dataclass", "typed-dict"})
 
 
 def _contains_kind(node: Any, kinds: frozenset[str]) -> bool:
-    if isinstance(node, list):
+    if is_array(node):
         return any(_contains_kind(item, kinds) for item in node)
-    if isinstance(node, dict):
+    if is_dict(node):
         if node.get("type") in kinds and (kinds is not _PREBUILT_CARRIERS or "cls" in node):
             return True
         return any(_contains_kind(value, kinds) for key, value in node.items() if key not in ("cls", "metadata"))

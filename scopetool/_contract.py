@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final, NewType, final
+from typing import Any, Final, NewType, cast, final
 
 import jiter
 from pydantic_core import ValidationError
@@ -82,6 +82,8 @@ NOTHING: Final = object()
 class Invocation:
     """A complete JSON object admitted by one exact contract. Only `Contract.prepare` makes one."""
 
+    # Module-private: `Contract.prepare` (the only maker) writes these and `take_decoded` hands out
+    # `_decoded`; nothing outside this module touches them (it reads the public properties).
     __slots__ = ("_admission", "_arguments", "_contract", "_decoded")
 
     _admission: Admission
@@ -169,12 +171,13 @@ class Contract:
         self._per_call_flags = True
         self._validate: Callable[..., Any] | None = None
         self._admit: Callable[[bytes], Any]
-        if isinstance(input_validator, InputDecoder) and input_validator.schema_json == definition.input_schema_json:
+        decoder = input_validator  # narrowed below on its own, so `input_validator` keeps its declared type
+        if isinstance(decoder, InputDecoder) and decoder.schema_json == definition.input_schema_json:
             # The decoder owns the schema it advertises: it is the whole schema check (fast path).
-            self._validate = input_validator.validator.validate_json
-            self._count = input_validator.counter
-            self._scan_non_finite = input_validator.may_hold_non_finite
-            self._per_call_flags = input_validator.reuses_prebuilt
+            self._validate = decoder.validator.validate_json
+            self._count = decoder.counter
+            self._scan_non_finite = decoder.may_hold_non_finite
+            self._per_call_flags = decoder.reuses_prebuilt
             self._admit = _never  # the fast path validates inline
         else:
             self._admit = self._schema_admission(input_validator)
@@ -235,6 +238,7 @@ class Contract:
                 )
             except Exception as error:  # noqa: BLE001 - classified outside the except block, so no context leaks
                 failure: Exception | None = error
+                value = None  # never read: the failure is raised below
             else:
                 failure = None
             if failure is not None:
@@ -248,11 +252,12 @@ class Contract:
                 problem = syntax_problem(self._utf8(raw))
                 if problem is not None:
                     raise self._rejected(problem.message)
+        # The module-private slots of a new Invocation (pyright checks privacy per class, not per module).
         invocation = _new(Invocation)
-        invocation._arguments = raw
-        invocation._contract = self
-        invocation._admission = admission
-        invocation._decoded = value
+        invocation._arguments = raw  # pyright: ignore[reportPrivateUsage]
+        invocation._contract = self  # pyright: ignore[reportPrivateUsage]
+        invocation._admission = admission  # pyright: ignore[reportPrivateUsage]
+        invocation._decoded = value  # pyright: ignore[reportPrivateUsage]
         return invocation
 
     def validate_result(self, result: Result, /) -> None:
@@ -304,7 +309,7 @@ class Contract:
 
     def _utf8(self, raw: str | bytes) -> bytes:
         if raw.__class__ is bytes:
-            return raw
+            return raw  # pyright: ignore[reportReturnType] - pyright does not narrow `x.__class__ is T` (mypy does)
         try:
             return raw.encode()  # type: ignore[union-attr]
         except UnicodeEncodeError:
@@ -366,11 +371,12 @@ def take_decoded(invocation: Invocation, decoder: object) -> Any:
     Handing it out once means no call can change what another call of the same invocation sees:
     later calls decode the arguments afresh.
     """
-    if invocation._contract._decoder is not decoder:
+    # Module-private slots (see `Invocation`); pyright checks privacy per class, not per module.
+    if invocation._contract._decoder is not decoder:  # pyright: ignore[reportPrivateUsage]
         return NOTHING
     with _TAKE:
-        value = invocation._decoded
-        invocation._decoded = NOTHING
+        value = invocation._decoded  # pyright: ignore[reportPrivateUsage]
+        invocation._decoded = NOTHING  # pyright: ignore[reportPrivateUsage]
     return value
 
 
@@ -386,7 +392,7 @@ def _may_hold_non_finite(raw: str | bytes) -> bool:
 
 def _as_bytes(raw: object) -> bytes:
     if isinstance(raw, bytearray | memoryview):
-        return bytes(raw)
+        return bytes(cast("bytearray | memoryview[int]", raw))  # isinstance cannot name a memoryview's item type
     raise InvalidInvocationError(f"tool: invalid invocation: arguments must be str or bytes, not {type(raw).__name__}")
 
 

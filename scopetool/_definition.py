@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 import re
 from enum import StrEnum
-from typing import Any, Final, final
+from typing import Any, Final, cast, final
 
 import jiter
 
 from ._errors import InvalidDefinitionError
-from ._json import canonical_json, loads_exact
+from ._json import canonical_json, is_array, is_object, loads_exact
 
 __all__ = ["NAME_PATTERN", "Definition", "Effect"]
 
@@ -199,7 +199,7 @@ def _canonical_schema(schema: object, what: str) -> bytes:
     if isinstance(schema, str):
         raw = schema.encode("utf-8", "surrogatepass")
     elif isinstance(schema, bytes | bytearray | memoryview):
-        raw = bytes(schema)
+        raw = bytes(cast("bytes | bytearray | memoryview[int]", schema))  # isinstance cannot name the item type
     else:
         raise InvalidDefinitionError(f"{what} must be a dict or JSON text, not {type(schema).__name__}")
     try:
@@ -214,9 +214,9 @@ def _canonical_schema(schema: object, what: str) -> bytes:
 
 
 def _finite(value: Any) -> bool:
-    if isinstance(value, dict):
+    if is_object(value):
         return all(_finite(member) for member in value.values())
-    if isinstance(value, list):
+    if is_array(value):
         return all(_finite(item) for item in value)
     if isinstance(value, jiter.LosslessFloat | float):
         return math.isfinite(float(value))

@@ -14,6 +14,8 @@ from typing import Any, Final
 
 from pydantic import ValidationError
 
+from ._json import JsonObject, is_array, is_object
+
 __all__ = ["describe_pydantic_error", "describe_schema_errors", "format_rejection", "render_path"]
 
 MAX_PROBLEMS: Final = 8
@@ -134,10 +136,10 @@ def _follow(document: Any, loc: Sequence[int | str], *, missing: bool) -> tuple[
     node = document
     last = len(loc) - 1
     for index, step in enumerate(loc):
-        if isinstance(node, dict) and isinstance(step, str) and step in node:  # noqa: SIM114 - typed apart
+        if is_object(node) and isinstance(step, str) and step in node:  # noqa: SIM114 - typed apart
             node = node[step]
             path.append(step)
-        elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
+        elif is_array(node) and isinstance(step, int) and 0 <= step < len(node):
             node = node[step]
             path.append(step)
         elif missing and index == last and isinstance(step, str):
@@ -205,16 +207,16 @@ def _member_names(schema: dict[str, Any], path: Sequence[int | str]) -> list[str
     return list(dict.fromkeys(names))
 
 
-def _resolve(root: dict[str, Any], node: Any, path: list[int | str], depth: int) -> list[dict[str, Any]]:
-    if not isinstance(node, dict) or depth > 32:
+def _resolve(root: JsonObject, node: Any, path: list[int | str], depth: int) -> list[JsonObject]:
+    if not is_object(node) or depth > 32:
         return []
     ref = node.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/"):
         target: Any = root
         for part in ref[2:].split("/"):
-            target = target.get(part.replace("~1", "/").replace("~0", "~")) if isinstance(target, dict) else None
+            target = target.get(part.replace("~1", "/").replace("~0", "~")) if is_object(target) else None
         return _resolve(root, target, path, depth + 1)
-    found: list[dict[str, Any]] = []
+    found: list[JsonObject] = []
     for keyword in ("anyOf", "oneOf", "allOf"):
         for choice in node.get(keyword, []):
             found.extend(_resolve(root, choice, path, depth + 1))

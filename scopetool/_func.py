@@ -294,7 +294,7 @@ def _arguments_schema(model: type[BaseModel], parameter_of: dict[str, str]) -> c
     definitions = None
     if schema["type"] == "definitions":
         definitions, schema = schema["definitions"], schema["schema"]
-    fields = {}
+    fields: dict[str, core_schema.TypedDictField] = {}
     for key, field in schema["schema"]["fields"].items():
         inner = field["schema"]
         required = inner["type"] != "default"

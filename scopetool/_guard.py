@@ -111,6 +111,7 @@ class Guard:
                 decision = await decision
         except Exception as error:  # noqa: BLE001 - sealed below, outside the handler
             policy_error: BaseException | None = error
+            decision = None  # never read: the policy error is raised below
         else:
             policy_error = None
         if policy_error is not None:

@@ -10,7 +10,7 @@ import jsonschema_rs
 
 from ._errors import ScopetoolError
 from ._feedback import describe_schema_errors
-from ._json import MAX_INPUT_BYTES, canonical_json, loads_exact, syntax_problem
+from ._json import MAX_INPUT_BYTES, canonical_json, is_object, loads_exact, syntax_problem
 
 __all__ = ["Continuation", "InputRequest", "InvalidInputRequestError", "compile_schema"]
 
@@ -187,7 +187,7 @@ class InputRequest:
     def from_json(cls, raw: str | bytes) -> InputRequest:
         """Rebuild a persisted request; unknown members are rejected."""
         value = _raw_value(raw, "input request")
-        if not isinstance(value, dict):
+        if not is_object(value):
             raise InvalidInputRequestError("an input request must be a JSON object")
         unknown = sorted(set(value) - {"prompt", "response_schema", "continuation_state"})
         if unknown or "prompt" not in value or "response_schema" not in value:

@@ -134,12 +134,15 @@ class CallError(Exception):
         self._cause = cause
         self._evidence = evidence
 
-    @property  # the cause stays visible whatever ``raise CallError(...) from x`` says
-    def __cause__(self) -> BaseException:  # pyright: ignore[reportIncompatibleVariableOverride]
+    # The cause stays visible whatever ``raise CallError(...) from x`` says. typeshed declares __cause__ a
+    # plain attribute (BaseException | None): a property that reads a BaseException and accepts any
+    # assignment is a safe override, but pyright refuses any property over a variable.
+    @property
+    def __cause__(self) -> BaseException:
         return self._cause
 
     @__cause__.setter
-    def __cause__(self, value: BaseException | None) -> None:
+    def __cause__(self, value: BaseException | None) -> None:  # pyright: ignore[reportIncompatibleVariableOverride]
         pass
 
     @property

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import mimetypes
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias, final
+from typing import Any, TypeAlias, cast, final
 from urllib.parse import urlsplit
 
 from ._errors import InvalidOutputError
@@ -113,7 +114,7 @@ class Output:
         if not isinstance(content, tuple):
             if isinstance(content, str | bytes) or not hasattr(content, "__iter__"):
                 raise InvalidOutputError("output: content must be a sequence of TextBlock and MediaBlock")
-            content = tuple(content)
+            content = tuple(cast("Iterable[object]", content))  # checked block by block below
             object.__setattr__(self, "content", content)
         for index, block in enumerate(content):
             if not isinstance(block, TextBlock | MediaBlock):
@@ -160,7 +161,7 @@ def _checked_json(raw: object, where: str) -> bytes:
         except UnicodeEncodeError:
             raise InvalidOutputError(f"{where}: not valid UTF-8 (lone surrogate)") from None
     elif isinstance(raw, bytes | bytearray | memoryview):
-        data = bytes(raw)
+        data = bytes(cast("bytes | bytearray | memoryview[int]", raw))  # isinstance cannot name the item type
     else:
         raise InvalidOutputError(f"{where}: must be JSON text (str or bytes), not {type(raw).__name__}")
     problem = syntax_problem(data, require_object=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextvars
 import logging
 import math
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Final, Protocol, final
@@ -73,7 +73,7 @@ def report_progress(progress: Progress) -> None:
 
 
 @contextmanager
-def progress_reporter(reporter: ProgressReporter | None) -> Iterator[None]:
+def progress_reporter(reporter: ProgressReporter | None) -> Generator[None, None, None]:
     """Install `reporter` for the calls made inside the ``with`` block (None removes one)."""
     if reporter is not None and not callable(reporter):
         raise InvalidProgressError("a progress reporter must be callable")

@@ -14,20 +14,27 @@ from __future__ import annotations
 
 import itertools
 import linecache
-from collections.abc import Callable
-from typing import Any, Final, cast
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any, Final, TypeGuard, cast
 
-from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue
 from pydantic_core import CoreSchema, core_schema
+
+from ._json import is_array
 
 __all__ = [
     "NON_FINITE",
     "STRICT_CONFIG",
     "MemberCounter",
+    "is_dict",
     "json_schema_of",
     "member_counter",
     "strict_core_schema",
 ]
+
+is_dict: Final = cast("Callable[[object], TypeGuard[dict[Any, Any]]]", dict.__instancecheck__)
+"""``isinstance(value, dict)``, typed for core-schema nodes and decoded values, whose keys need not be str
+(a tagged union's tags, a ``dict[int, ...]`` field). Like `is_object`, it costs what ``isinstance`` does."""
 
 STRICT_CONFIG: Final = core_schema.CoreConfig(strict=True, extra_fields_behavior="forbid", allow_inf_nan=False)
 """The configuration every admitting validator runs with."""
@@ -45,9 +52,9 @@ def strict_core_schema(schema: CoreSchema) -> CoreSchema:
 
 
 def _strict(node: Any) -> Any:
-    if isinstance(node, list):
+    if is_array(node):
         return [_strict(item) for item in node]
-    if not isinstance(node, dict):
+    if not is_dict(node):
         return node
     copy = {key: _strict(value) for key, value in node.items()}
     kind = copy.get("type")
@@ -78,9 +85,9 @@ class _Generator(GenerateJsonSchema):
         return value
 
 
-def json_schema_of(schema: CoreSchema, *, mode: str = "validation") -> dict[str, Any]:
+def json_schema_of(schema: CoreSchema, *, mode: JsonSchemaMode = "validation") -> dict[str, Any]:
     """The JSON Schema (2020-12) that pydantic derives from `schema`, closed and without the root title."""
-    value = _Generator(ref_template="#/$defs/{model}").generate(schema, mode=mode)  # type: ignore[arg-type]
+    value = _Generator(ref_template="#/$defs/{model}").generate(schema, mode=mode)
     ref = value.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/$defs/") and set(value) <= {"$ref", "$defs"}:
         # A recursive model's root is a reference; the root itself must be the object schema, so it is
@@ -203,7 +210,7 @@ class _Planner:
 
     def _typed_dict(self, schema: Any) -> Plan:
         _one_member_per_field(schema["fields"], schema.get("config", {}))
-        nested = []
+        nested: list[tuple[str, Plan]] = []
         for name, field in schema["fields"].items():
             if field["schema"]["type"] == "default":
                 raise _UnsoundError  # a default fills a key the JSON did not hold
@@ -213,8 +220,10 @@ class _Planner:
         return ("typed", nested)
 
     def _union(self, schema: Any) -> Plan:
-        raw_choices = schema["choices"]
-        choices = raw_choices.values() if isinstance(raw_choices, dict) else raw_choices
+        raw_choices = schema["choices"]  # a union's list, or a tagged union's dict keyed by tag
+        choices: Iterable[CoreSchema | tuple[CoreSchema, str]] = (
+            cast("dict[Hashable, CoreSchema]", raw_choices).values() if is_dict(raw_choices) else raw_choices
+        )
         plans: list[tuple[type, Plan]] = []
         for choice in choices:
             choice_schema = choice[0] if isinstance(choice, tuple) else choice
@@ -344,9 +353,9 @@ so admission runs the full I-JSON check, which names the number."""
 
 
 def _count_any(value: Any) -> int:
-    if isinstance(value, dict):
+    if is_dict(value):
         return len(value) + sum(map(_count_any, value.values()))
-    if isinstance(value, list):
+    if is_array(value):
         return sum(map(_count_any, value))
     if value.__class__ is float and value - value != 0:
         return NON_FINITE

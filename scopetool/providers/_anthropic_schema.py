@@ -16,6 +16,7 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
+from .._json import JsonObject, is_array, is_object
 from ._transform import ANNOTATIONS, Edit, Transformed, subschemas
 
 __all__ = [
@@ -111,8 +112,8 @@ def schema_cost(schema: dict[str, Any]) -> tuple[int, int]:
         if "anyOf" in node or isinstance(node.get("type"), list):
             unions += 1
         properties = node.get("properties")
-        if isinstance(properties, dict):
-            required = node.get("required") or []
+        if is_object(properties):
+            required = node.get("required") or ()
             optional += sum(1 for name in properties if name not in required)
         if depth < _MAX_DEPTH:
             for _, child in subschemas(node, ""):
@@ -173,8 +174,9 @@ class _Walker:
         self.inline = True
         self.defs: dict[tuple[str, str], dict[str, Any]] = {}
         for key in _DEFINITIONS:
-            for name, node in (schema.get(key) or {}).items():
-                self.defs[key, name] = node if isinstance(node, dict) else {}
+            definitions: JsonObject = schema.get(key) or {}
+            for name, node in definitions.items():
+                self.defs[key, name] = node if is_object(node) else {}
 
     # -- references
 
@@ -277,13 +279,13 @@ class _Walker:
         if "default" in node:
             moved["default"] = node.pop("default")
         if "enum" in node and not (
-            isinstance(node["enum"], list) and node["enum"] and all(_primitive(v) for v in node["enum"])
+            is_array(node["enum"]) and node["enum"] and all(_primitive(v) for v in node["enum"])
         ):
             edit.refuse(path, "enum must list strings, numbers, booleans or null")
         if "const" in node and not _primitive(node["const"]):
             edit.refuse(path, "const must be a string, number, boolean or null")
         kind = node.get("type")
-        kinds = kind if isinstance(kind, list) else [kind]
+        kinds = kind if is_array(kind) else [kind]
         if "object" in kinds or ("properties" in node and kind is None):
             self._object(node, path)
         if "array" in kinds:
@@ -305,7 +307,7 @@ class _Walker:
         for child_path, child in list(subschemas(node, path)):
             self.node(child, child_path, depth + 1)
         choices = node.get("anyOf")
-        if isinstance(choices, list) and any(_bare_union(choice) for choice in choices):
+        if is_array(choices) and any(_bare_union(choice) for choice in choices):
             node["anyOf"] = [
                 branch for choice in choices for branch in (choice["anyOf"] if _bare_union(choice) else [choice])
             ]
@@ -313,9 +315,9 @@ class _Walker:
 
     def _all_of(self, node: dict[str, Any], path: str) -> None:
         members = node.get("allOf")
-        if not isinstance(members, list):
+        if not is_array(members):
             return
-        if len(members) == 1 and isinstance(members[0], dict) and not set(members[0]) & set(node):
+        if len(members) == 1 and is_object(members[0]) and not set(members[0]) & set(node):
             node.update(node.pop("allOf")[0])
             self.edit.record(path, "inlined", "allOf", "a single-member allOf merged into its parent")
         elif any(next(_refs(member), None) is not None for member in members):
@@ -358,18 +360,20 @@ class _Walker:
         elif "additionalProperties" not in node:
             node["additionalProperties"] = False
             edit.record(path, "closed", "additionalProperties", "strict mode needs closed objects")
-        if not isinstance(node.get("properties"), dict):
+        properties = node.get("properties")
+        if not is_object(properties):
             node["properties"] = {}
             edit.record(path, "converted", "properties", "strict mode needs properties on every object")
-        for name, prop in node["properties"].items():
-            if not isinstance(prop, dict):
+            return
+        for name, prop in properties.items():
+            if not is_object(prop):
                 edit.refuse(f"{path}.{name}", "a value without a type (Any) cannot be strict")
 
     def _array(self, node: dict[str, Any], path: str) -> None:
         edit = self.edit
         prefix = node.get("prefixItems")
         if prefix is not None:
-            distinct = {json.dumps(item, sort_keys=True) for item in prefix} if isinstance(prefix, list) else set()
+            distinct: set[str] = {json.dumps(item, sort_keys=True) for item in prefix} if is_array(prefix) else set()
             if len(distinct) == 1 and node.get("items") in (None, False):
                 node["items"] = node.pop("prefixItems")[0]
                 edit.record(path, "converted", "prefixItems", "a same-typed tuple becomes items (length described)")
@@ -390,7 +394,7 @@ def _describe(node: dict[str, Any], moved: dict[str, Any]) -> None:
 
 
 def _bare_union(node: object) -> bool:
-    return isinstance(node, dict) and set(node) == {"anyOf"} and isinstance(node["anyOf"], list)
+    return is_object(node) and set(node) == {"anyOf"} and is_array(node["anyOf"])
 
 
 def _primitive(value: object) -> bool:
@@ -418,10 +422,10 @@ def _refs(node: Any) -> Iterator[str]:
     stack = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, dict):
+        if is_object(current):
             ref = current.get("$ref")
             if isinstance(ref, str):
                 yield ref
             stack.extend(current.values())
-        elif isinstance(current, list):
+        elif is_array(current):
             stack.extend(current)

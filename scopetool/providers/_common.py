@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, TypeAlias, cast, final
+from typing import Any, Final, Literal, TypeAlias, TypeGuard, cast, final
 
 from .._binding import Binding, Tool
 from .._contract import Request
 from .._definition import Definition
 from .._errors import ScopetoolError
-from .._json import canonical_json, loads_exact, syntax_problem
+from .._json import JsonObject, canonical_json, is_array, is_object, loads_exact, syntax_problem
 from .._outcome import classify_failure
 from .._output import Output, Result
 from .._registry import Registry
@@ -28,8 +28,17 @@ __all__ = [
     "Tools",
     "UnknownToolError",
     "definitions_of",
+    "is_iterable",
+    "is_mapping",
     "outcome_output",
 ]
+
+is_mapping: Final = cast("Callable[[object], TypeGuard[Mapping[str, Any]]]", Mapping.__instancecheck__)
+"""``isinstance(value, Mapping)``, typed for payloads: a provider's JSON objects (or SDK dumps) have str keys.
+
+Like `is_object`, it is the type's own check, so it costs what ``isinstance`` does."""
+is_iterable: Final = cast("Callable[[object], TypeGuard[Iterable[Any]]]", Iterable.__instancecheck__)
+"""``isinstance(value, Iterable)``, typed for payloads: what it yields is checked item by item."""
 
 
 class ProviderError(ScopetoolError, ValueError):
@@ -199,7 +208,7 @@ class Export:
     provider: str
     report: PortabilityReport
     _tools: bytes = field(repr=False)
-    _schemas: Mapping[str, dict[str, Any]] = field(repr=False, default_factory=dict)
+    _schemas: Mapping[str, dict[str, Any]] = field(repr=False, default_factory=dict[str, dict[str, Any]])
 
     @property
     def tools(self) -> list[dict[str, Any]]:
@@ -300,7 +309,7 @@ def object_arguments(arguments: object, where: str, what: str = "arguments") -> 
     The transport parsed them, so duplicate member names were already collapsed before they reach
     scopetool; everything else (types, unknown members, the schema) the contract still checks.
     """
-    if not isinstance(arguments, Mapping):
+    if not is_mapping(arguments):
         raise ProviderError(f"{where}: {what} must be a JSON object, not {type(arguments).__name__}")
     try:
         return json.dumps(dict(arguments), ensure_ascii=False, allow_nan=False)
@@ -331,19 +340,19 @@ def repair_nulls(arguments: str, schema: dict[str, Any] | None) -> str:
     return canonical_json(value).decode("utf-8")
 
 
-def _repair(value: Any, schema: Any, root: dict[str, Any], depth: int) -> bool:
+def _repair(value: Any, schema: Any, root: JsonObject, depth: int) -> bool:
     if depth > 64:
         return False
-    if isinstance(value, list):
+    if is_array(value):
         item = _object_schemas(schema, root, 0)
         changed = False
         for node in item:
             items = node.get("items")
-            if isinstance(items, dict):
+            if is_object(items):
                 for element in value:
                     changed |= _repair(element, items, root, depth + 1)
         return changed
-    if not isinstance(value, dict):
+    if not is_object(value):
         return False
     candidates = [node for node in _object_schemas(schema, root, 0) if "properties" in node]
     if not candidates:
@@ -367,8 +376,8 @@ def _repair(value: Any, schema: Any, root: dict[str, Any], depth: int) -> bool:
     return changed
 
 
-def _object_schemas(schema: Any, root: dict[str, Any], depth: int) -> list[dict[str, Any]]:
-    if not isinstance(schema, dict) or depth > 32:
+def _object_schemas(schema: Any, root: JsonObject, depth: int) -> list[JsonObject]:
+    if not is_object(schema) or depth > 32:
         return []
     ref = schema.get("$ref")
     if isinstance(ref, str):
@@ -380,10 +389,10 @@ def _object_schemas(schema: Any, root: dict[str, Any], depth: int) -> list[dict[
     return found
 
 
-def _allows_null(schema: Any, root: dict[str, Any], depth: int) -> bool:
+def _allows_null(schema: Any, root: JsonObject, depth: int) -> bool:
     if schema is True or schema == {}:
         return True
-    if not isinstance(schema, dict) or depth > 32:
+    if not is_object(schema) or depth > 32:
         return False
     kind = schema.get("type")
     if kind == "null" or (isinstance(kind, list) and "null" in kind):
@@ -396,12 +405,12 @@ def _allows_null(schema: Any, root: dict[str, Any], depth: int) -> bool:
     return any(_allows_null(choice, root, depth + 1) for choice in schema.get("anyOf", []) + schema.get("oneOf", []))
 
 
-def _resolve(ref: str, root: dict[str, Any]) -> Any:
+def _resolve(ref: str, root: JsonObject) -> Any:
     if ref == "#":
         return root
     if not ref.startswith("#/"):
         return None
     node: Any = root
     for part in ref[2:].split("/"):
-        node = node.get(part.replace("~1", "/").replace("~0", "~")) if isinstance(node, dict) else None
+        node = node.get(part.replace("~1", "/").replace("~0", "~")) if is_object(node) else None
     return node

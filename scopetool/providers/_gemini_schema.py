@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final
 
+from .._json import JsonObject, is_array, is_object
 from ._common import ProviderError
 from ._transform import ANNOTATIONS, Edit, Transformed, describe, subschemas
 
@@ -186,8 +187,9 @@ class _Edge:
 def _relax_recursion(schema: dict[str, Any], edit: Edit, notes: list[str]) -> None:
     scopes: dict[str, tuple[dict[str, Any], str]] = {"#": (schema, "$")}
     for key in ("$defs", "definitions"):
-        for name, node in (schema.get(key) or {}).items():
-            if isinstance(node, dict):
+        definitions: JsonObject = schema.get(key) or {}
+        for name, node in definitions.items():
+            if is_object(node):
                 scopes[f"#/{key}/{name}"] = (node, f"$.{key}.{name}")
     cut: set[str] = set()
     for _ in range(10_000):
@@ -245,17 +247,17 @@ class _Graph:
                 )
             )
         found = node.get("properties")
-        properties: dict[str, Any] = found if isinstance(found, dict) else {}
+        properties: JsonObject = found if is_object(found) else {}
         listed = node.get("required")
-        required: list[Any] = listed if isinstance(listed, list) else []
+        required: list[Any] = listed if is_array(listed) else []
         skip = {id(child) for child in properties.values()}
         if node is self.root:
             for key in ("$defs", "definitions"):
                 defs = node.get(key)
-                if isinstance(defs, dict):
+                if is_object(defs):
                     skip.update(id(child) for child in defs.values())
         for name, child in properties.items():
-            if isinstance(child, dict):
+            if is_object(child):
                 guard = _Guard(owner=node, name=name, path=f"{path}.{name}", required=name in required)
                 self.collect(child, f"{path}.{name}", source, [*guards, guard], depth + 1)
         for child_path, child in subschemas(node, path):
@@ -339,7 +341,7 @@ class _OpenAPI:
             raw = {}
         if raw is False:
             return None
-        if not isinstance(raw, dict):
+        if not is_object(raw):
             raise ProviderError(f"{path}: a schema must be an object or a boolean, not {type(raw).__name__}")
         node = dict(raw)
         if path == "$":
@@ -361,7 +363,7 @@ class _OpenAPI:
                 raise ProviderError(
                     f"{path}: $ref {ref!r} is a false schema, which the parameters dialect cannot express"
                 )
-            if not isinstance(target, dict):
+            if not is_object(target):
                 raise ProviderError(f"{path}: $ref {ref!r} does not name a definition in this schema")
             self.edit.record(path, "inlined", "$ref", f"{ref} inlined: the parameters dialect has no references")
             node = {**{k: v for k, v in target.items() if k not in ("$defs", "definitions")}, **node}
@@ -371,7 +373,7 @@ class _OpenAPI:
         out = self.keywords(node, path, stack)
         if members is None:
             return out
-        if not isinstance(members, list):
+        if not is_array(members):
             raise ProviderError(f"{path}: allOf must be a list")
         parts = [out]
         for index, member in enumerate(members):
@@ -408,7 +410,7 @@ class _OpenAPI:
             del node["default"]
             edit.record(path, "dropped", "default", "a null default, which Gemini's Schema cannot carry")
         kind = node.get("type")
-        if isinstance(kind, list):
+        if is_array(kind):
             self.type_list(node, kind, path)
         if "const" in node:
             value = node.pop("const")
@@ -488,7 +490,7 @@ class _OpenAPI:
     def enum(self, node: dict[str, Any], path: str) -> None:
         """Keep string enums; state other values in the description (the model must not send ``"1"`` for 1)."""
         values = node.pop("enum")
-        if not isinstance(values, list):
+        if not is_array(values):
             raise ProviderError(f"{path}: enum must be a list")
         if None in values:
             node["nullable"] = True
@@ -519,7 +521,7 @@ class _OpenAPI:
     def tuple_items(self, node: dict[str, Any], path: str) -> None:
         """A tuple (``prefixItems``) becomes ``items`` accepting any of its positions, with a fixed length."""
         positions = node.pop("prefixItems")
-        if not isinstance(positions, list):
+        if not is_array(positions):
             raise ProviderError(f"{path}: prefixItems must be a list")
         rest = node.pop("items", None)
         choices = list(positions) if rest in (None, False) else [*positions, rest]
@@ -544,10 +546,10 @@ class _OpenAPI:
         """Convert properties, items and anyOf branches."""
         properties = node.get("properties")
         if properties is not None:
-            if not isinstance(properties, dict):
+            if not is_object(properties):
                 raise ProviderError(f"{path}: properties must be an object")
             listed = node.get("required")
-            required: list[Any] = listed if isinstance(listed, list) else []
+            required: list[Any] = listed if is_array(listed) else []
             converted: dict[str, Any] = {}
             for name, child in properties.items():
                 if not PROPERTY_NAME.fullmatch(name):
@@ -572,7 +574,7 @@ class _OpenAPI:
             node["items"] = items
         if "anyOf" in node:
             branches = node["anyOf"]
-            if not isinstance(branches, list):
+            if not is_array(branches):
                 raise ProviderError(f"{path}: anyOf must be a list")
             kept: list[dict[str, Any]] = []
             for index, branch in enumerate(branches):
@@ -682,5 +684,5 @@ def _resolve(ref: str, root: dict[str, Any]) -> Any:
         return None
     node: Any = root
     for part in ref[2:].split("/"):
-        node = node.get(part.replace("~1", "/").replace("~0", "~")) if isinstance(node, dict) else None
+        node = node.get(part.replace("~1", "/").replace("~0", "~")) if is_object(node) else None
     return node

@@ -24,6 +24,7 @@ import copy
 import json
 from typing import Any, Final
 
+from .._json import JsonObject, is_array, is_object
 from ._common import ProviderError
 from ._transform import ANNOTATIONS, Edit, Transformed, describe, subschemas
 
@@ -88,7 +89,7 @@ def _inline(
                 "Ollama, which resolves no $ref, needs every reference inlined"
             )
         target = _resolve(ref, root)
-        if not isinstance(target, dict):
+        if not is_object(target):
             raise ProviderError(
                 f"tool {tool!r} cannot be exported to ollama: $ref {ref!r} at {path} does not point into its own schema"
             )
@@ -108,9 +109,9 @@ def _resolve(ref: str, root: dict[str, Any]) -> Any:
     node: Any = root
     for part in ref[2:].split("/"):
         key = part.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict):
+        if is_object(node):
             node = node.get(key)
-        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+        elif is_array(node) and key.isdigit() and int(key) < len(node):
             node = node[int(key)]
         else:
             return None
@@ -122,7 +123,7 @@ def _resolve(ref: str, root: dict[str, Any]) -> Any:
 
 def _normalize(node: dict[str, Any], path: str, edit: Edit) -> None:
     members = node.get("allOf")
-    if isinstance(members, list) and len(members) == 1 and isinstance(members[0], dict):
+    if is_array(members) and len(members) == 1 and is_object(members[0]):
         del node["allOf"]
         for key, value in members[0].items():
             node.setdefault(key, value)
@@ -135,7 +136,7 @@ def _normalize(node: dict[str, Any], path: str, edit: Edit) -> None:
         edit.record(path, "converted", "const", "Ollama has no const: a one-value enum")
     for keyword in ("anyOf", "oneOf"):
         choices = node.get(keyword)
-        if isinstance(choices, list):
+        if is_array(choices):
             _union(node, keyword, choices, path, edit)
     for keyword in ANNOTATIONS:  # last: a merged branch brings its own
         if keyword in node:
@@ -151,7 +152,7 @@ def _union(node: dict[str, Any], keyword: str, choices: list[Any], path: str, ed
     if (
         nullable
         and len(others) == 1
-        and isinstance(others[0], dict)
+        and is_object(others[0])
         and (others[0] == {} or "type" in others[0] or "enum" in others[0])
     ):
         del node[keyword]
@@ -160,7 +161,7 @@ def _union(node: dict[str, Any], keyword: str, choices: list[Any], path: str, ed
         _add_null(node)
         edit.record(path, "converted", keyword, "Ollama keeps no anyOf: a nullable value is written as a type list")
         return
-    plain = [c.get("type") for c in choices if isinstance(c, dict) and set(c) == {"type"}]
+    plain = [c.get("type") for c in choices if is_object(c) and set(c) == {"type"}]
     if "type" not in node and len(plain) == len(choices) and all(isinstance(t, str) for t in plain):
         del node[keyword]
         node["type"] = list(dict.fromkeys(plain))
@@ -170,7 +171,7 @@ def _union(node: dict[str, Any], keyword: str, choices: list[Any], path: str, ed
         return
     kinds: list[str] = []
     for choice in choices:
-        kind = choice.get("type") if isinstance(choice, dict) else None
+        kind = choice.get("type") if is_object(choice) else None
         if not isinstance(kind, str):
             return
         kinds.append(kind)
@@ -225,13 +226,13 @@ def _fit_root(root: dict[str, Any], edit: Edit) -> None:
                 "Ollama's parameters keep only type, properties and required; the contract still enforces it",
             )
     properties = root.get("properties")
-    if isinstance(properties, dict):
+    if is_object(properties):
         for name in list(properties):
             properties[name] = _fit_property(properties[name], f"$.{name}", edit)
 
 
-def _fit_property(node: Any, path: str, edit: Edit) -> dict[str, Any]:
-    if not isinstance(node, dict):
+def _fit_property(node: Any, path: str, edit: Edit) -> JsonObject:
+    if not is_object(node):
         edit.record(path, "converted", "schema", "Ollama wants an object schema: a boolean schema in its object form")
         return {} if node else {"description": "(no value is accepted)"}
     described: list[str] = []
@@ -258,4 +259,4 @@ def _fit_property(node: Any, path: str, edit: Edit) -> dict[str, Any]:
 
 
 def _same(prefix: Any) -> bool:
-    return isinstance(prefix, list) and len(prefix) > 0 and all(item == prefix[0] for item in prefix)
+    return is_array(prefix) and len(prefix) > 0 and all(item == prefix[0] for item in prefix)

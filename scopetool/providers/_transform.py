@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from .._json import JsonObject, is_object
 from ._common import Change, ChangeAction
 
 __all__ = ["Edit", "Transformed", "openai_strict", "subschemas"]
@@ -34,9 +35,9 @@ ANNOTATIONS: Final = (
 class Edit:
     """Collects what a transform did to one schema."""
 
-    changes: list[Change] = field(default_factory=list)
-    not_strict: list[str] = field(default_factory=list)
-    null_defaults: list[str] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list[Change])
+    not_strict: list[str] = field(default_factory=list[str])
+    null_defaults: list[str] = field(default_factory=list[str])
 
     def record(self, path: str, action: ChangeAction, keyword: str, reason: str) -> None:
         """Note one change."""
@@ -67,16 +68,17 @@ class Transformed:
 def subschemas(schema: dict[str, Any], path: str) -> Iterator[tuple[str, dict[str, Any]]]:
     """Every direct subschema of `schema` that is an object, with its path."""
     for key in ("properties", "$defs", "definitions", "patternProperties"):
-        for name, child in (schema.get(key) or {}).items():
-            if isinstance(child, dict):
+        members: JsonObject = schema.get(key) or {}
+        for name, child in members.items():
+            if is_object(child):
                 yield f"{path}.{key}.{name}" if key != "properties" else f"{path}.{name}", child
     for key in ("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames"):
         child = schema.get(key)
-        if isinstance(child, dict):
+        if is_object(child):
             yield f"{path}.{key}", child
     for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
         for index, child in enumerate(schema.get(key) or []):
-            if isinstance(child, dict):
+            if is_object(child):
                 yield f"{path}.{key}[{index}]", child
 
 
@@ -178,8 +180,7 @@ def _openai_node(node: dict[str, Any], path: str, edit: Edit, root: dict[str, An
 def _openai_object(node: dict[str, Any], path: str, edit: Edit) -> None:
     if node.get("type") is None:
         node["type"] = "object"
-    if "properties" not in node:
-        node["properties"] = {}
+    properties: JsonObject = node.setdefault("properties", {})
     extra = node.get("additionalProperties", False)
     if extra is not False:
         edit.refuse(path, "an open object (dict) cannot be closed without changing its meaning")
@@ -187,8 +188,8 @@ def _openai_object(node: dict[str, Any], path: str, edit: Edit) -> None:
         node["additionalProperties"] = False
         edit.record(path, "closed", "additionalProperties", "strict mode needs closed objects")
     required = list(node.get("required", []))
-    for name, prop in node["properties"].items():
-        if name in required or not isinstance(prop, dict):
+    for name, prop in properties.items():
+        if name in required or not is_object(prop):
             continue
         before = json.dumps(prop, sort_keys=True)
         _make_nullable(prop)
@@ -197,14 +198,14 @@ def _openai_object(node: dict[str, Any], path: str, edit: Edit) -> None:
             edit.record(f"{path}.{name}", "nullable", "required", "made required and nullable; null means omitted")
         else:
             edit.record(f"{path}.{name}", "required", "required", "strict mode needs every property required")
-    node["required"] = list(node["properties"])
+    node["required"] = list(properties)
 
 
 def _make_nullable(prop: dict[str, Any]) -> None:
     kind = prop.get("type")
     if "$ref" in prop or "anyOf" in prop or "oneOf" in prop:
         choices = prop.pop("anyOf", None) or prop.pop("oneOf", None) or [{"$ref": prop.pop("$ref")}]
-        if not any(c.get("type") == "null" for c in choices if isinstance(c, dict)):
+        if not any(c.get("type") == "null" for c in choices if is_object(c)):
             choices.append({"type": "null"})
         prop["anyOf"] = choices
     elif "enum" in prop:
@@ -250,10 +251,10 @@ def _check_limits(schema: dict[str, Any], edit: Edit) -> None:
         if depth > 10:
             edit.refuse("$", "more than 10 levels of nesting")
             return
-        props = node.get("properties") or {}
+        props: JsonObject = node.get("properties") or {}
         properties += len(props)
         chars += sum(len(name) for name in props)
-        for value in node.get("enum") or []:
+        for value in node.get("enum") or ():
             enum_values += 1
             chars += len(str(value))
         for _, child in subschemas(node, ""):
@@ -270,7 +271,7 @@ def _check_limits(schema: dict[str, Any], edit: Edit) -> None:
 
 def walk(node: Any, visit: Callable[[dict[str, Any], str], None], path: str = "$") -> None:
     """Call `visit` on `node` and every subschema below it, parents first."""
-    if not isinstance(node, dict):
+    if not is_object(node):
         return
     visit(node, path)
     for child_path, child in list(subschemas(node, path)):

@@ -42,6 +42,8 @@ from ._common import (
     check_name,
     definitions_of,
     description_note,
+    is_iterable,
+    is_mapping,
     make_export,
     object_arguments,
     outcome_output,
@@ -76,7 +78,7 @@ def export_tools(tools: Tools, *, strict: bool = False) -> Export:
             ``oneOf`` or ``allOf``), which Anthropic refuses at the top level in every mode.
     """
     definitions = definitions_of(tools)
-    schemas = []
+    schemas: list[dict[str, Any]] = []
     for definition in definitions:
         check_name(PROVIDER, definition.name, NAME_PATTERN, NAME_LIMIT)
         schema = definition.input_schema
@@ -129,7 +131,7 @@ def parse_tool_calls(payload: Mapping[str, Any] | Iterable[Any], export: Export 
             or a ``tool_use`` block has no id, no name, or an ``input`` that is not an object.
     """
     payload = _plain(payload)
-    if isinstance(payload, Mapping):
+    if is_mapping(payload):
         role = payload.get("role", "assistant")
         if role != "assistant":
             raise ProviderError(f"tool calls come in an assistant message, not a {str(role)[:40]!r} one")
@@ -138,7 +140,7 @@ def parse_tool_calls(payload: Mapping[str, Any] | Iterable[Any], export: Export 
             return []
     else:
         content = payload
-    if isinstance(content, str | bytes) or not isinstance(content, Iterable):
+    if isinstance(content, str | bytes) or not is_iterable(content):
         raise ProviderError(f"message content must be a list of content blocks, not {type(content).__name__}")
     if export is not None and export.provider != PROVIDER:
         raise ProviderError(f"parse_tool_calls needs a {PROVIDER} export, not a {export.provider} one")
@@ -146,7 +148,7 @@ def parse_tool_calls(payload: Mapping[str, Any] | Iterable[Any], export: Export 
     for index, raw in enumerate(content):
         block = _plain(raw)
         where = f"content[{index}]"
-        if not isinstance(block, Mapping) or not isinstance(block.get("type"), str):
+        if not is_mapping(block) or not isinstance(block.get("type"), str):
             raise ProviderError(f"{where}: not a content block")
         if block["type"] != "tool_use":
             continue
@@ -239,6 +241,6 @@ def _media(block: MediaBlock) -> dict[str, Any]:
 def _plain(value: Any) -> Any:
     """A pydantic SDK object as its dict (``model_dump``); anything else unchanged."""
     dump = getattr(value, "model_dump", None)
-    if not isinstance(value, Mapping) and callable(dump):
+    if not is_mapping(value) and callable(dump):
         return dump(mode="json")
     return value

@@ -45,6 +45,8 @@ from ._common import (
     check_name,
     definitions_of,
     description_note,
+    is_iterable,
+    is_mapping,
     make_export,
     object_arguments,
     outcome_output,
@@ -93,7 +95,7 @@ def export_tools(tools: Tools, *, strict: bool = False) -> Export:
         ProviderError: a name breaks Bedrock's rule (``[a-zA-Z0-9_-]+``, 1 to 64 characters).
     """
     definitions = definitions_of(tools)
-    schemas = []
+    schemas: list[dict[str, Any]] = []
     for definition in definitions:
         check_name(PROVIDER, definition.name, NAME_PATTERN, NAME_LIMIT)
         schemas.append(definition.input_schema)
@@ -166,15 +168,15 @@ def parse_tool_calls(payload: Mapping[str, Any] | Iterable[Any], export: Export 
         ProviderError: the export is not a Bedrock one, the payload is not an assistant message, or a
             ``toolUse`` block has no ``toolUseId``, no name, or an ``input`` that is not an object.
     """
-    if isinstance(payload, Mapping) and "output" in payload:
+    if is_mapping(payload) and "output" in payload:
         output = payload["output"]
-        if not isinstance(output, Mapping):
+        if not is_mapping(output):
             raise ProviderError(f"a Converse response's output must be an object, not {type(output).__name__}")
         message = output.get("message")
-        if not isinstance(message, Mapping):
+        if not is_mapping(message):
             return []  # a response without a message (such as a guardrail intervention) calls nothing
         payload = message
-    if isinstance(payload, Mapping):
+    if is_mapping(payload):
         role = payload.get("role", "assistant")
         if role != "assistant":
             raise ProviderError(f"tool calls come in an assistant message, not a {str(role)[:40]!r} one")
@@ -183,19 +185,19 @@ def parse_tool_calls(payload: Mapping[str, Any] | Iterable[Any], export: Export 
             return []
     else:
         content = payload
-    if isinstance(content, str | bytes) or not isinstance(content, Iterable):
+    if isinstance(content, str | bytes) or not is_iterable(content):
         raise ProviderError(f"message content must be a list of content blocks, not {type(content).__name__}")
     if export is not None and export.provider != PROVIDER:
         raise ProviderError(f"parse_tool_calls needs a {PROVIDER} export, not a {export.provider} one")
     found: list[ToolCall] = []
     for index, block in enumerate(content):
         where = f"content[{index}]"
-        if not isinstance(block, Mapping):
+        if not is_mapping(block):
             raise ProviderError(f"{where}: not a content block")
         if "toolUse" not in block:
             continue
         use = block["toolUse"]
-        if not isinstance(use, Mapping):
+        if not is_mapping(use):
             raise ProviderError(f"{where}: toolUse must be an object")
         if use.get("type") == "server_tool_use":
             continue  # run by Bedrock itself

@@ -33,6 +33,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final, Literal
 
 from .._contract import Request
+from .._json import is_array, is_object
 from .._output import MediaBlock, Output, Result, TextBlock
 from ._common import (
     Change,
@@ -43,6 +44,8 @@ from ._common import (
     Tools,
     check_name,
     definitions_of,
+    is_iterable,
+    is_mapping,
     make_export,
     object_arguments,
     outcome_output,
@@ -197,12 +200,12 @@ def parse_tool_calls(payload: Mapping[str, Any] | Iterable[Any], export: Export 
     found: list[ToolCall] = []
     for index, part in enumerate(parts):
         where = f"parts[{index}]"
-        if not isinstance(part, Mapping):
+        if not is_mapping(part):
             raise ProviderError(f"{where}: a part must be an object, not {type(part).__name__}")
         call = part.get("functionCall", part.get("function_call"))
         if call is None:
             continue
-        if not isinstance(call, Mapping):
+        if not is_mapping(call):
             raise ProviderError(f"{where}: functionCall must be an object")
         name = call.get("name")
         if not isinstance(name, str) or not name:
@@ -219,20 +222,20 @@ def parse_tool_calls(payload: Mapping[str, Any] | Iterable[Any], export: Export 
 
 
 def _parts_of(payload: object) -> list[Any]:
-    if isinstance(payload, Mapping):
+    if is_mapping(payload):
         if "candidates" in payload:
             candidates = payload["candidates"]
-            if not isinstance(candidates, list):
+            if not is_array(candidates):
                 raise ProviderError("candidates must be a list")
             if not candidates:
                 return []
             first = candidates[0]
-            if not isinstance(first, Mapping):
+            if not is_mapping(first):
                 raise ProviderError("candidates[0] must be an object")
             payload = first.get("content")
             if payload is None:
                 return []
-            if not isinstance(payload, Mapping):
+            if not is_mapping(payload):
                 raise ProviderError("candidates[0].content must be an object")
         if "functionCall" in payload or "function_call" in payload:
             return [payload]
@@ -241,10 +244,10 @@ def _parts_of(payload: object) -> list[Any]:
         parts = payload.get("parts")
         if parts is None:
             return []
-        if not isinstance(parts, list):
+        if not is_array(parts):
             raise ProviderError("parts must be a list")
         return parts
-    if isinstance(payload, str | bytes) or not isinstance(payload, Iterable):
+    if isinstance(payload, str | bytes) or not is_iterable(payload):
         raise ProviderError(f"expected a Gemini response, content or list of parts, not {type(payload).__name__}")
     return list(payload)
 
@@ -301,8 +304,8 @@ def _media_part(block: MediaBlock) -> dict[str, Any]:
 
 
 def _has_ref(value: Any) -> bool:
-    if isinstance(value, dict):
+    if is_object(value):
         return "$ref" in value or any(_has_ref(v) for v in value.values())
-    if isinstance(value, list):
+    if is_array(value):
         return any(_has_ref(v) for v in value)
     return False

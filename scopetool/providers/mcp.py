@@ -66,6 +66,8 @@ from ._common import (
     Tools,
     check_name,
     definitions_of,
+    is_iterable,
+    is_mapping,
     make_export,
     object_arguments,
     outcome_output,
@@ -222,9 +224,9 @@ def parse_tool_calls(
     """
     if export is not None:
         _check_export(export)
-    if isinstance(payload, Mapping):
+    if is_mapping(payload):
         items: list[Any] = [payload]
-    elif isinstance(payload, str | bytes | bytearray) or not isinstance(payload, Iterable):
+    elif isinstance(payload, str | bytes | bytearray) or not is_iterable(payload):
         raise ProviderError(f"a tools/call payload is a JSON object or a list of them, not {type(payload).__name__}")
     else:
         items = list(payload)
@@ -235,7 +237,7 @@ def parse_tool_calls(
 
 
 def _parse_one(item: object, where: str) -> ToolCall:
-    if not isinstance(item, Mapping):
+    if not is_mapping(item):
         raise ProviderError(f"{where}: not a JSON object")
     call_id: str | None = None
     params: Mapping[str, Any] = item
@@ -253,7 +255,7 @@ def _parse_one(item: object, where: str) -> ToolCall:
             else:
                 raise ProviderError(f"{where}: a request id is a string or an integer (MCP forbids null)")
         found = item.get("params")
-        if not isinstance(found, Mapping):
+        if not is_mapping(found):
             raise ProviderError(f"{where}: params must be an object")
         params = found
     name = params.get("name")

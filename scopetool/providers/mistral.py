@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from .._contract import Request
+from .._json import is_array
 from .._output import Result
 from ._common import (
     Export,
@@ -40,6 +41,8 @@ from ._common import (
     arguments_text,
     check_name,
     definitions_of,
+    is_iterable,
+    is_mapping,
     make_export,
     outcome_output,
     output_text,
@@ -102,21 +105,21 @@ def parse_tool_calls(
     """
     if export is not None and export.provider != PROVIDER:
         raise ProviderError(f"an export for {export.provider} cannot read {PROVIDER} tool calls")
-    if isinstance(message, Mapping):
-        calls = message.get("tool_calls") or []
-    elif isinstance(message, str | bytes) or not isinstance(message, Iterable):
+    if is_mapping(message):
+        calls: Any = message.get("tool_calls") or []  # checked below
+    elif isinstance(message, str | bytes) or not is_iterable(message):
         raise ProviderError(f"expected an assistant message or a list of tool calls, not {type(message).__name__}")
     else:
         calls = list(message)
-    if not isinstance(calls, list):
+    if not is_array(calls):
         raise ProviderError("tool_calls must be a list")
     found: list[ToolCall] = []
     for index, call in enumerate(calls):
         where = f"tool_calls[{index}]"
-        if not isinstance(call, Mapping) or call.get("type", "function") not in ("function", None):
+        if not is_mapping(call) or call.get("type", "function") not in ("function", None):
             raise ProviderError(f"{where}: not a function tool call")
         function = call.get("function")
-        if not isinstance(function, Mapping) or not isinstance(function.get("name"), str) or not function["name"]:
+        if not is_mapping(function) or not isinstance(function.get("name"), str) or not function["name"]:
             raise ProviderError(f"{where}: missing function name")
         name = function["name"]
         arguments = arguments_text(function.get("arguments"), where)

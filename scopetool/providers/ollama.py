@@ -46,6 +46,8 @@ from ._common import (
     Tools,
     check_name,
     definitions_of,
+    is_iterable,
+    is_mapping,
     make_export,
     object_arguments,
     outcome_output,
@@ -103,27 +105,27 @@ def parse_tool_calls(
     """
     if export is not None and (not isinstance(export, Export) or export.provider != PROVIDER):
         raise ProviderError(f"expected an export made by scopetool.providers.ollama, not {export!r}")
-    if isinstance(message, Mapping):
+    if is_mapping(message):
         inner = message.get("message")
-        holder = inner if "tool_calls" not in message and isinstance(inner, Mapping) else message
+        holder = inner if "tool_calls" not in message and is_mapping(inner) else message
         calls: Any = holder.get("tool_calls") or []
-    elif isinstance(message, str | bytes | bytearray) or not isinstance(message, Iterable):
+    elif isinstance(message, str | bytes | bytearray) or not is_iterable(message):
         raise ProviderError(f"expected a message or a list of tool calls, not {type(message).__name__}")
     else:
         calls = message
-    if isinstance(calls, Mapping | str | bytes | bytearray) or not isinstance(calls, Iterable):
+    if is_mapping(calls) or isinstance(calls, str | bytes | bytearray) or not is_iterable(calls):
         raise ProviderError(f"tool_calls must be a list, not {type(calls).__name__}")
     found: list[ToolCall] = []
     for index, call in enumerate(calls):
         where = f"tool_calls[{index}]"
-        function = call.get("function") if isinstance(call, Mapping) else None
-        if not isinstance(function, Mapping):
+        function = call.get("function") if is_mapping(call) else None
+        if not is_mapping(function):
             raise ProviderError(f"{where}: not a function tool call")
         name = function.get("name")
         if not isinstance(name, str) or not name:
             raise ProviderError(f"{where}: missing function name")
         arguments = function.get("arguments")
-        if not isinstance(arguments, Mapping):
+        if not is_mapping(arguments):
             raise ProviderError(
                 f"{where}: Ollama sends arguments as a JSON object, not {type(arguments).__name__} "
                 "(for the OpenAI-compatible endpoint use scopetool.providers.openai_chat)"

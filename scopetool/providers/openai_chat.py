@@ -33,6 +33,8 @@ from ._common import (
     check_name,
     definitions_of,
     description_note,
+    is_iterable,
+    is_mapping,
     make_export,
     outcome_output,
     output_text,
@@ -99,19 +101,19 @@ def parse_tool_calls(
     With the `Export` the tools were sent with, a ``null`` the strict export introduced for an
     optional field is read as "omitted", so the field's default applies.
     """
-    if isinstance(message, Mapping):
-        calls = message.get("tool_calls") or []
-    elif isinstance(message, Iterable) and not isinstance(message, str | bytes):
+    if is_mapping(message):
+        calls: Any = message.get("tool_calls") or []  # each call is checked below
+    elif is_iterable(message) and not isinstance(message, str | bytes):
         calls = list(message)
     else:
         raise ProviderError(f"expected an assistant message or its tool_calls, not {type(message).__name__}")
     found: list[ToolCall] = []
     for index, call in enumerate(calls):
         where = f"tool_calls[{index}]"
-        if not isinstance(call, Mapping) or call.get("type", "function") != "function":
+        if not is_mapping(call) or call.get("type", "function") != "function":
             raise ProviderError(f"{where}: not a function tool call")
         function = call.get("function")
-        if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+        if not is_mapping(function) or not isinstance(function.get("name"), str):
             raise ProviderError(f"{where}: missing function name")
         name = function["name"]
         arguments = arguments_text(function.get("arguments"), where)

@@ -31,6 +31,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from .._contract import Request
+from .._json import is_array
 from .._output import MediaBlock, Output, Result, TextBlock
 from ._common import (
     Export,
@@ -42,6 +43,8 @@ from ._common import (
     check_name,
     definitions_of,
     description_note,
+    is_iterable,
+    is_mapping,
     make_export,
     outcome_output,
     output_text,
@@ -125,18 +128,18 @@ def parse_tool_calls(
     """
     if export is not None and export.provider != PROVIDER:
         raise ProviderError(f"an export for {export.provider} cannot read {PROVIDER} tool calls")
-    if isinstance(response, Mapping):
+    if is_mapping(response):
         items = response.get("output")
-        if not isinstance(items, list):
+        if not is_array(items):
             raise ProviderError("a Responses API response needs an output list of items")
-    elif isinstance(response, str | bytes) or not isinstance(response, Iterable):
+    elif isinstance(response, str | bytes) or not is_iterable(response):
         raise ProviderError(f"expected a response or a list of items, not {type(response).__name__}")
     else:
         items = list(response)
     found: list[ToolCall] = []
     for index, item in enumerate(items):
         where = f"output[{index}]"
-        if not isinstance(item, Mapping) or not isinstance(item.get("type"), str):
+        if not is_mapping(item) or not isinstance(item.get("type"), str):
             raise ProviderError(f"{where}: not a Responses API item (an object with a type)")
         if item["type"] != "function_call":
             continue
