@@ -49,6 +49,7 @@ class InputDecoder(Generic[T]):
         _refuse_alias_lists(schema)
         strict = strict_core_schema(schema)
         self.validator = SchemaValidator(strict, STRICT_CONFIG)
+        """The compiled pydantic-core validator (call it with ``strict=True, extra="forbid"``)."""
         shown = strict if advertised is None else strict_core_schema(advertised)
         self._schema = json_schema_of(shown)
         self._schema_json = canonical_json(self._schema)

@@ -127,16 +127,13 @@ def tool(
 
     Example:
         ```python
+        from typing import Annotated
+        from pydantic import Field
         from scopetool import tool
 
         @tool
-        def add(a: int, b: int) -> int:
-            \"\"\"Add two integers.
-
-    Args:
-                a: The first addend.
-                b: The second addend.
-            \"\"\"
+        def add(a: Annotated[int, Field(description="The first addend.")], b: int) -> int:
+            \"\"\"Add two integers.\"\"\"
             return a + b
 
         print(add(2, 3), add.definition().input_schema["properties"]["a"])

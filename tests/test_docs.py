@@ -232,7 +232,7 @@ def test_docstring_example_runs_and_prints_what_it_says(block: Block) -> None:
 # renderer (griffe, and so the API reference) ends the Example section at that line and reads what follows
 # as another section. Each entry is a known defect in scopetool/; fixing it turns the xfail into a failure
 # that asks for the entry to be removed (and the matching options in docs/api/tools.md).
-BROKEN_FENCES = {"scopetool/_func.py::tool"}
+BROKEN_FENCES: set[str] = set()
 
 
 @pytest.mark.parametrize(

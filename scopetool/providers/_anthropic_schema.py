@@ -1,7 +1,7 @@
 """Anthropic's strict tool schemas (``strict: true``), shared by the Anthropic and Bedrock adapters.
 
 Claude's strict mode compiles each schema into a grammar, so it accepts a subset of JSON Schema
-(providers.md sections 4.3 and 11.3). `anthropic_strict` fits one schema to that subset the way the
+(Anthropic's documented strict subset). `anthropic_strict` fits one schema to that subset the way the
 SDK's ``transform_schema`` does, with three differences: open objects (``dict[str, X]``) and
 recursive schemas make a tool fall back to non-strict instead of being silently closed or refused by
 the API; a ``$ref`` with sibling keywords is inlined (or wrapped) instead of losing its description;

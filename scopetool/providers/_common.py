@@ -51,6 +51,7 @@ class UnknownToolError(ScopetoolError, LookupError):
     def __init__(self, name: str) -> None:
         super().__init__(f"tool: no tool named {name[:80]!r}")
         self.name = name
+        """The name the model asked for (untrusted)."""
 
 
 Tools: TypeAlias = Registry | Iterable[Binding | Tool | Definition] | Binding | Tool | Definition
@@ -128,9 +129,11 @@ class ToolReport:
     """What one tool's export changed, and whether it could be strict."""
 
     name: str
+    """The tool's name."""
     strict: bool | None
     """True or False where the provider has a strict switch, None where it has none."""
     changes: tuple[Change, ...] = ()
+    """Every change made to the tool's schema, in order."""
     not_strict: tuple[str, ...] = ()
     """Why strict mode could not be used (the tool fell back to non-strict), when it was asked for."""
     null_defaults: tuple[str, ...] = ()
@@ -155,7 +158,9 @@ class PortabilityReport:
     """
 
     provider: str
+    """The provider the report is about."""
     tools: tuple[ToolReport, ...]
+    """One report per exported tool, in export order."""
 
     def for_tool(self, name: str) -> ToolReport:
         """The report of one tool."""
@@ -206,7 +211,9 @@ class Export:
     """
 
     provider: str
+    """The provider the tools were exported for (the adapter's `PROVIDER`)."""
     report: PortabilityReport
+    """What the export changed, per tool."""
     _tools: bytes = field(repr=False)
     _schemas: Mapping[str, dict[str, Any]] = field(repr=False, default_factory=dict[str, dict[str, Any]])
 

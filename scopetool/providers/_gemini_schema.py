@@ -1,7 +1,7 @@
 """Gemini's two schema dialects: JSON Schema (``parametersJsonSchema``) and the OpenAPI subset (``parameters``).
 
-`json_schema` keeps the schema a JSON Schema and only removes what Gemini refuses (providers.md section
-11.2, mode A). `openapi` rewrites it into the OpenAPI-3.0 subset of ``types.Schema`` (mode B): every
+`json_schema` keeps the schema a JSON Schema and only removes what Gemini refuses (mode A).
+`openapi` rewrites it into the OpenAPI-3.0 subset of ``types.Schema`` (mode B): every
 ``$ref`` inlined, nullables as ``nullable``, only string enums, every node typed and nothing outside the
 ``Schema`` fields. Both record each change; the contract keeps enforcing the original schema.
 """

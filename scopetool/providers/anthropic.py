@@ -54,8 +54,11 @@ from ._transform import Transformed
 __all__ = ["NAME_PATTERN", "PROVIDER", "export_tools", "parse_tool_calls", "result_message", "results_message"]
 
 PROVIDER: Final = "anthropic"
+"""The name this adapter gives its provider in exports and reports."""
 NAME_PATTERN: Final = r"[a-zA-Z0-9_-]{1,128}"
+"""The tool names this provider accepts (checked at export)."""
 NAME_LIMIT: Final = 128
+"""The longest tool name this provider accepts."""
 IMAGE_TYPES: Final = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 """Image media types a ``tool_result`` can carry (as base64 data, an http(s) URL or a file id)."""
 DOCUMENT_TYPES: Final = frozenset({"application/pdf"})

@@ -3,7 +3,7 @@
 The model calls tools with ``toolUse`` content blocks; each answer is a ``toolResult`` block (with
 ``status``) in the next user message. Strict mode (``toolSpec.strict``) is accepted only by models
 on Bedrock's structured-output allowlist; this module applies Claude's strict rules and limits
-(Claude is the strict-capable family on Bedrock, see providers.md section 7.2), so use
+(Claude is the strict-capable family on Bedrock), so use
 ``strict=True`` with Claude models.
 
 Example:
@@ -64,8 +64,11 @@ __all__ = [
 ]
 
 PROVIDER: Final = "bedrock"
+"""The name this adapter gives its provider in exports and reports."""
 NAME_PATTERN: Final = r"[a-zA-Z0-9_-]{1,64}"
+"""The tool names this provider accepts (checked at export)."""
 NAME_LIMIT: Final = 64
+"""The longest tool name this provider accepts."""
 IMAGE_FORMATS: Final = {"image/png": "png", "image/jpeg": "jpeg", "image/gif": "gif", "image/webp": "webp"}
 """Image media types a ``toolResult`` can carry (inline bytes, or an ``s3://`` URI), and their formats."""
 DOCUMENT_FORMATS: Final = {

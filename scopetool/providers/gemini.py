@@ -58,6 +58,7 @@ __all__ = [
     "Mode",
     "NAME_LIMIT",
     "NAME_PATTERN",
+    "PROVIDER",
     "VALIDATED_NOTE",
     "export_tools",
     "parse_tool_calls",
@@ -68,12 +69,14 @@ __all__ = [
 ]
 
 PROVIDER: Final = "gemini"
+"""The name this adapter gives its provider in exports and reports."""
 NAME_PATTERN: Final = r"[A-Za-z_][A-Za-z0-9_.:-]{0,63}"
 """Function names: a letter or underscore first, then letters, digits, ``_ . : -``.
 
 At most 64 characters, the limit of older API versions; google-genai 3.6 documents 128.
 """
 NAME_LIMIT: Final = 64
+"""The longest tool name this provider accepts."""
 VALIDATED_NOTE: Final = "not for VALIDATED mode, which would hold the model to a narrowed schema: "
 """The start of the note on a tool whose exported schema is narrower than its contract's."""
 

@@ -77,9 +77,11 @@ from ._transform import subschemas
 __all__ = ["NAME_PATTERN", "PROVIDER", "export_tools", "list_tools_result", "parse_tool_calls", "result_message"]
 
 PROVIDER: Final = "mcp"
+"""The name this adapter gives its provider in exports and reports."""
 NAME_PATTERN: Final = r"[A-Za-z0-9_.-]{1,128}"
 """MCP's tool-name guidance (2025-11-25 and later): 1 to 128 of ASCII letters, digits, ``_``, ``-`` and ``.``."""
 NAME_LIMIT: Final = 128
+"""The longest tool name this provider accepts."""
 
 HINTS: Final[Mapping[Effect, Mapping[str, bool]]] = {
     Effect.SAFE: {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True},

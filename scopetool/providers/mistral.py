@@ -53,7 +53,9 @@ from ._mistral_schema import mistral_strict
 __all__ = ["NAME_PATTERN", "PROVIDER", "export_tools", "parse_tool_calls", "result_message"]
 
 PROVIDER: Final = "mistral"
+"""The name this adapter gives its provider in exports and reports."""
 NAME_PATTERN: Final = r"[a-zA-Z0-9_-]{1,64}"
+"""The tool names this provider accepts (checked at export)."""
 
 
 def export_tools(tools: Tools, *, strict: bool = True) -> Export:

@@ -58,6 +58,7 @@ from ._ollama_schema import ollama_schema
 __all__ = ["NAME_PATTERN", "PROVIDER", "export_tools", "parse_tool_calls", "result_message"]
 
 PROVIDER: Final = "ollama"
+"""The name this adapter gives its provider in exports and reports."""
 NAME_PATTERN: Final = r"[A-Za-z0-9_-]{1,64}"
 """Ollama enforces no name rule; this is scopetool's own, which every definition already meets."""
 

@@ -45,7 +45,9 @@ from ._transform import openai_strict
 __all__ = ["NAME_PATTERN", "PROVIDER", "export_tools", "parse_tool_calls", "result_message"]
 
 PROVIDER: Final = "openai-chat"
+"""The name this adapter gives its provider in exports and reports."""
 NAME_PATTERN: Final = r"[a-zA-Z0-9_-]{1,64}"
+"""The tool names this provider accepts (checked at export)."""
 DESCRIPTION_LIMIT: Final = 1024
 
 

@@ -55,9 +55,11 @@ from ._transform import openai_strict
 __all__ = ["NAME_PATTERN", "PROVIDER", "export_tools", "parse_tool_calls", "result_message"]
 
 PROVIDER: Final = "openai-responses"
+"""The name this adapter gives its provider in exports and reports."""
 NAME_PATTERN: Final = r"[a-zA-Z0-9_-]{1,64}"
+"""The tool names this provider accepts (checked at export)."""
 DESCRIPTION_LIMIT: Final = 1024
-"""Chat Completions' limit; the Responses API is assumed to share it (providers.md §3.2)."""
+"""Chat Completions' limit; the Responses API is assumed to share it."""
 _FILE_TYPES: Final = frozenset({"application/pdf"})
 """Non-image media a ``function_call_output`` carries as an ``input_file``; other media are named in text."""
 
