@@ -1,0 +1,305 @@
+"""Resource-exhaustion bounds: time and peak memory of `Contract.prepare` on 1 MiB hostile inputs.
+
+Each hostile kind is built at the admission limit (`MAX_INPUT_BYTES`, 1 MiB) and offered to four
+contracts: a typed tool with an unconstrained member, a typed tool of nested models and integer lists,
+a hand-written open schema and a hand-written closed schema. Every case runs in a fresh subprocess, so
+its peak resident memory is its own; the report gives the outcome (admitted or rejected), the median
+wall time over ``--repeat`` runs, the peak of Python allocations (tracemalloc) and the growth of the
+process's peak resident set (which also sees allocations made in Rust by jiter, pydantic-core and
+jsonschema-rs).
+
+    python benchmarks/limits.py --write docs/reliability-limits.md   # full run, writes the report
+    python benchmarks/limits.py --quick                              # a smoke run, prints the table
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from scopetool import (
+    MAX_INPUT_BYTES,
+    Contract,
+    Definition,
+    InvalidInvocationError,
+    Invocation,
+    Output,
+    Request,
+    Result,
+    bind,
+    classify_input_rejection,
+    tool,
+)
+
+LIMIT = MAX_INPUT_BYTES
+
+
+def _fill(prefix: str, unit: str, suffix: str, closing: str = "", limit: int = LIMIT) -> bytes:
+    """`prefix`, then `unit` repeated as often as fits, then `suffix` (and per-unit `closing`), within `limit`."""
+    room = limit - len(prefix.encode()) - len(suffix.encode())
+    count = room // (len(unit.encode()) + len(closing.encode()))
+    return (prefix + unit * count + closing * count + suffix).encode()
+
+
+def _members(unit: Callable[[int], str], prefix: str = '{"payload":{', suffix: str = "}}", limit: int = LIMIT) -> bytes:
+    parts: list[str] = []
+    size = len(prefix) + len(suffix)
+    index = 0
+    while True:
+        part = unit(index)
+        if size + len(part) + 1 > limit:
+            break
+        parts.append(part)
+        size += len(part) + 1
+        index += 1
+    return (prefix + ",".join(parts) + suffix).encode()
+
+
+def _items(unit: str, prefix: str = '{"payload":[', suffix: str = "]}", limit: int = LIMIT) -> bytes:
+    count = (limit - len(prefix) - len(suffix) + 1) // (len(unit) + 1)
+    return (prefix + ",".join([unit] * count) + suffix).encode()
+
+
+def hostile_inputs(limit: int = LIMIT) -> dict[str, tuple[str, bytes]]:
+    """Every hostile kind: its description and its bytes (each at most `limit`, by default `MAX_INPUT_BYTES`)."""
+    n = limit
+    big = "9" * 300
+    huge = "9" * 4300
+    return {
+        "depth/arrays": ("nested arrays as deep as 1 MiB allows", _fill('{"payload":', "[", "}", "]", n)),
+        "depth/objects": ("nested objects as deep as 1 MiB allows", _fill('{"payload":', '{"a":', "1}", "}", n)),
+        "depth/unclosed": ("1 MiB of [ that never closes", _fill('{"payload":', "[", "", limit=n)),
+        "keys/distinct": ("one object with as many distinct members as fit", _members(lambda i: f'"k{i}":0', limit=n)),
+        "keys/duplicate": ("one object repeating one member name", _members(lambda i: '"a":0', limit=n)),
+        "keys/escaped-duplicate": (
+            "a member name repeated through escapes",
+            _members(lambda i: '"\\u0061":0', limit=n),
+        ),
+        "keys/top-level-unknown": (
+            "distinct unknown members at the top level",
+            _members(lambda i: f'"k{i}":0', "{", "}", limit=n),
+        ),
+        "keys/long-name": ("one member whose name fills 1 MiB", _fill('{"', "k", '":0}', limit=n)),
+        "items/zeros": ("an array of as many 0 as fit", _items("0", limit=n)),
+        "items/wrong-type": (
+            "an array of true where integers are expected",
+            _items("true", '{"items":[', "]}", limit=n),
+        ),
+        "items/empty-objects": ("an array of as many {} as fit", _items("{}", limit=n)),
+        "strings/long": ("one string filling 1 MiB", _fill('{"payload":"', "a", '"}', limit=n)),
+        "strings/escapes": ("one string of \\u0041 escapes", _fill('{"payload":"', "\\u0041", '"}', limit=n)),
+        "strings/surrogate-pairs": (
+            "one string of escaped surrogate pairs",
+            _fill('{"payload":"', "\\ud83d\\ude00", '"}', limit=n),
+        ),
+        "strings/many-short": ("an array of as many short strings as fit", _items('"ab"', limit=n)),
+        "numbers/300-digit": ("an array of 300-digit integers", _items(big, limit=n)),
+        "numbers/4300-digit": ("an array of 4300-digit integers", _items(huge, limit=n)),
+        "numbers/overflowing": ("an array of 1e400", _items("1e400", limit=n)),
+        "numbers/long-fractions": ("an array of numbers with 1000-digit fractions", _items("0." + "1" * 1000, limit=n)),
+        "numbers/in-float-member": (
+            "300-digit integers in a list of floats",
+            _items(big, '{"ratios":[', "]}", limit=n),
+        ),
+        "blank/spaces": ("1 MiB of spaces", b" " * n),
+        "blank/unicode": ("1 MiB of no-break spaces (Unicode white space)", "\u00a0".encode() * (n // 2)),
+    }
+
+
+class _Address(BaseModel):
+    street: str
+    city: str
+
+
+class _Order(BaseModel):
+    address: _Address
+    items: list[int] = []
+    ratios: list[float] = []
+
+
+def subjects() -> dict[str, Contract]:
+    """The contracts each hostile kind is offered to."""
+
+    @tool
+    def carry(payload: Any = None) -> str:
+        """Carry any value."""
+        return "ok"
+
+    @tool
+    def order(order: _Order) -> str:
+        """Place an order."""
+        return "ok"
+
+    class Raw:
+        def __init__(self, name: str, schema: dict[str, Any]) -> None:
+            self._definition = Definition(name=name, input_schema=schema)
+
+        def definition(self) -> Definition:
+            return self._definition
+
+        async def call(self, invocation: Invocation) -> Result:
+            return Result(output=Output())
+
+    closed = {
+        "type": "object",
+        "properties": {"items": {"type": "array", "items": {"type": "integer"}}, "name": {"type": "string"}},
+        "additionalProperties": False,
+    }
+    return {
+        "typed-any": bind(carry).contract,
+        "typed-model": bind(order).contract,
+        "raw-open": bind(Raw("raw_open", {"type": "object"})).contract,
+        "raw-closed": bind(Raw("raw_closed", closed)).contract,
+    }
+
+
+def _prepare(contract: Contract, request: Request) -> tuple[str, int]:
+    try:
+        contract.prepare(request)
+    except InvalidInvocationError as error:
+        rejection = classify_input_rejection(error)
+        return "rejected", len(rejection.message) if rejection else -1
+    return "admitted", 0
+
+
+def run_one(contract: Contract, data: bytes, *, traced: bool = True) -> dict[str, Any]:
+    """Prepare `data` once; the outcome, seconds, message size and (when `traced`) the tracemalloc peak.
+
+    tracemalloc slows allocation-heavy paths several times over, so timings are taken untraced.
+    """
+    request = Request(name=contract.name, arguments=data)
+    if traced:
+        tracemalloc.start()
+    started = time.perf_counter()
+    outcome, message = _prepare(contract, request)
+    elapsed = time.perf_counter() - started
+    peak = 0
+    if traced:
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    return {"outcome": outcome, "seconds": elapsed, "python_peak": peak, "message": message}
+
+
+def _child(kind: str, subject: str, repeat: int) -> None:
+    data = hostile_inputs()[kind][1]
+    contract = subjects()[subject]
+    baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    timed = [run_one(contract, data, traced=False) for _ in range(repeat)]
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - baseline
+    traced = run_one(contract, data)
+    print(
+        json.dumps(
+            {
+                "outcome": timed[0]["outcome"],
+                "seconds": statistics.median(r["seconds"] for r in timed),
+                "worst_seconds": max(r["seconds"] for r in timed),
+                "python_peak": traced["python_peak"],
+                "rss_growth": grown * 1024,
+                "message": timed[0]["message"],
+                "bytes": len(data),
+            }
+        )
+    )
+
+
+def measure(repeat: int, kinds: list[str] | None = None) -> list[dict[str, Any]]:
+    """Run every (kind, subject) case in its own subprocess."""
+    rows = []
+    for kind in kinds or list(hostile_inputs()):
+        for subject in subjects():
+            done = subprocess.run(
+                [sys.executable, __file__, "--child", kind, subject, "--repeat", str(repeat)],
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+            rows.append({"kind": kind, "subject": subject, **json.loads(done.stdout)})
+    return rows
+
+
+def _mib(value: float) -> str:
+    return f"{value / 2**20:.1f}"
+
+
+def report(rows: list[dict[str, Any]], command: str) -> str:
+    """The Markdown report: header (machine, versions, command), the table, and the worst cases."""
+    versions = " ".join(
+        f"{name}=={metadata.version(name)}"
+        for name in ("scopetool", "pydantic", "pydantic-core", "jiter", "jsonschema-rs")
+    )
+    descriptions = {kind: description for kind, (description, _) in hostile_inputs().items()}
+    lines = [
+        "# Resource-exhaustion limits (measured)",
+        "",
+        "Generated by `benchmarks/limits.py`; do not edit by hand.",
+        "",
+        f"Python {platform.python_version()} on {platform.machine()} ({platform.system()}), "
+        f"{os.cpu_count()} CPUs (load average {os.getloadavg()[0]:.2f} when the run began); {versions}.",
+        f"Command: `{command}`. Each case runs in a fresh process: time is the median (and the worst) of the "
+        "untraced runs; Python peak is tracemalloc's, from one more traced run; RSS growth is the rise of the "
+        "process's peak resident set over the untraced runs (it includes Rust allocations).",
+        "",
+        "| kind | input | contract | bytes | outcome | median (ms) | worst (ms) | Python peak (MiB) "
+        "| RSS growth (MiB) |",
+        "|---|---|---|---:|---|---:|---:|---:|---:|",
+    ]
+    lines.extend(
+        f"| {row['kind']} | {descriptions[row['kind']]} | {row['subject']} | {row['bytes']} | {row['outcome']} | "
+        f"{row['seconds'] * 1000:.1f} | {row['worst_seconds'] * 1000:.1f} | {_mib(row['python_peak'])} | "
+        f"{_mib(row['rss_growth'])} |"
+        for row in rows
+    )
+    slowest = max(rows, key=lambda row: row["worst_seconds"])
+    hungriest = max(rows, key=lambda row: max(row["python_peak"], row["rss_growth"]))
+    lines += [
+        "",
+        f"Worst time: {slowest['kind']} on {slowest['subject']}, {slowest['worst_seconds'] * 1000:.1f} ms "
+        f"({slowest['outcome']}).",
+        f"Worst memory: {hungriest['kind']} on {hungriest['subject']}, Python peak "
+        f"{_mib(hungriest['python_peak'])} MiB, RSS growth {_mib(hungriest['rss_growth'])} MiB "
+        f"({hungriest['outcome']}).",
+        f"Largest model-visible message: {max(row['message'] for row in rows)} characters.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5, help="runs per case (the median time is reported)")
+    parser.add_argument("--quick", action="store_true", help="one run per case, a few kinds, print only")
+    parser.add_argument("--write", type=Path, help="write the Markdown report to this file")
+    parser.add_argument("--child", nargs=2, metavar=("KIND", "SUBJECT"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        _child(args.child[0], args.child[1], args.repeat)
+        return
+    if args.quick:
+        rows = measure(1, ["depth/arrays", "keys/top-level-unknown", "numbers/300-digit"])
+    else:
+        rows = measure(args.repeat)
+    command = "python benchmarks/limits.py " + " ".join(sys.argv[1:])
+    text = report(rows, command.strip())
+    if args.write:
+        args.write.write_text(text, encoding="utf-8")
+        print(f"wrote {args.write}")
+    else:
+        print(text)
+
+
+if __name__ == "__main__":
+    main()

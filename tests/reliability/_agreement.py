@@ -1,0 +1,227 @@
+"""The known disagreements between an advertised schema (read by python-jsonschema) and its contract.
+
+Each entry names its kind: ``documented`` (deliberate, or beyond what the schema or the oracle can
+say; explained in docs/reliability.md) or ``bug`` (pinned by a strict xfail test in test_agreement.py,
+so the entry must go when the bug is fixed). A disagreement no entry explains fails the suite.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from scopetool import Contract, Invocation, classify_input_rejection
+
+from ._support import dumps, enforces_formats, prepare, schema_allows
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """One explained way in which the schema and the contract disagree."""
+
+    key: str
+    kind: str  # "documented" or "bug"
+    reason: str
+    applies: Callable[[Contract, Any, bool, bool], bool]
+
+
+def _leaves(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [leaf for member in value.values() for leaf in _leaves(member)]
+    if isinstance(value, list):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [value]
+
+
+def _map_leaves(value: Any, change: Callable[[Any], Any]) -> Any:
+    if isinstance(value, dict):
+        return {key: _map_leaves(member, change) for key, member in value.items()}
+    if isinstance(value, list):
+        return [_map_leaves(item, change) for item in value]
+    return change(value)
+
+
+def _admits(contract: Contract, value: Any) -> bool:
+    return isinstance(prepare(contract, dumps(value)), Invocation)
+
+
+def _integral_floats(contract: Contract, value: Any, schema_ok: bool, contract_ok: bool) -> bool:
+    if not schema_ok or contract_ok:
+        return False
+    whole = _map_leaves(value, lambda leaf: int(leaf) if isinstance(leaf, float) and leaf.is_integer() else leaf)
+    if json.dumps(whole) == json.dumps(value):
+        return False
+    # With integers spelled as integers, the contract admits, or rejects for another documented reason.
+    whole_ok = schema_allows(contract, whole, formats=enforces_formats(contract))
+    if _admits(contract, whole):
+        return True
+    known = explain(contract, whole, whole_ok, False) if whole_ok else None
+    return known is not None and known.kind == "documented"
+
+
+def _non_numeric_decimal(contract: Contract, value: Any, schema_ok: bool, contract_ok: bool) -> bool:
+    if not schema_ok or contract_ok or contract.name != "money":
+        return False
+    amount = value.get("amount") if isinstance(value, dict) else None
+    if not isinstance(amount, str):
+        return False
+    try:
+        return not Decimal(amount.strip()).is_finite()
+    except InvalidOperation:
+        return True
+
+
+def _dedup(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _dedup(member) for key, member in value.items()}
+    if isinstance(value, list):
+        seen: list[str] = []
+        kept = []
+        for item in value:
+            key = json.dumps(item, sort_keys=True)
+            if key not in seen:
+                seen.append(key)
+                kept.append(_dedup(item))
+        return kept
+    return value
+
+
+def _set_duplicates(contract: Contract, value: Any, schema_ok: bool, contract_ok: bool) -> bool:
+    if schema_ok or not contract_ok:
+        return False
+    deduplicated = _dedup(value)
+    return deduplicated != value and schema_allows(contract, deduplicated, formats=enforces_formats(contract))
+
+
+def _end_of_line(contract: Contract, value: Any, schema_ok: bool, contract_ok: bool) -> bool:
+    if not schema_ok or contract_ok:
+        return False
+    return any(isinstance(leaf, str) and leaf.endswith("\n") for leaf in _leaves(value)) and "pattern" in (
+        contract.definition().input_schema_json.decode()
+    )
+
+
+def _regex_dialect(contract: Contract, value: Any, schema_ok: bool, contract_ok: bool) -> bool:
+    return '"pattern"' in contract.definition().input_schema_json.decode() and any(
+        isinstance(leaf, str) and not leaf.isascii() for leaf in _leaves(value)
+    )
+
+
+def _email(contract: Contract, value: Any, schema_ok: bool, contract_ok: bool) -> bool:
+    if not schema_ok or contract_ok or not isinstance(value, dict) or "mail" not in value:
+        return False
+    rest = {key: member for key, member in value.items() if key != "mail"}
+    return _admits(contract, rest)
+
+
+def _typed_format(contract: Contract, value: Any, schema_ok: bool, contract_ok: bool) -> bool:
+    return schema_ok and not contract_ok and not schema_allows(contract, value, formats=True)
+
+
+def _validator_rule(contract: Contract, value: Any, schema_ok: bool, contract_ok: bool) -> bool:
+    if not schema_ok or contract_ok:
+        return False
+    outcome = prepare(contract, dumps(value))
+    rejection = classify_input_rejection(outcome) if isinstance(outcome, Exception) else None
+    return rejection is not None and not rejection.message.startswith("invalid arguments for tool")
+
+
+def _bool_literal(contract: Contract, value: Any, schema_ok: bool, contract_ok: bool) -> bool:
+    if schema_ok or not contract_ok or not any(isinstance(leaf, bool) for leaf in _leaves(value)):
+        return False
+    as_ints = _map_leaves(value, lambda leaf: int(leaf) if isinstance(leaf, bool) else leaf)
+    return schema_allows(contract, as_ints, formats=enforces_formats(contract))
+
+
+def _float_multiple(contract: Contract, value: Any, schema_ok: bool, contract_ok: bool) -> bool:
+    schema = contract.definition().input_schema_json.decode()
+    return (
+        not schema_ok
+        and contract_ok
+        and '"multipleOf":0.' in schema
+        and any(isinstance(leaf, float) and not leaf.is_integer() for leaf in _leaves(value))
+    )
+
+
+DISAGREEMENTS: list[Disagreement] = [
+    Disagreement(
+        "bool-as-integer-literal",
+        "bug",
+        "a Literal of integers or an IntEnum admits true and false (pydantic matches them as 1 and 0), "
+        "though the schema's enum allows only integers",
+        _bool_literal,
+    ),
+    Disagreement(
+        "float-multiple-tolerance",
+        "documented",
+        "pydantic checks a float multipleOf with a tolerance of 1e-9 of the divisor (binary floats cannot "
+        "divide exactly); JSON Schema divides exactly, so a float within the tolerance is admitted",
+        _float_multiple,
+    ),
+    Disagreement(
+        "typed-format",
+        "documented",
+        "JSON Schema 2020-12 treats format as an annotation; typed tools assert it with pydantic's parsers, "
+        "so a string outside the format is rejected (checked against the oracle with format assertion on)",
+        _typed_format,
+    ),
+    Disagreement(
+        "validator-rule",
+        "documented",
+        "the input's own validator (an InputRejection) enforces a rule no JSON Schema keyword expresses",
+        _validator_rule,
+    ),
+    Disagreement(
+        "integral-float",
+        "documented",
+        "JSON Schema counts 1.0 as an integer; the contract, by design, admits only integer spellings "
+        "(README: `1.0` is not an integer), so the model is told to send 1",
+        _integral_floats,
+    ),
+    Disagreement(
+        "decimal-any-string",
+        "documented",
+        "pydantic advertises a Decimal as number-or-string with no pattern; the contract admits only "
+        "strings that are finite decimal numbers",
+        _non_numeric_decimal,
+    ),
+    Disagreement(
+        "set-duplicates",
+        "bug",
+        "a set advertises uniqueItems, but the contract admits repeated items (pydantic collapses them)",
+        _set_duplicates,
+    ),
+    Disagreement(
+        "python-re-dollar",
+        "documented",
+        "python-jsonschema checks `pattern` with Python's re, whose `$` also matches before a final "
+        "newline; ECMA-262 (the JSON Schema dialect) and the contract's Rust regex do not: an oracle quirk",
+        _end_of_line,
+    ),
+    Disagreement(
+        "regex-dialect",
+        "documented",
+        "JSON Schema specifies ECMA-262 patterns, whose \\w and \\d are ASCII; the contract's Rust regex "
+        "(pydantic) and the oracle's Python re are Unicode-aware, and differently so (Python's \\w takes "
+        "'²', Rust's does not): non-ASCII text under a pattern depends on the regex engine",
+        _regex_dialect,
+    ),
+    Disagreement(
+        "email-format",
+        "documented",
+        "python-jsonschema's email check only looks for an @; jsonschema-rs (the contract) checks the "
+        "address syntax: the oracle is the lenient one",
+        _email,
+    ),
+]
+
+
+def explain(contract: Contract, value: Any, schema_ok: bool, contract_ok: bool) -> Disagreement | None:
+    """The known disagreement behind a verdict mismatch, or None when it is unexplained."""
+    for disagreement in DISAGREEMENTS:
+        if disagreement.applies(contract, value, schema_ok, contract_ok):
+            return disagreement
+    return None
