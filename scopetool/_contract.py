@@ -13,7 +13,7 @@ from pydantic_core import ValidationError
 from ._codec import InputDecoder
 from ._definition import Definition
 from ._errors import InputValidationError, InvalidInvocationError, InvalidOutputError, InvalidToolError
-from ._feedback import describe_pydantic_error, describe_schema_errors, format_rejection
+from ._feedback import describe_pydantic_error, describe_schema_errors, format_rejection, schema_errors
 from ._input import Continuation, compile_schema
 from ._json import MAX_INPUT_BYTES, is_blank, parse_checked, syntax_problem
 from ._output import Result
@@ -248,10 +248,15 @@ class Contract:
             # the full I-JSON parse could find nothing. Otherwise (or when NaN could hide in an
             # unconstrained position) the full parse decides.
             count = self._count
-            if count is None or colons > count(value) or (self._scan_non_finite and _may_hold_non_finite(raw)):
+            counted = -1 if count is None else count(value)
+            if colons > counted or (self._scan_non_finite and _may_hold_non_finite(raw)):
                 problem = syntax_problem(self._utf8(raw))
                 if problem is not None:
                     raise self._rejected(problem.message)
+                if counted < -1:
+                    # The counter met a non-finite float the full parse cannot see: an integer literal
+                    # too long for a double, read into a float member.
+                    raise self._rejected("a number is too large for a double; numbers must be finite")
         # The module-private slots of a new Invocation (pyright checks privacy per class, not per module).
         invocation = _new(Invocation)
         invocation._arguments = raw  # pyright: ignore[reportPrivateUsage]
@@ -294,7 +299,7 @@ class Contract:
             if problem is not None:
                 raise self._rejected(problem.message)
             if not validator.is_valid(value):
-                raise self._rejected_lines(describe_schema_errors(validator.iter_errors(value), schema))
+                raise self._rejected_lines(describe_schema_errors(schema_errors(validator, value, len(raw)), schema))
             if hook is None:
                 return None
             try:
@@ -350,7 +355,7 @@ class Contract:
         value = jiter.from_json(raw)
         if checker.is_valid(value):
             return []
-        return describe_schema_errors(checker.iter_errors(value), self._schema)
+        return describe_schema_errors(schema_errors(checker, value, len(raw)), self._schema)
 
     def _rejected(self, problem: str) -> InvalidInvocationError:
         return self._rejected_lines([problem])

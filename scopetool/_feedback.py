@@ -10,13 +10,21 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Iterable, Sequence
-from typing import Any, Final
+from typing import Any, Final, cast
 
+import jsonschema_rs
 from pydantic import ValidationError
 
 from ._json import JsonObject, is_array, is_object
 
-__all__ = ["describe_pydantic_error", "describe_schema_errors", "format_rejection", "render_path"]
+__all__ = [
+    "MORE",
+    "describe_pydantic_error",
+    "describe_schema_errors",
+    "format_rejection",
+    "render_path",
+    "schema_errors",
+]
 
 MAX_PROBLEMS: Final = 8
 _MAX_LINE: Final = 240
@@ -45,15 +53,24 @@ _ECHOING: Final = {
 }
 
 
+MORE: Final = "\x00more"
+"""Ends a problem list that was cut short: there were more problems than were described."""
+
+
 def format_rejection(tool: str, problems: Sequence[str]) -> str:
     """Render problems as the message a model receives for one rejected call."""
-    shown = list(dict.fromkeys(problems))
+    cut = bool(problems) and problems[-1] == MORE
+    shown = list(dict.fromkeys(problems[:-1] if cut else problems))
     extra = len(shown) - MAX_PROBLEMS
     lines = [_clip(p) for p in shown[:MAX_PROBLEMS]]
-    if extra > 0:
-        lines.append(f"... and {extra} more")
-    noun = "problem" if len(shown) == 1 else "problems"
-    return f"invalid arguments for tool {tool!r} ({len(shown)} {noun}):\n" + "\n".join(f"- {line}" for line in lines)
+    if cut:
+        lines.append("... and possibly more")
+        count = f"at least {len(shown)} {'problem' if len(shown) == 1 else 'problems'}"
+    else:
+        if extra > 0:
+            lines.append(f"... and {extra} more")
+        count = f"{len(shown)} {'problem' if len(shown) == 1 else 'problems'}"
+    return f"invalid arguments for tool {tool!r} ({count}):\n" + "\n".join(f"- {line}" for line in lines)
 
 
 def describe_pydantic_error(error: ValidationError, document: Any, schema: dict[str, Any]) -> list[str]:
@@ -64,6 +81,9 @@ def describe_pydantic_error(error: ValidationError, document: Any, schema: dict[
     """
     problems: list[str] = []
     for detail in error.errors(include_url=False, include_context=True, include_input=True):
+        if len(problems) >= MAX_PROBLEMS:
+            problems.append(MORE)  # suggestions and echo checks cost; the model is shown eight at most
+            break
         kind = detail["type"]
         if kind == "value_error" and type(detail.get("ctx", {}).get("error")).__name__ == "InputRejection":
             continue  # the input's own rule: reported only once the schema holds
@@ -84,10 +104,32 @@ def describe_pydantic_error(error: ValidationError, document: Any, schema: dict[
     return problems
 
 
+_EAGER_LIMIT: Final = 16 * 1024
+
+
+def schema_errors(validator: Any, value: Any, size: int) -> list[Any]:
+    """The errors a jsonschema-rs validator finds, bounded in memory.
+
+    jsonschema-rs builds every error before yielding the first, so a large document with many problems
+    would cost memory in proportion: past 16 KiB only the first error is asked for (`validate`), and the
+    list ends with `MORE`.
+    """
+    if size <= _EAGER_LIMIT:
+        return list(validator.iter_errors(value))
+    try:
+        validator.validate(value)
+    except jsonschema_rs.ValidationError as error:
+        return [error, MORE]
+    return []
+
+
 def describe_schema_errors(errors: Iterable[Any], schema: dict[str, Any]) -> list[str]:
     """One line per problem reported by a jsonschema-rs validator (kinds only, no instance values)."""
     problems: list[str] = []
     for error in errors:
+        if len(problems) >= MAX_PROBLEMS or error is MORE:
+            problems.append(MORE)  # the rest are not described: their number is unbounded
+            break
         path = list(error.instance_path)
         kind = error.kind.name
         facts = {k: v for k, v in error.kind.as_dict().items() if k != "context"}
@@ -114,13 +156,50 @@ def describe_schema_errors(errors: Iterable[Any], schema: dict[str, Any]) -> lis
 
 
 def _public_message(message: str, value: object) -> str:
-    """Pydantic's message, unless it quotes the rejected value (as a validator's own text may)."""
-    if isinstance(value, bool) or value is None:
-        return message
-    shown = value if isinstance(value, str) else str(value) if isinstance(value, int | float) else ""
-    if len(shown) >= 4 and shown in message:
+    """Pydantic's message, unless it quotes any part of the rejected value (as a validator's own text may).
+
+    Every scalar inside the value is looked for, as written and in its escaped (repr, JSON, unicode
+    escape) forms; a long string is also looked for in pieces, so a partial quote is caught too.
+    """
+    leaves: list[object] = []
+    _collect_leaves(value, leaves)
+    if any(_quoted(leaf, message) for leaf in leaves):
         return "the value is not valid here"
     return message
+
+
+_MAX_LEAVES: Final = 256
+_PIECE: Final = 12
+
+
+def _collect_leaves(value: object, leaves: list[object]) -> None:
+    if len(leaves) >= _MAX_LEAVES:
+        return
+    children: list[object]
+    if isinstance(value, dict):
+        children = list(cast("dict[object, object]", value).values())
+    elif isinstance(value, list | tuple):
+        children = list(cast("list[object] | tuple[object, ...]", value))
+    else:
+        leaves.append(value)
+        return
+    for child in children[:_MAX_LEAVES]:
+        _collect_leaves(child, leaves)
+
+
+def _quoted(leaf: object, message: str) -> bool:
+    if isinstance(leaf, bool) or leaf is None:
+        return False
+    if isinstance(leaf, int | float):
+        text = str(leaf)
+        return len(text) >= 4 and text in message
+    if not isinstance(leaf, str) or len(leaf) < 4:
+        return False
+    forms = (leaf, repr(leaf)[1:-1], json.dumps(leaf)[1:-1], leaf.encode("unicode_escape").decode("ascii"))
+    if any(form in message for form in forms):
+        return True
+    sample = leaf[:2048]
+    return any(sample[start : start + _PIECE] in message for start in range(0, len(sample) - _PIECE + 1, 4))
 
 
 def _follow(document: Any, loc: Sequence[int | str], *, missing: bool) -> tuple[list[int | str], Any, bool]:

@@ -145,7 +145,9 @@ def _non_finite(value: Any, path: list[int | str]) -> list[int | str] | None:
             found = _non_finite(item, [*path, index])
             if found is not None:
                 return found
-    elif (value.__class__ is float and value - value != 0) or (value.__class__ is Decimal and abs(value) > _MAX_DOUBLE):
+    elif (value.__class__ is float and value - value != 0) or (
+        value.__class__ is Decimal and value.copy_abs() > _MAX_DOUBLE
+    ):
         return path
     return None
 
