@@ -24,7 +24,15 @@ from pydantic_core import (
 from ._errors import InvalidInvocationError, InvalidOutputError
 from ._json import canonical_json, is_array
 from ._output import Output
-from ._schema import STRICT_CONFIG, MemberCounter, is_dict, json_schema_of, member_counter, strict_core_schema
+from ._schema import (
+    STRICT_CONFIG,
+    MemberCounter,
+    exact_core_schema,
+    is_dict,
+    json_schema_of,
+    member_counter,
+    strict_core_schema,
+)
 
 if TYPE_CHECKING:
     from ._contract import Invocation
@@ -48,12 +56,13 @@ class InputDecoder(Generic[T]):
     def __init__(self, schema: CoreSchema, advertised: CoreSchema | None = None) -> None:
         _refuse_alias_lists(schema)
         strict = strict_core_schema(schema)
-        self.validator = SchemaValidator(strict, STRICT_CONFIG)
+        enforced = exact_core_schema(strict)
+        self.validator = SchemaValidator(enforced, STRICT_CONFIG)
         """The compiled pydantic-core validator (call it with ``strict=True, extra="forbid"``)."""
         shown = strict if advertised is None else strict_core_schema(advertised)
         self._schema = json_schema_of(shown)
         self._schema_json = canonical_json(self._schema)
-        self._counter = member_counter(strict)
+        self._counter = member_counter(enforced)
         self._walks_any = _contains_kind(strict, _NON_FINITE_CARRIERS)
         self._reuses_prebuilt = _contains_kind(strict, _PREBUILT_CARRIERS)
 

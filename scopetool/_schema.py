@@ -18,7 +18,7 @@ from collections.abc import Callable, Hashable, Iterable
 from typing import Any, Final, TypeGuard, cast
 
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue
-from pydantic_core import CoreSchema, core_schema
+from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
 from ._json import is_array
 
@@ -65,6 +65,74 @@ def _strict(node: Any) -> Any:
     if kind == "float":
         copy["allow_inf_nan"] = False
     return copy
+
+
+def exact_core_schema(schema: CoreSchema) -> CoreSchema:
+    """A copy of a strict schema that admits exactly what its JSON Schema advertises, where pydantic is laxer.
+
+    Sets refuse repeated items (pydantic would drop them; the schema says ``uniqueItems``), and integer
+    ``Literal``s and ``IntEnum``s refuse booleans and ``1.0`` (pydantic compares them equal). Only the
+    validator uses this copy; the advertised JSON Schema comes from the strict one. Classes that bring a
+    prebuilt validator (nested pydantic models) keep theirs, so their fields are not tightened.
+    """
+    return cast(CoreSchema, _exact(schema))
+
+
+def _exact(node: Any) -> Any:
+    if is_array(node):
+        return [_exact(item) for item in node]
+    if not is_dict(node):
+        return node
+    copy = {key: _exact(value) for key, value in node.items()}
+    kind = copy.get("type")
+    if kind in ("set", "frozenset"):
+        items = {"type": "list", "items_schema": copy.get("items_schema", {"type": "any"}), "strict": True}
+        items.update({key: copy[key] for key in ("min_length", "max_length") if key in copy})
+        unique = _unique_set if kind == "set" else _unique_frozenset
+        return core_schema.no_info_after_validator_function(unique, cast(CoreSchema, items))
+    expected = copy.get("expected")
+    if kind == "literal" and expected and all(type(value) is int for value in expected):
+        return core_schema.no_info_after_validator_function(_one_of(expected), core_schema.int_schema(strict=True))
+    if kind == "enum" and copy.get("sub_type") == "int":
+        return core_schema.no_info_after_validator_function(
+            _member_of(copy["cls"]), core_schema.int_schema(strict=True)
+        )
+    return copy
+
+
+def _unique_set(items: list[Any]) -> set[Any]:
+    found = set(items)
+    if len(found) != len(items):
+        raise PydanticCustomError("set_unique", "Items should be unique")
+    return found
+
+
+def _unique_frozenset(items: list[Any]) -> frozenset[Any]:
+    return frozenset(_unique_set(items))
+
+
+def _one_of(expected: list[int]) -> Callable[[int], int]:
+    allowed = frozenset(expected)
+    shown = ", ".join(str(value) for value in expected)
+
+    def check(value: int) -> int:
+        if value not in allowed:
+            raise PydanticCustomError("literal_error", "Input should be one of {expected}", {"expected": shown})
+        return value
+
+    return check
+
+
+def _member_of(cls: Any) -> Callable[[int], Any]:
+    shown = ", ".join(str(member.value) for member in cls)
+
+    def convert(value: int) -> Any:
+        try:
+            return cls(value)
+        except ValueError:
+            raise PydanticCustomError("enum", "Input should be one of {expected}", {"expected": shown}) from None
+
+    return convert
 
 
 class _Generator(GenerateJsonSchema):

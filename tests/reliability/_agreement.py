@@ -89,13 +89,6 @@ def _dedup(value: Any) -> Any:
     return value
 
 
-def _set_duplicates(contract: Contract, value: Any, schema_ok: bool, contract_ok: bool) -> bool:
-    if schema_ok or not contract_ok:
-        return False
-    deduplicated = _dedup(value)
-    return deduplicated != value and schema_allows(contract, deduplicated, formats=enforces_formats(contract))
-
-
 def _end_of_line(contract: Contract, value: Any, schema_ok: bool, contract_ok: bool) -> bool:
     if not schema_ok or contract_ok:
         return False
@@ -129,13 +122,6 @@ def _validator_rule(contract: Contract, value: Any, schema_ok: bool, contract_ok
     return rejection is not None and not rejection.message.startswith("invalid arguments for tool")
 
 
-def _bool_literal(contract: Contract, value: Any, schema_ok: bool, contract_ok: bool) -> bool:
-    if schema_ok or not contract_ok or not any(isinstance(leaf, bool) for leaf in _leaves(value)):
-        return False
-    as_ints = _map_leaves(value, lambda leaf: int(leaf) if isinstance(leaf, bool) else leaf)
-    return schema_allows(contract, as_ints, formats=enforces_formats(contract))
-
-
 def _float_multiple(contract: Contract, value: Any, schema_ok: bool, contract_ok: bool) -> bool:
     schema = contract.definition().input_schema_json.decode()
     return (
@@ -147,13 +133,6 @@ def _float_multiple(contract: Contract, value: Any, schema_ok: bool, contract_ok
 
 
 DISAGREEMENTS: list[Disagreement] = [
-    Disagreement(
-        "bool-as-integer-literal",
-        "bug",
-        "a Literal of integers or an IntEnum admits true and false (pydantic matches them as 1 and 0), "
-        "though the schema's enum allows only integers",
-        _bool_literal,
-    ),
     Disagreement(
         "float-multiple-tolerance",
         "documented",
@@ -187,12 +166,6 @@ DISAGREEMENTS: list[Disagreement] = [
         "pydantic advertises a Decimal as number-or-string with no pattern; the contract admits only "
         "strings that are finite decimal numbers",
         _non_numeric_decimal,
-    ),
-    Disagreement(
-        "set-duplicates",
-        "bug",
-        "a set advertises uniqueItems, but the contract admits repeated items (pydantic collapses them)",
-        _set_duplicates,
     ),
     Disagreement(
         "python-re-dollar",

@@ -146,13 +146,9 @@ def test_every_disagreement_is_documented_or_pinned_as_a_bug() -> None:
     """Every known disagreement is either documented or a bug pinned by a strict xfail test below."""
     assert {d.kind for d in DISAGREEMENTS} <= {"documented", "bug"}
     bugs = {d.key for d in DISAGREEMENTS if d.kind == "bug"}
-    assert bugs == {"set-duplicates", "bool-as-integer-literal"}
+    assert bugs == set()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a set[...] field advertises uniqueItems: true but the contract admits repeated items",
-)
 @pytest.mark.parametrize(
     ("name", "value"), [("unique", {"items": ["a", "a"]}), ("variadic", {"values": [], "bag": [1, 1]})]
 )
@@ -163,10 +159,6 @@ def test_set_fields_reject_repeated_items(name: str, value: dict[str, Any]) -> N
     assert not isinstance(prepare(contract, dumps(value)), Invocation)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a Literal of integers or an IntEnum admits true/false, which its advertised enum forbids",
-)
 @pytest.mark.parametrize(("name", "value"), [("mode", {"value": True}), ("level", {"value": True})])
 def test_booleans_are_not_integer_literals(name: str, value: dict[str, Any]) -> None:
     """A boolean where the schema allows only integers (an enum or const of integers) is rejected."""
