@@ -44,6 +44,19 @@ _TYPE_WORDS: Final = {
     "dataclass_type": "an object",
     "none_required": "null",
 }
+# pydantic error types whose message is a fixed template filled only from the schema (limits, patterns,
+# expected values): they cannot quote the input, so they skip the echo check.
+_TEMPLATED: Final = frozenset(
+    {
+        "int_type", "float_type", "string_type", "bool_type", "list_type", "tuple_type", "set_type",
+        "frozen_set_type", "dict_type", "model_type", "model_attributes_type", "dataclass_type", "none_required",
+        "int_from_float", "finite_number", "greater_than", "greater_than_equal", "less_than", "less_than_equal",
+        "multiple_of", "string_too_short", "string_too_long", "too_short", "too_long", "string_pattern_mismatch",
+        "literal_error", "enum", "missing", "extra_forbidden", "json_invalid", "json_type", "datetime_type",
+        "date_type", "time_type", "timedelta_type", "uuid_type", "decimal_type", "bytes_type", "is_instance_of",
+        "set_unique", "int_parsing_size", "decimal_max_digits", "decimal_max_places", "decimal_whole_digits",
+    }
+)  # fmt: skip
 # Error types whose pydantic message may quote the input; they get a fixed text instead.
 _ECHOING: Final = {
     "union_tag_invalid": "this tag is not one of the allowed values",
@@ -97,7 +110,12 @@ def describe_pydantic_error(error: ValidationError, document: Any, schema: dict[
             hint = _suggest(str(name), _member_names(schema, parent))
             problems.append(f"{_render(path)}: unknown field{hint}")
             continue
-        message = _ECHOING.get(kind) or _public_message(detail["msg"], detail.get("input"))
+        if kind in _ECHOING:
+            message = _ECHOING[kind]
+        elif kind in _TEMPLATED:
+            message = detail["msg"]  # pydantic's own wording, filled from the schema only
+        else:
+            message = _public_message(detail["msg"], detail.get("input"))
         if kind in _TYPE_WORDS and found:
             message = f"{message} (got {_json_kind(value)})"
         problems.append(f"{_render(path)}: {message}")
