@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final, NewType, cast, final
 
 import jiter
+from pydantic import BaseModel
 from pydantic_core import ValidationError
 
 from ._codec import InputDecoder
@@ -15,9 +17,10 @@ from ._definition import Definition
 from ._errors import InputValidationError, InvalidInvocationError, InvalidOutputError, InvalidToolError
 from ._feedback import describe_pydantic_error, describe_schema_errors, format_rejection, schema_errors
 from ._input import Continuation, compile_schema
-from ._json import MAX_INPUT_BYTES, is_blank, parse_checked, syntax_problem
+from ._json import MAX_INPUT_BYTES, is_array, is_blank, is_object, parse_checked, syntax_problem
 from ._output import Result
 from ._rejection import InputRejection
+from ._schema import is_dict
 
 __all__ = ["Admission", "Contract", "IdempotencyKey", "InputValidator", "Invocation", "Request"]
 
@@ -253,10 +256,11 @@ class Contract:
                 problem = syntax_problem(self._utf8(raw))
                 if problem is not None:
                     raise self._rejected(problem.message)
-                if counted < -1:
-                    # The counter met a non-finite float the full parse cannot see: an integer literal
-                    # too long for a double, read into a float member.
-                    raise self._rejected("a number is too large for a double; numbers must be finite")
+                if counted < -1 and _changed_integer(self._utf8(raw), value):
+                    raise self._rejected(
+                        "a number field got an integer a double cannot hold exactly (more than 2**53 in "
+                        "magnitude): send a smaller integer, or write the number with a decimal point"
+                    )
         # The module-private slots of a new Invocation (pyright checks privacy per class, not per module).
         invocation = _new(Invocation)
         invocation._arguments = raw  # pyright: ignore[reportPrivateUsage]
@@ -387,6 +391,54 @@ def take_decoded(invocation: Invocation, decoder: object) -> Any:
 
 def _never(raw: bytes) -> Any:
     raise AssertionError("unreachable: typed contracts validate inline")  # pragma: no cover
+
+
+def _changed_integer(raw: bytes, value: Any) -> bool:
+    """Whether an integer literal of `raw` reached a float of `value` as a different number.
+
+    Runs only when the member counter saw a float that is infinite or beyond 2**53. The literal is
+    read exactly; a float of the decoded value equal to an inexact integer literal's nearest double is
+    that literal, changed (or, for a literal past a double's range, made infinite).
+    """
+    changed: set[float] = set()
+    _inexact_integers(jiter.from_json(raw), changed)
+    if not changed:
+        return False
+    floats: set[float] = set()
+    _floats(value, floats, 0)
+    return not changed.isdisjoint(floats)
+
+
+def _inexact_integers(node: object, found: set[float]) -> None:
+    if is_object(node):
+        for member in node.values():
+            _inexact_integers(member, found)
+    elif is_array(node):
+        for item in node:
+            _inexact_integers(item, found)
+    elif isinstance(node, int) and not isinstance(node, bool) and not -(2**53) <= node <= 2**53:
+        try:
+            nearest = float(node)
+        except OverflowError:
+            nearest = math.inf if node > 0 else -math.inf
+        if nearest != node:
+            found.add(nearest)
+
+
+def _floats(node: object, found: set[float], depth: int) -> None:
+    if depth > 256:
+        return
+    if isinstance(node, float):
+        found.add(node)
+    elif isinstance(node, BaseModel):
+        node = node.__dict__
+    children: Iterable[object] = ()
+    if is_dict(node):
+        children = node.values()
+    elif isinstance(node, list | tuple | set | frozenset):
+        children = cast("Iterable[object]", node)
+    for child in children:
+        _floats(child, found, depth + 1)
 
 
 def _may_hold_non_finite(raw: str | bytes) -> bool:

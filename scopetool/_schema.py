@@ -196,14 +196,13 @@ class _Planner:
     def __init__(self) -> None:
         self.definitions: dict[str, Any] = {}
         self.refs: dict[str, Plan | None] = {}
-        # Inside a model whose own (prebuilt) configuration may let non-finite floats through, float
-        # positions are checked: pydantic-core validates such a model with its own configuration.
-        self.lax_floats = False
 
     def plan(self, schema: Any) -> Plan:
         kind = schema["type"]
         if kind == "float":
-            return ("finite",) if self.lax_floats else _ZERO
+            # Every float is checked: a prebuilt model may let infinity through, and an integer literal
+            # a double cannot hold exactly changes on its way into a float.
+            return ("finite",)
         if kind in _SCALARS:
             return _ZERO
         if kind == "definitions":
@@ -247,8 +246,8 @@ class _Planner:
         raise _UnsoundError
 
     def _ref(self, ref: str) -> Plan:
-        name = f"r{len(self.refs)}" if f"{ref}|{self.lax_floats}" not in self.refs else None
-        key = f"{ref}|{self.lax_floats}"
+        key = f"{ref}|"  # the "|" keeps definition keys apart from the generated function names
+        name = f"r{len(self.refs)}" if key not in self.refs else None
         if name is None:
             known = self.refs[key]
             if known is None:
@@ -265,15 +264,11 @@ class _Planner:
         if fields_schema["type"] != "model-fields" or fields_schema.get("computed_fields"):
             raise _UnsoundError
         _one_member_per_field(fields_schema["fields"], schema.get("config", {}))
-        outer, self.lax_floats = self.lax_floats, schema["cls"].model_config.get("allow_inf_nan", True) is not False
-        try:
-            nested = [
-                (name, plan)
-                for name, field in fields_schema["fields"].items()
-                if (plan := self.plan(field["schema"])) != _ZERO
-            ]
-        finally:
-            self.lax_floats = outer
+        nested = [
+            (name, plan)
+            for name, field in fields_schema["fields"].items()
+            if (plan := self.plan(field["schema"])) != _ZERO
+        ]
         return ("model", nested)
 
     def _typed_dict(self, schema: Any) -> Plan:
@@ -307,7 +302,7 @@ class _Planner:
 
 def _compile(plan: Plan, refs: dict[str, Plan | None]) -> MemberCounter:
     """Generate the counter as Python source and compile it once."""
-    namespace: dict[str, Any] = {"_count_any": _count_any, "NON_FINITE": NON_FINITE}
+    namespace: dict[str, Any] = {"_count_any": _count_any, "NON_FINITE": NON_FINITE, "EXACT": EXACT_INTEGERS}
     lines: list[str] = []
     for name, body in refs.items():
         if name.startswith("r") and "|" not in name and body is not None:
@@ -345,7 +340,10 @@ class _Emitter:
         if kind == "zero":
             return
         if kind == "finite":
-            self.lines.append(f"{pad}if {value} is not None and {value} - {value} != 0: n += NON_FINITE")
+            self.lines.append(
+                f"{pad}if {value}.__class__ is float and ({value} - {value} != 0 or not -EXACT < {value} < EXACT):"
+                " n += NON_FINITE"
+            )
         elif kind == "any":
             self.lines.append(f"{pad}n += _count_any({value})")
         elif kind == "ref":
@@ -415,9 +413,12 @@ def _runtime_type(schema: Any, definitions: dict[str, Any]) -> type | None:
     return None
 
 
+EXACT_INTEGERS: Final = 9007199254740992.0
+"""2**53: past it a double no longer holds every integer, so a float there may stand for a changed integer."""
+
 NON_FINITE: Final = -(1 << 62)
-"""What a counter adds for a non-finite float: it drives the count below the ":" bytes of any document,
-so admission runs the full I-JSON check, which names the number."""
+"""What a counter adds for a non-finite float, or one beyond 2**53: it drives the count below the ":"
+bytes of any document, so admission runs the full checks, which look at the number's own literal."""
 
 
 def _count_any(value: Any) -> int:
