@@ -10,8 +10,8 @@ import asyncio
 import json
 from typing import Any
 
-from scopetool import Registry, Result, tool
-from scopetool.providers import ToolCall, UnknownToolError, anthropic, openai_chat
+from scopetool import Registry, tool
+from scopetool.providers import anthropic, openai_chat, run_call
 
 
 @tool
@@ -58,31 +58,21 @@ ANTHROPIC_TURN = {
 }
 
 
-async def run(call: ToolCall) -> Result | BaseException:
-    """Resolve, admit and run one call; every failure becomes an outcome the adapters know how to show."""
-    binding = REGISTRY.resolve(call.name)
-    if binding is None:
-        return UnknownToolError(call.name)
-    try:
-        return await binding.call(binding.contract.prepare(call.request))
-    except Exception as error:  # noqa: BLE001 - every error is an outcome the model is told about (redacted)
-        return error
-
-
 async def main() -> None:
     """Run one recorded turn through each of two providers."""
     export = openai_chat.export_tools(REGISTRY, strict=True)
     print("openai tools:", json.dumps([t["function"]["name"] for t in export.tools]))
     print(export.report)
     answers: list[dict[str, Any]] = [
-        openai_chat.result_message(call, await run(call)) for call in openai_chat.parse_tool_calls(OPENAI_TURN, export)
+        openai_chat.result_message(call, await run_call(REGISTRY, call))
+        for call in openai_chat.parse_tool_calls(OPENAI_TURN, export)
     ]
     print("openai answers:", json.dumps(answers, indent=1))
 
     export = anthropic.export_tools(REGISTRY)
     print("anthropic tools:", json.dumps([t["name"] for t in export.tools]))
     calls = anthropic.parse_tool_calls(ANTHROPIC_TURN, export)
-    message = anthropic.results_message([(call, await run(call)) for call in calls])
+    message = anthropic.results_message([(call, await run_call(REGISTRY, call)) for call in calls])
     print("anthropic answer:", json.dumps(message, indent=1))
 
 

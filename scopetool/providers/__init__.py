@@ -6,6 +6,7 @@ One module per provider, each with the same small set of functions:
   wire format, with a `PortabilityReport` of every change the provider's dialect forced.
 * ``parse_tool_calls(payload, export=None) -> list[ToolCall]``: the provider's tool calls as
   `Request`s for `Contract.prepare`, each beside the provider's call id.
+* `run_call(registry, call)`: resolve, admit and run one call; the outcome for ``result_message``.
 * ``result_message(call, outcome, ...)``: the provider's tool-result message for a `Result`, a
   `Failure`, an input rejection, or any other error (which the model sees only as a generic text).
 
@@ -24,6 +25,7 @@ from ._common import (
     ToolReport,
     UnknownToolError,
     outcome_output,
+    run_call,
 )
 
 __all__ = [
@@ -35,4 +37,5 @@ __all__ = [
     "ToolReport",
     "UnknownToolError",
     "outcome_output",
+    "run_call",
 ]

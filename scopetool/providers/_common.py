@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias, TypeGuard, cast, final
 
 from .._binding import Binding, Tool
-from .._contract import Request
+from .._contract import Admission, Request
 from .._definition import Definition
 from .._errors import ScopetoolError
 from .._json import JsonObject, canonical_json, is_array, is_object, loads_exact, syntax_problem
@@ -31,6 +31,7 @@ __all__ = [
     "is_iterable",
     "is_mapping",
     "outcome_output",
+    "run_call",
 ]
 
 is_mapping: Final = cast("Callable[[object], TypeGuard[Mapping[str, Any]]]", Mapping.__instancecheck__)
@@ -255,6 +256,41 @@ def description_note(description: str, limit: int | None) -> tuple[str, ...]:
         return (f"description has {len(description)} characters; this provider accepts at most {limit}",)
     return ()
 
+
+async def run_call(registry: Registry, call: ToolCall, admission: Admission | None = None) -> Result | BaseException:
+    """Resolve, admit and run one tool call; the outcome, ready for a provider's `result_message`.
+
+    An unknown name gives an `UnknownToolError`; a rejected call gives its `InvalidInvocationError`; a
+    tool's error is returned as is. Nothing is raised for any of them, so one bad call never ends a
+    model's turn; cancellation (a `BaseException`) still propagates.
+
+    Example:
+        ```python
+        import asyncio
+        from scopetool import Registry, Request, tool
+        from scopetool.providers import ToolCall, run_call
+
+        @tool
+        def add(a: int, b: int) -> int:
+            \"\"\"Add two integers.\"\"\"
+            return a + b
+
+        call = ToolCall(id="call_1", request=Request(name="add", arguments='{"a": 2, "b": 3}'))
+        print(asyncio.run(run_call(Registry(add), call)).output.text())
+        #> 5
+        ```
+    """
+    binding = registry.resolve(call.name)
+    if binding is None:
+        return UnknownToolError(call.name)
+    try:
+        invocation = binding.contract.prepare(call.request, admission or _NO_ADMISSION)
+        return await binding.call(invocation)
+    except Exception as error:  # noqa: BLE001 - every error is an outcome the model is told about (redacted)
+        return error
+
+
+_NO_ADMISSION: Final = Admission()
 
 GENERIC_FAILURE: Final = 'error: tool "{name}" failed'
 UNAVAILABLE: Final = 'error: tool "{name}" is not available'

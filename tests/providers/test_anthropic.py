@@ -30,7 +30,7 @@ from scopetool import (
     TextBlock,
     tool,
 )
-from scopetool.providers import ProviderError, ToolCall, UnknownToolError, bedrock
+from scopetool.providers import ProviderError, ToolCall, bedrock, run_call
 from scopetool.providers import anthropic as adapter
 from scopetool.providers._anthropic_schema import anthropic_strict
 from scopetool.providers._common import Export
@@ -822,14 +822,8 @@ def explode() -> str:
 
 
 async def run(registry: Registry, call: ToolCall) -> Result | BaseException:
-    """Resolve, admit and run one call, as a driver does; any error is the outcome."""
-    binding = registry.resolve(call.name)
-    if binding is None:
-        return UnknownToolError(call.name)
-    try:
-        return await binding.call(binding.contract.prepare(call.request))
-    except Exception as error:
-        return error
+    """Resolve, admit and run one call, as a driver does (the library's `run_call`)."""
+    return await run_call(registry, call)
 
 
 async def test_round_trip_of_a_recorded_response() -> None:

@@ -26,7 +26,7 @@ from scopetool import (
     TextBlock,
     tool,
 )
-from scopetool.providers import ProviderError, ToolCall, UnknownToolError, anthropic, bedrock
+from scopetool.providers import ProviderError, ToolCall, anthropic, bedrock, run_call
 
 SECRET = "s3cr3t-db-password-0xDEADBEEF"
 SERVICE = botocore.session.get_session().get_service_model("bedrock-runtime")
@@ -299,14 +299,8 @@ def quote(symbol: str) -> dict[str, Any]:
 
 
 async def run(registry: Registry, call: ToolCall) -> Result | BaseException:
-    """Resolve, admit and run one call, as a driver does; any error is the outcome."""
-    binding = registry.resolve(call.name)
-    if binding is None:
-        return UnknownToolError(call.name)
-    try:
-        return await binding.call(binding.contract.prepare(call.request))
-    except Exception as error:
-        return error
+    """Resolve, admit and run one call, as a driver does (the library's `run_call`)."""
+    return await run_call(registry, call)
 
 
 async def test_round_trip_of_a_recorded_response() -> None:

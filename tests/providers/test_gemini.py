@@ -29,7 +29,7 @@ from scopetool import (
     TextBlock,
     tool,
 )
-from scopetool.providers import Export, ProviderError, ToolCall, UnknownToolError, gemini
+from scopetool.providers import Export, ProviderError, ToolCall, gemini, run_call
 from scopetool.providers._gemini_schema import json_schema, openapi
 
 SECRET = "s3cr3t-db-password-0xDEADBEEF"
@@ -1096,14 +1096,8 @@ def explode() -> str:
 
 
 async def run(registry: Registry, call: ToolCall) -> Result | BaseException:
-    """Resolve, admit and run one call, as a driver does; any error is the outcome."""
-    binding = registry.resolve(call.name)
-    if binding is None:
-        return UnknownToolError(call.name)
-    try:
-        return await binding.call(binding.contract.prepare(call.request))
-    except Exception as error:
-        return error
+    """Resolve, admit and run one call, as a driver does (the library's `run_call`)."""
+    return await run_call(registry, call)
 
 
 def sdk_part(part: dict[str, Any]) -> dict[str, Any]:

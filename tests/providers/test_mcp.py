@@ -28,7 +28,7 @@ from scopetool import (
     TextBlock,
     tool,
 )
-from scopetool.providers import ProviderError, ToolCall, UnknownToolError, mcp, ollama
+from scopetool.providers import ProviderError, ToolCall, UnknownToolError, mcp, ollama, run_call
 from scopetool.providers._common import Export
 
 SECRET = "s3cr3t-db-password-0xDEADBEEF"
@@ -582,14 +582,8 @@ RECORDED_SESSION: list[dict[str, Any]] = [
 
 
 async def run(registry: Registry, call: ToolCall) -> Result | BaseException:
-    """Resolve, admit and run one call, as a driver does; any error is the outcome."""
-    binding = registry.resolve(call.name)
-    if binding is None:
-        return UnknownToolError(call.name)
-    try:
-        return await binding.call(binding.contract.prepare(call.request))
-    except Exception as error:
-        return error
+    """Resolve, admit and run one call, as a driver does (the library's `run_call`)."""
+    return await run_call(registry, call)
 
 
 async def test_round_trip_of_a_recorded_session() -> None:

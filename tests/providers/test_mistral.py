@@ -18,7 +18,7 @@ from mistralai.client.models import AssistantMessage, ChatCompletionResponse, Fu
 from mistralai.extra.utils._pydantic_helper import rec_strict_json_schema
 
 from scopetool import Definition, Failure, FailureKind, MediaBlock, Output, Registry, Request, Result, TextBlock, tool
-from scopetool.providers import ProviderError, ToolCall, UnknownToolError, mistral, openai_chat
+from scopetool.providers import ProviderError, ToolCall, UnknownToolError, mistral, openai_chat, run_call
 from scopetool.providers._mistral_schema import mistral_strict
 
 SECRET = "s3cr3t-token-0xFEEDFACE"
@@ -370,14 +370,8 @@ def test_nulls_are_left_to_the_contract() -> None:
 
 
 async def run(registry: Registry, call: ToolCall) -> Result | BaseException:
-    """Resolve, admit and run one call, as a driver does; any error is the outcome."""
-    binding = registry.resolve(call.name)
-    if binding is None:
-        return UnknownToolError(call.name)
-    try:
-        return await binding.call(binding.contract.prepare(call.request))
-    except Exception as error:
-        return error
+    """Resolve, admit and run one call, as a driver does (the library's `run_call`)."""
+    return await run_call(registry, call)
 
 
 async def test_round_trip_of_a_recorded_response() -> None:

@@ -23,7 +23,7 @@ from scopetool import (
     TextBlock,
     tool,
 )
-from scopetool.providers import ProviderError, ToolCall, UnknownToolError, mcp, ollama
+from scopetool.providers import ProviderError, ToolCall, UnknownToolError, mcp, ollama, run_call
 from scopetool.providers._common import Export
 from scopetool.providers._ollama_schema import PROPERTY_KEYS, ROOT_KEYS, ollama_schema
 
@@ -512,14 +512,8 @@ def explode() -> str:
 
 
 async def run(registry: Registry, call: ToolCall) -> Result | BaseException:
-    """Resolve, admit and run one call, as a driver does; any error is the outcome."""
-    binding = registry.resolve(call.name)
-    if binding is None:
-        return UnknownToolError(call.name)
-    try:
-        return await binding.call(binding.contract.prepare(call.request))
-    except Exception as error:
-        return error
+    """Resolve, admit and run one call, as a driver does (the library's `run_call`)."""
+    return await run_call(registry, call)
 
 
 def assert_sdk_message(message: dict[str, Any]) -> None:

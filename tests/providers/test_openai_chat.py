@@ -32,7 +32,7 @@ from scopetool import (
     TextBlock,
     tool,
 )
-from scopetool.providers import ProviderError, ToolCall, UnknownToolError, openai_chat
+from scopetool.providers import ProviderError, ToolCall, openai_chat, run_call
 from scopetool.providers._common import Export
 from scopetool.providers._transform import openai_strict
 
@@ -815,14 +815,8 @@ def scale(x: float, factor: float = 2.0) -> str:
 
 
 async def run(registry: Registry, call: ToolCall) -> Result | BaseException:
-    """Resolve, admit and run one call, as a driver does; any error is the outcome."""
-    binding = registry.resolve(call.name)
-    if binding is None:
-        return UnknownToolError(call.name)
-    try:
-        return await binding.call(binding.contract.prepare(call.request))
-    except Exception as error:
-        return error
+    """Resolve, admit and run one call, as a driver does (the library's `run_call`)."""
+    return await run_call(registry, call)
 
 
 def one_call(name: str, arguments: str) -> list[dict[str, Any]]:

@@ -30,7 +30,7 @@ from scopetool import (
     TextBlock,
     tool,
 )
-from scopetool.providers import ProviderError, ToolCall, UnknownToolError, openai_chat, openai_responses
+from scopetool.providers import ProviderError, ToolCall, openai_chat, openai_responses, run_call
 
 SECRET = "s3cr3t-api-key-0xC0FFEE"
 
@@ -320,14 +320,8 @@ def test_null_for_an_optional_field_means_its_default() -> None:
 
 
 async def run(registry: Registry, call: ToolCall) -> Result | BaseException:
-    """Resolve, admit and run one call, as a driver does; any error is the outcome."""
-    binding = registry.resolve(call.name)
-    if binding is None:
-        return UnknownToolError(call.name)
-    try:
-        return await binding.call(binding.contract.prepare(call.request))
-    except Exception as error:
-        return error
+    """Resolve, admit and run one call, as a driver does (the library's `run_call`)."""
+    return await run_call(registry, call)
 
 
 async def test_round_trip_of_a_recorded_response() -> None:
