@@ -84,3 +84,22 @@ def test_provider_loop_answers_in_each_providers_format() -> None:
     first, second = message["content"]
     assert first["tool_use_id"] == "toolu_1" and first["content"][0]["text"] == "42" and "is_error" not in first
     assert second["is_error"] is True and "$.colour: unknown field" in second["content"][0]["text"]
+
+
+def test_raw_schema_example_enforces_the_hand_written_schema() -> None:
+    """The raw-schema proxy runs the good call and names each problem of the bad ones, values unechoed."""
+    out = run("raw_schema.py")
+    assert out.splitlines()[0] == 'forecast: {"city": "Oslo", "date": "2026-12-01", "high": 21, "units": "metric"}'
+    assert '$.date: must match format "date"' in out
+    assert "$.unit: unknown field; did you mean 'units'?" in out
+    assert "$.city: must satisfy minLength 1" in out
+    assert '$.units: expected one of ["metric", "imperial"]' in out
+    assert "tomorrow" not in out and "kelvin" not in out
+
+
+def test_middleware_guard_example_lets_the_policy_decide() -> None:
+    """The admin's refund runs through the audit middleware; the guest's is refused before the tool runs."""
+    out = run("middleware_guard.py").splitlines()
+    assert out[0] == "admin -> refunded 80 on A-7"
+    assert out[1] == 'guest -> error: tool "refund" is not authorized'
+    assert out[2] == "log: ['admin -> refund', 'refund done', 'guest -> refund']"
