@@ -15,7 +15,7 @@ from typing import Any, Final, cast
 import jsonschema_rs
 from pydantic import ValidationError
 
-from ._json import JsonObject, is_array, is_object
+from ._json import JsonObject, is_array, is_object, json_kind
 
 __all__ = [
     "MORE",
@@ -117,7 +117,7 @@ def describe_pydantic_error(error: ValidationError, document: Any, schema: dict[
         else:
             message = _public_message(detail["msg"], detail.get("input"))
         if kind in _TYPE_WORDS and found:
-            message = f"{message} (got {_json_kind(value)})"
+            message = f"{message} (got {json_kind(value)})"
         problems.append(f"{_render(path)}: {message}")
     return problems
 
@@ -270,22 +270,6 @@ def _clip(line: str) -> str:
 def _compact(value: object) -> str:
     text = json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= 120 else text[:119] + "…"
-
-
-def _json_kind(value: object) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number with a fraction or exponent"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return "null"
 
 
 def _suggest(name: str, names: list[str]) -> str:

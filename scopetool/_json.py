@@ -27,6 +27,8 @@ __all__ = [
     "is_array",
     "is_blank",
     "is_object",
+    "json_kind",
+    "json_type",
     "loads_exact",
     "parse_checked",
     "syntax_problem",
@@ -121,7 +123,8 @@ def parse_checked(
     except ValueError as error:
         return None, _describe(str(error), raw)
     if require_object and not is_object(value):
-        return value, JsonSyntaxProblem(f"the arguments must be a JSON object, not {_json_type(value)}")
+        kind = "a number" if json_type(value) in ("integer", "number") else json_kind(value)
+        return value, JsonSyntaxProblem(f"the arguments must be a JSON object, not {kind}")
     # A number beyond a double's range reads as infinity: it needs an exponent or 309 digits.
     if finite and (b"e" in raw or b"E" in raw or len(raw) > 308):
         path = _non_finite(value, [])
@@ -189,16 +192,37 @@ def _at_non_finite(raw: bytes, line: int, column: int) -> bool:
     return tail.startswith((b"NaN", b"Infinity"))
 
 
-def _json_type(value: object) -> str:
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool):
-        return "a boolean"
+def json_type(value: object) -> str:
+    """The JSON Schema type name of a parsed JSON value (booleans are not integers)."""
     if value is None:
         return "null"
-    return "a number"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def json_kind(value: object) -> str:
+    """A parsed JSON value's kind in words, for messages: "an integer", "a string", "null"..."""
+    return _KIND_WORDS[json_type(value)]
+
+
+_KIND_WORDS: Final = {
+    "null": "null",
+    "boolean": "a boolean",
+    "integer": "an integer",
+    "number": "a number with a fraction or exponent",
+    "string": "a string",
+    "array": "an array",
+    "object": "an object",
+}
 
 
 def canonical_json(value: Any) -> bytes:

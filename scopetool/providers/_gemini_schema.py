@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final
 
-from .._json import JsonObject, is_array, is_object
+from .._json import JsonObject, is_array, is_object, json_type
 from ._common import ProviderError
 from ._transform import ANNOTATIONS, Edit, Transformed, describe, subschemas
 
@@ -59,23 +59,6 @@ class GeminiTransformed(Transformed):
     """
 
     notes: tuple[str, ...] = ()
-
-
-def json_type(value: object) -> str:
-    """The JSON Schema type of a JSON value (booleans before integers)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def _text(value: object) -> str:

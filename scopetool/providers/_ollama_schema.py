@@ -24,7 +24,7 @@ import copy
 import json
 from typing import Any, Final
 
-from .._json import JsonObject, is_array, is_object
+from .._json import JsonObject, is_array, is_object, json_type
 from ._common import ProviderError
 from ._transform import ANNOTATIONS, Edit, Transformed, describe, subschemas
 
@@ -131,8 +131,8 @@ def _normalize(node: dict[str, Any], path: str, edit: Edit) -> None:
     if "const" in node and "enum" not in node:
         value = node.pop("const")
         node["enum"] = [value]
-        if "type" not in node and _json_type(value) is not None:
-            node["type"] = _json_type(value)
+        if "type" not in node and json_type(value) not in ("array", "object"):
+            node["type"] = json_type(value)
         edit.record(path, "converted", "const", "Ollama has no const: a one-value enum")
     for keyword in ("anyOf", "oneOf"):
         choices = node.get(keyword)
@@ -190,20 +190,6 @@ def _add_null(node: dict[str, Any]) -> None:
     enum = node.get("enum")
     if isinstance(enum, list) and None not in enum:
         node["enum"] = [*enum, None]
-
-
-def _json_type(value: object) -> str | None:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return None
 
 
 # -- 3. fit: keep what Ollama keeps, describe the rest -------------------------------------------

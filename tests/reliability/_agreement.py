@@ -122,6 +122,13 @@ def _validator_rule(contract: Contract, value: Any, schema_ok: bool, contract_ok
     return rejection is not None and not rejection.message.startswith("invalid arguments for tool")
 
 
+def _set_duplicates(contract: Contract, value: Any, schema_ok: bool, contract_ok: bool) -> bool:
+    if schema_ok or not contract_ok:
+        return False
+    deduplicated = _dedup(value)
+    return deduplicated != value and schema_allows(contract, deduplicated, formats=enforces_formats(contract))
+
+
 def _float_multiple(contract: Contract, value: Any, schema_ok: bool, contract_ok: bool) -> bool:
     schema = contract.definition().input_schema_json.decode()
     return (
@@ -133,6 +140,14 @@ def _float_multiple(contract: Contract, value: Any, schema_ok: bool, contract_ok
 
 
 DISAGREEMENTS: list[Disagreement] = [
+    Disagreement(
+        "set-duplicates-in-models",
+        "documented",
+        "inside a pydantic model (a Signature input, a model parameter, a nested model) pydantic-core uses the "
+        "model's own prebuilt validator, which collapses repeated set items the schema's uniqueItems forbids; "
+        "a tool's own parameters refuse them",
+        _set_duplicates,
+    ),
     Disagreement(
         "float-multiple-tolerance",
         "documented",

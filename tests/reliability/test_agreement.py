@@ -121,6 +121,7 @@ DOCUMENTED_EXAMPLES = [
     ("unicode_pattern", {"word": "\u00b2"}, "regex-dialect"),
     ("text_rules", {"code": "AB\n"}, "python-re-dollar"),
     ("raw_formats", {"mail": "@"}, "email-format"),
+    ("sig_inventory", {"labels": ["a", "a"]}, "set-duplicates-in-models"),
 ]
 
 
