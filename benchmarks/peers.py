@@ -1,0 +1,243 @@
+"""Admission against the peers: the model's raw JSON arguments to validated call arguments.
+
+Every runner takes the same bytes for the three signatures of `admission.py` (small, medium, large;
+valid and invalid) along the path its framework takes before calling the function:
+
+- scopetool: `Contract.prepare` (size cap, I-JSON with duplicate keys, strict schema, validation hook).
+- pydantic-ai: ``Tool(fn).function_schema``: ``validator.validate_json(raw or "{}")`` then ``_call_args``.
+- openai-agents: the ``_prepare_arguments`` closure ``function_tool(fn).on_invoke_tool`` runs first.
+- mcp: ``func_metadata(fn).validate_arguments(pydantic_core.from_json(raw))``.
+- mcp+rpc: the same from a whole JSON-RPC ``tools/call`` line, parsed as the stdio transport does.
+- langchain: ``parse_tool_call`` then ``StructuredTool._to_args_and_kwargs``.
+- bare: a strict pydantic-core typed-dict ``validate_json`` (the floor, and the ratios' denominator).
+
+A peer that is not installed (or whose internals moved) is skipped with a one-line note. Timing is
+that of `admission.py`: calibrated batches, run round-robin over the rounds, median ns per call.
+
+    python benchmarks/peers.py            # full run
+    python benchmarks/peers.py --quick    # a smoke run (CI)
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import pydantic_core
+from admission import CASES, _batch, _calibrate, bare_validator, scopetool_prepare
+
+Runner = Callable[[Any], Any]
+Maker = Callable[[Callable[..., Any], str], tuple[Runner, Any]]
+
+BASE = "bare"
+REFERENCE = "pydantic-ai"
+
+
+def _scopetool(fn: Callable[..., Any], raw: str) -> tuple[Runner, Any]:
+    return scopetool_prepare(fn, raw), raw
+
+
+def _bare(fn: Callable[..., Any], raw: str) -> tuple[Runner, Any]:
+    return bare_validator(fn, raw), raw
+
+
+def _pydantic_ai(fn: Callable[..., Any], raw: str) -> tuple[Runner, Any]:
+    from pydantic_ai import Tool
+
+    schema = Tool(fn).function_schema
+    validate, call_args = schema.validator.validate_json, schema._call_args
+
+    def run(raw: str) -> Any:
+        return call_args(validate(raw or "{}", allow_partial="off", context=None), None)
+
+    return run, raw
+
+
+def _closure_named(obj: Any, name: str, depth: int = 0) -> Any:
+    """The function called `name` among the closures (and wrapped callables) reachable from `obj`."""
+    if depth > 4 or obj is None:
+        return None
+    if callable(obj) and getattr(obj, "__name__", None) == name:
+        return obj
+    reachable = []
+    for cell in getattr(obj, "__closure__", None) or ():
+        try:
+            reachable.append(cell.cell_contents)
+        except ValueError:  # an empty cell
+            continue
+    reachable += [getattr(obj, attr, None) for attr in ("_invoke_tool_impl", "__wrapped__")]
+    for candidate in reachable:
+        found = _closure_named(candidate, name, depth + 1) if callable(candidate) else None
+        if found is not None:
+            return found
+    return None
+
+
+def _openai_agents(fn: Callable[..., Any], raw: str) -> tuple[Runner, Any]:
+    from agents import function_tool
+
+    function = function_tool(fn)
+    prepare = _closure_named(function.on_invoke_tool, "_prepare_arguments")
+    if prepare is None:
+        raise RuntimeError("no _prepare_arguments closure in FunctionTool.on_invoke_tool")
+    name = function.name
+
+    def run(raw: str) -> Any:
+        prepared = prepare(raw, name)
+        return prepared.args, prepared.kwargs
+
+    return run, raw
+
+
+def _func_metadata(fn: Callable[..., Any]) -> Any:
+    try:
+        from mcp.server.mcpserver.utilities.func_metadata import func_metadata
+    except ImportError:  # mcp 1.x
+        from mcp.server.fastmcp.utilities.func_metadata import func_metadata
+    return func_metadata(fn)
+
+
+def _mcp(fn: Callable[..., Any], raw: str) -> tuple[Runner, Any]:
+    validate_arguments = _func_metadata(fn).validate_arguments
+    from_json = pydantic_core.from_json
+
+    def run(raw: str) -> Any:
+        return validate_arguments(from_json(raw))
+
+    return run, raw
+
+
+def _mcp_rpc(fn: Callable[..., Any], raw: str) -> tuple[Runner, Any]:
+    from mcp.types import CallToolRequestParams
+    from mcp_types import jsonrpc_message_adapter
+
+    validate_arguments = _func_metadata(fn).validate_arguments
+    message, params_of = jsonrpc_message_adapter.validate_json, CallToolRequestParams.model_validate
+    line = f'{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"{fn.__name__}","arguments":{raw}}}}}'
+
+    def run(line: str) -> Any:
+        request = message(line, by_name=False)
+        params = params_of({} if request.params is None else request.params, by_name=False)
+        return validate_arguments(params.arguments or {})
+
+    return run, line
+
+
+def _langchain(fn: Callable[..., Any], raw: str) -> tuple[Runner, Any]:
+    from langchain_core.output_parsers.openai_tools import parse_tool_call
+    from langchain_core.tools import tool
+
+    to_args, name = tool(fn)._to_args_and_kwargs, fn.__name__
+
+    def run(raw: str) -> Any:
+        call = parse_tool_call({"id": "call_1", "function": {"name": name, "arguments": raw}}, return_id=True)
+        assert call is not None
+        return to_args(call["args"], call["id"])
+
+    return run, raw
+
+
+MAKERS: dict[str, Maker] = {
+    "scopetool": _scopetool,
+    "pydantic-ai": _pydantic_ai,
+    "openai-agents": _openai_agents,
+    "mcp": _mcp,
+    "mcp+rpc": _mcp_rpc,
+    "langchain": _langchain,
+    "bare": _bare,
+}
+LABELS = {
+    "scopetool": "scopetool Contract.prepare",
+    "pydantic-ai": "pydantic-ai",
+    "openai-agents": "OpenAI Agents SDK",
+    "mcp": "MCP SDK (parsed arguments)",
+    "mcp+rpc": "MCP SDK (JSON-RPC line)",
+    "langchain": "langchain-core",
+    "bare": "bare pydantic-core validate_json",
+}
+
+
+def _accepts(run: Runner, arg: Any) -> bool:
+    try:
+        run(arg)
+    except Exception:  # any rejection counts
+        return False
+    return True
+
+
+def measure(rounds: int, target: float) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Median ns per call of every available runner on every case, and a note per skipped runner."""
+    notes: dict[str, str] = {}
+    rows = []
+    for case, fn, raw in CASES:
+        expect_valid = case.endswith("/valid")
+        runners: dict[str, tuple[Runner, Any]] = {}
+        for label, make in MAKERS.items():
+            if label in notes:
+                continue
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    runners[label] = make(fn, raw)
+            except ImportError as error:
+                notes[label] = f"not installed ({error.name or error})"
+                continue
+            except Exception as error:  # a peer whose internals moved is skipped, not fatal
+                notes[label] = f"skipped: {type(error).__name__}: {error}"[:160]
+                continue
+            if _accepts(*runners[label]) != expect_valid:
+                notes.setdefault(label, f"note: {'rejects' if expect_valid else 'accepts'} the {case} input")
+        for run, arg in runners.values():  # warm up
+            _batch(run, arg, 50)
+        counts = {label: _calibrate(run, arg, target) for label, (run, arg) in runners.items()}
+        samples: dict[str, list[float]] = {label: [] for label in runners}
+        for _ in range(rounds):
+            for label, (run, arg) in runners.items():
+                samples[label].append(_batch(run, arg, counts[label]) / counts[label])
+        rows.append({"case": case, "bytes": len(raw), "ns": {k: statistics.median(v) for k, v in samples.items()}})
+    return rows, notes
+
+
+def table(rows: list[dict[str, Any]]) -> list[str]:
+    """Markdown: one row per runner and case, ns per call and the ratios to bare and to pydantic-ai."""
+    lines = [
+        "| case | bytes | runner | ns/call | x bare | x pydantic-ai |",
+        "|---|---:|---|---:|---:|---:|",
+    ]
+    for row in rows:
+        ns = row["ns"]
+        reference = ns.get(REFERENCE)
+        for label in MAKERS:
+            if label not in ns:
+                continue
+            versus = f"{ns[label] / reference:.2f}x" if reference else "-"
+            lines.append(
+                f"| {row['case']} | {row['bytes']} | {LABELS[label]} | {ns[label]:.0f} | "
+                f"{ns[label] / ns[BASE]:.2f}x | {versus} |"
+            )
+    return lines
+
+
+def skipped(notes: dict[str, str]) -> list[str]:
+    """One line per runner that was skipped or behaved unexpectedly."""
+    return [f"- {LABELS[label]}: {note}" for label, note in notes.items()]
+
+
+def main() -> None:
+    """Run the comparison and print its tables."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--target", type=float, default=0.1, help="seconds per batch")
+    parser.add_argument("--quick", action="store_true", help="3 rounds of 0.01 s batches: checks that it runs")
+    args = parser.parse_args()
+    if args.quick:
+        args.rounds, args.target = 3, 0.01
+    rows, notes = measure(args.rounds, args.target)
+    print("\n".join([*table(rows), "", *skipped(notes)]))
+
+
+if __name__ == "__main__":
+    main()
