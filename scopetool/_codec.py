@@ -23,7 +23,7 @@ from pydantic_core import (
 
 from ._errors import InvalidInvocationError, InvalidOutputError
 from ._json import canonical_json, is_array
-from ._output import Output
+from ._output import Output, serialized_output
 from ._schema import (
     STRICT_CONFIG,
     MemberCounter,
@@ -201,7 +201,7 @@ class OutputEncoder(Generic[T]):
             data = self._serializer.to_json(value, warnings="error")
         except (PydanticSerializationError, ValueError, TypeError) as error:
             raise InvalidOutputError(f"tool output does not encode as its declared type: {error}") from None
-        return Output(details=data)
+        return serialized_output(data)
 
 
 _EMPTY: Final = Output()

@@ -127,7 +127,11 @@ class Output:
         """A text-only output; empty text gives the empty output."""
         if not isinstance(text, str):
             raise InvalidOutputError(f"output: text must be str, not {type(text).__name__}")
-        return cls(content=(TextBlock(text),)) if text else cls()
+        if not text:
+            return cls()
+        block = _new(TextBlock)
+        _set(block, "text", text)  # checked above: a non-empty str is a valid text block
+        return _assembled((block,), None)
 
     @classmethod
     def from_json(cls, raw: str | bytes) -> Output:
@@ -152,6 +156,29 @@ class Output:
     def details_value(self) -> Any:
         """The details parsed (exact integers; floats as jiter lossless floats), or None when absent."""
         return None if self.details is None else loads_exact(self.details)
+
+
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _assembled(content: tuple[ContentBlock, ...], details: bytes | None) -> Output:
+    """An Output from parts already known to be valid (the frozen dataclass's checks skipped)."""
+    output = _new(Output)
+    _set(output, "content", content)
+    _set(output, "details", details)
+    return output
+
+
+def serialized_output(data: bytes) -> Output:
+    """An Output holding JSON that pydantic's serializer wrote, without parsing it again.
+
+    Such JSON is valid, one document, with no repeated member names; only the NaN/Infinity constants it
+    writes for non-finite floats are looked for, and those go through the full check (which refuses them).
+    """
+    if b"NaN" in data or b"Infinity" in data:
+        return Output(details=data)  # the full check names the problem
+    return _assembled((), data)
 
 
 def _checked_json(raw: object, where: str) -> bytes:
