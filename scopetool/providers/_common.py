@@ -346,6 +346,15 @@ def arguments_text(arguments: object, where: str) -> str:
     raise ProviderError(f"{where}: tool call arguments must be a JSON string or object, not {type(arguments).__name__}")
 
 
+def check_answers(ids: Sequence[str], what: str) -> None:
+    """Refuse a batch of results that is empty or answers one call twice (`what` names the id field)."""
+    if not ids:
+        raise ProviderError("a results message needs at least one tool result")
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if repeated:
+        raise ProviderError(f"each {what} is answered once; repeated: {', '.join(repeated)}")
+
+
 def object_arguments(arguments: object, where: str, what: str = "arguments") -> str:
     """Arguments a provider delivers already parsed (a JSON object) as JSON text for `Request`.
 

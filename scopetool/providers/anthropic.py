@@ -39,6 +39,7 @@ from ._common import (
     ToolCall,
     ToolReport,
     Tools,
+    check_answers,
     check_name,
     definitions_of,
     description_note,
@@ -196,12 +197,7 @@ def results_message(
         ProviderError: no results, or two results for the same call.
     """
     blocks = [result_message(call, outcome) for call, outcome in pairs]
-    if not blocks:
-        raise ProviderError("a results message needs at least one tool result")
-    ids = [b["tool_use_id"] for b in blocks]
-    repeated = sorted({i for i in ids if ids.count(i) > 1})
-    if repeated:
-        raise ProviderError(f"each tool_use id is answered once; repeated: {', '.join(repeated)}")
+    check_answers([b["tool_use_id"] for b in blocks], "tool_use id")
     if text:
         blocks.append({"type": "text", "text": text})
     return {"role": "user", "content": blocks}

@@ -42,6 +42,7 @@ from ._common import (
     ToolCall,
     ToolReport,
     Tools,
+    check_answers,
     check_name,
     definitions_of,
     description_note,
@@ -246,12 +247,7 @@ def results_message(pairs: Iterable[tuple[ToolCall, Result | BaseException]], *,
         ProviderError: no results, or two results for the same call.
     """
     blocks = [result_message(call, outcome, status=status) for call, outcome in pairs]
-    if not blocks:
-        raise ProviderError("a results message needs at least one tool result")
-    ids = [b["toolResult"]["toolUseId"] for b in blocks]
-    repeated = sorted({i for i in ids if ids.count(i) > 1})
-    if repeated:
-        raise ProviderError(f"each toolUseId is answered once; repeated: {', '.join(repeated)}")
+    check_answers([b["toolResult"]["toolUseId"] for b in blocks], "toolUseId")
     return {"role": "user", "content": blocks}
 
 
