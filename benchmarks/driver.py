@@ -1,0 +1,183 @@
+"""Driver overhead: a call driven by `Driver` against the direct `prepare` + `Binding.call` of the same call.
+
+The tool is a trivial async SAFE tool, so what is timed is the driver and its backend: key minting,
+admission, the digest, the backend's bookkeeping and, on DBOS, the workflow, its steps and events in
+the system database. Backends: in memory, DBOS on SQLite (a file in a temporary folder), and DBOS on
+PostgreSQL when one is available (``--postgres URL``, else ``SCOPETOOL_TEST_POSTGRES_URL``, else a
+throwaway cluster started with ``tests/driver/pg_cluster.py`` where PostgreSQL is installed). Every
+driven call is new (a fresh call id), so it really runs. Two turn shapes: one call per turn, and eight
+SAFE calls per turn (they run concurrently); the per-call time of a turn is its time over its calls.
+Timing: the median over ``--rounds`` rounds of ``--calls`` turns each.
+
+    python benchmarks/driver.py                 # full run
+    python benchmarks/driver.py --quick         # a smoke run (CI)
+    python benchmarks/driver.py --write benchmarks/driver.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import os
+import platform
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from scopetool import Admission, Effect, IdempotencyKey, Registry, Request, tool
+from scopetool.driver import Driver, MemoryBackend
+from scopetool.providers import ToolCall
+
+HELPERS = Path(__file__).resolve().parent.parent / "tests" / "driver"
+SHAPES = (1, 8)
+
+
+@tool(effect=Effect.SAFE)
+async def echo(text: str) -> str:
+    """Say the text back."""
+    return text
+
+
+REGISTRY = Registry(echo)
+ARGUMENTS = '{"text": "hello"}'
+_ids = itertools.count()
+
+
+def turn(size: int) -> list[ToolCall]:
+    """`size` new calls (fresh ids, so none is a replay)."""
+    return [ToolCall(id=f"call_{next(_ids)}", request=Request(name="echo", arguments=ARGUMENTS)) for _ in range(size)]
+
+
+def direct(size: int) -> Callable[[], Awaitable[Any]]:
+    """The floor: prepare and call each call of a turn of `size`, with a key, concurrently as the driver would."""
+    binding = REGISTRY.resolve("echo")
+    assert binding is not None
+
+    async def run() -> None:
+        calls = turn(size)
+        invocations = [
+            binding.contract.prepare(c.request, Admission(idempotency_key=IdempotencyKey(str(c.id)))) for c in calls
+        ]
+        await asyncio.gather(*(binding.call(i) for i in invocations))
+
+    return run
+
+
+def driven(driver: Driver, size: int) -> Callable[[], Awaitable[Any]]:
+    async def run() -> None:
+        result = await driver.run("benchmark", turn(size))
+        assert result.complete
+
+    return run
+
+
+async def per_call_us(run: Callable[[], Awaitable[Any]], size: int, turns: int, rounds: int) -> float:
+    """Median over rounds of the microseconds per call of `turns` turns of `size` calls."""
+    await run()  # warm up
+    samples = []
+    for _ in range(rounds):
+        start = time.perf_counter_ns()
+        for _ in range(turns):
+            await run()
+        samples.append((time.perf_counter_ns() - start) / (turns * size) / 1000)
+    return statistics.median(samples)
+
+
+async def measure_backend(driver: Driver | None, turns: int, rounds: int) -> dict[int, float]:
+    results = {}
+    for size in SHAPES:
+        run = direct(size) if driver is None else driven(driver, size)
+        results[size] = await per_call_us(run, size, turns, rounds)
+    return results
+
+
+@contextlib.contextmanager
+def postgres_server(explicit: str | None) -> Iterator[tuple[str | None, str]]:
+    """A PostgreSQL URL for the DBOS case and where it came from; None and why, when there is none."""
+    if explicit:
+        yield explicit, "given"
+        return
+    if os.environ.get("SCOPETOOL_TEST_POSTGRES_URL"):
+        yield os.environ["SCOPETOOL_TEST_POSTGRES_URL"], "from SCOPETOOL_TEST_POSTGRES_URL"
+        return
+    sys.path.insert(0, str(HELPERS))
+    import pg_cluster  # the tests' throwaway-cluster helper
+
+    if pg_cluster.binaries() is None:
+        yield None, "not measured: PostgreSQL is not installed"
+        return
+    folder = Path(tempfile.mkdtemp(prefix="scopetool-bench-pg-"))
+    try:
+        yield pg_cluster.start(folder), "a throwaway cluster on loopback"
+    finally:
+        pg_cluster.stop(folder)
+
+
+def measure(quick: bool, explicit_postgres: str | None) -> tuple[list[tuple[str, dict[int, float]]], list[str]]:
+    """Per-call times of every runner; notes on the databases."""
+    from scopetool.driver.dbos import DbosBackend
+
+    turns, rounds, durable_turns = (50, 1, 3) if quick else (400, 7, 30)
+
+    def durable(url: str) -> dict[int, float]:
+        with DbosBackend(REGISTRY, url) as backend:
+            return asyncio.run(measure_backend(Driver(REGISTRY, backend), durable_turns, rounds))
+
+    rows: list[tuple[str, dict[int, float]]] = [
+        ("direct prepare + Binding.call", asyncio.run(measure_backend(None, turns, rounds))),
+        ("Driver, in memory", asyncio.run(measure_backend(Driver(REGISTRY, MemoryBackend()), turns, rounds))),
+    ]
+    notes = [f"SQLite {sqlite3.sqlite_version} (write-ahead log)"]
+    with tempfile.TemporaryDirectory(prefix="scopetool-bench-") as folder:
+        rows.append(("Driver, DBOS on SQLite", durable(f"sqlite:///{Path(folder) / 'calls.sqlite'}")))
+    with postgres_server(explicit_postgres) as (url, origin):
+        notes.append(f"PostgreSQL: {origin}")
+        if url is not None:
+            rows.append(("Driver, DBOS on PostgreSQL", durable(url)))
+    return rows, notes
+
+
+def report(quick: bool, explicit_postgres: str | None, command: str) -> str:
+    """The Markdown report: the machine and versions, then one row per runner."""
+    rows, notes = measure(quick, explicit_postgres)
+    floor = rows[0][1]
+    versions = " ".join(f"{p}=={metadata.version(p)}" for p in ("scopetool", "dbos", "pydantic"))
+    lines = [
+        f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs; {versions}; "
+        + "; ".join(notes)
+        + ".",
+        f"Command: `{command}`; median microseconds per call.",
+        "",
+        "| runner | 1 call per turn (µs) | ratio | 8 SAFE calls per turn (µs per call) | ratio |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name, values in rows:
+        cells = " | ".join(f"{values[size]:.1f} | {values[size] / floor[size]:.1f}x" for size in SHAPES)
+        lines.append(f"| {name} | {cells} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    """Run the benchmark, print its report and, with --write, save it."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a short smoke run")
+    parser.add_argument("--postgres", help="a PostgreSQL URL for the DBOS case (else the environment or a throwaway)")
+    parser.add_argument("--write", type=Path, help="also write the report to this file")
+    args = parser.parse_args()
+    command = "python benchmarks/driver.py" + (" --quick" if args.quick else "")
+    text = report(args.quick, args.postgres, command)
+    print(text, end="")
+    if args.write:
+        args.write.write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

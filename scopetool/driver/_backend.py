@@ -1,0 +1,196 @@
+"""The backend protocol: where a driver's calls run and what it remembers of them; and the in-memory backend."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeAlias, final, runtime_checkable
+
+from .._binding import Binding
+from .._contract import Admission, IdempotencyKey, Invocation
+from .._input import Continuation, InputRequest
+from .._outcome import Failure
+from .._output import Result
+from ._records import Record, decode_outcome, interrupted_record, is_input, record_request, run_invocation, run_request
+
+__all__ = ["AdmittedCall", "Backend", "CallState", "Conflict", "Finished", "MemoryBackend", "Waiting"]
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class AdmittedCall:
+    """One call the driver admitted and hands to a backend: its identity, digest, binding and invocation."""
+
+    key: IdempotencyKey
+    """The call's idempotency key (the driver minted it; the invocation carries it too)."""
+    digest: str
+    """SHA-256 (hex) of the tool name and the canonical admitted arguments."""
+    binding: Binding
+    """The binding that admitted the invocation."""
+    invocation: Invocation
+    """The admitted first attempt of the call."""
+
+    @property
+    def name(self) -> str:
+        """The tool's name."""
+        return self.binding.name
+
+    @property
+    def arguments(self) -> str:
+        """The admitted arguments, exactly as the model sent them."""
+        return self.invocation.arguments.decode("utf-8")
+
+    @property
+    def replayable(self) -> bool:
+        """Whether the tool promised an effect (SAFE or IDEMPOTENT) that lets a backend run it again."""
+        effect = self.binding.definition().effect
+        return effect is not None and effect.replayable
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """The call has its final outcome (stored: a `Result`, or a `Failure` showing the model-visible output)."""
+
+    outcome: Result | Failure
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """The call committed an input request and waits for its answer."""
+
+    request: InputRequest
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    """The key names an earlier call with other arguments (another digest): nothing was run."""
+
+
+CallState: TypeAlias = Finished | Waiting | Conflict
+"""Where a call stands after `Backend.start`."""
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """Where a driver's calls run, and what it keeps of them.
+
+    A backend runs each admitted call at most once per key and keeps its outcome; starting a key again
+    returns the stored state, or `Conflict` when the digest differs. A call that asks for input waits
+    until `answer` delivers a valid answer, then resumes with a `Continuation` of the same key.
+    """
+
+    async def secret(self) -> bytes:
+        """The secret the driver mints keys with: the same for every start of this backend's store."""
+        ...
+
+    async def start(self, call: AdmittedCall) -> CallState:
+        """Run `call` (or attach to its earlier run) until it finishes or waits for input."""
+        ...
+
+    async def answer(self, key: IdempotencyKey, response: Any) -> bool:
+        """Deliver the answer to the input request `key` waits on; False when it waits on none.
+
+        Raises:
+            InvalidInputRequestError: the response does not satisfy the request's response schema.
+        """
+        ...
+
+
+@dataclass(slots=True, eq=False)
+class _Entry:
+    call: AdmittedCall
+    record: Record | None = None
+    """The latest record: the final outcome, or the input request the call waits on."""
+    answer: Continuation | None = None
+    """The accepted answer to the request in `record`, until the resumed attempt finishes."""
+    running: asyncio.Future[None] | None = field(default=None)
+
+
+@final
+class MemoryBackend:
+    """The default backend: calls run in this process and are remembered for its lifetime.
+
+    Nothing survives the process. A call cancelled while its tool runs is treated as a crash would be
+    on a durable backend: a replayable tool is run again by the next start, a tool with no effect
+    promise is not (its outcome becomes "interrupted; outcome unknown").
+
+    Example:
+        ```python
+        import asyncio
+        from scopetool import Registry, tool
+        from scopetool.driver import Driver, MemoryBackend
+        from scopetool.providers import openai_chat
+
+        @tool
+        def shout(text: str) -> str:
+            \"\"\"Repeat the text in capitals.\"\"\"
+            return text.upper()
+
+        driver = Driver(Registry(shout), MemoryBackend())
+        calls = openai_chat.parse_tool_calls({"tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "shout", "arguments": '{"text": "hi"}'}}]})
+        turn = asyncio.run(driver.run("conversation-1", calls))
+        print(turn.messages(openai_chat))
+        #> [{'role': 'tool', 'tool_call_id': 'call_1', 'content': 'HI'}]
+        ```
+    """
+
+    __slots__ = ("_calls", "_secret")
+
+    def __init__(self) -> None:
+        self._secret = secrets.token_bytes(32)
+        self._calls: dict[str, _Entry] = {}
+
+    async def secret(self) -> bytes:
+        """A random secret drawn when the backend was made (its store lives no longer)."""
+        return self._secret
+
+    async def start(self, call: AdmittedCall) -> CallState:
+        """Run `call`, resume it with its accepted answer, or return what it already came to."""
+        entry = self._calls.get(call.key)
+        if entry is None:
+            entry = self._calls[call.key] = _Entry(call)
+        elif entry.call.digest != call.digest:
+            return Conflict()
+        while entry.running is not None:  # another task runs this call: share its outcome
+            await asyncio.shield(entry.running)
+        record = entry.record
+        if record is not None and not (is_input(record) and entry.answer is not None):
+            return _state(record)
+        entry.running = asyncio.get_running_loop().create_future()
+        try:
+            entry.record = await self._attempt(entry)
+            entry.answer = None
+        except BaseException:
+            if not call.replayable:
+                entry.record = interrupted_record(call.name)
+                entry.answer = None
+            raise
+        finally:
+            entry.running.set_result(None)
+            entry.running = None
+        return _state(entry.record)
+
+    async def answer(self, key: IdempotencyKey, response: Any) -> bool:
+        """Accept the answer to the request `key` waits on; the next start resumes the call with it."""
+        entry = self._calls.get(key)
+        if entry is None or entry.record is None or not is_input(entry.record) or entry.answer is not None:
+            return False
+        entry.answer = record_request(entry.record).continuation(response)
+        return True
+
+    @staticmethod
+    async def _attempt(entry: _Entry) -> Record:
+        call = entry.call
+        if entry.answer is None:
+            return await run_invocation(call.binding, call.invocation)
+        admission = Admission(idempotency_key=call.key, continuation=entry.answer)
+        return await run_request(call.binding, call.name, call.arguments, admission)
+
+
+def _state(record: Record) -> CallState:
+    return Waiting(record_request(record)) if is_input(record) else Finished(decode_outcome(record))

@@ -1,0 +1,317 @@
+"""The driver: runs one model turn's tool calls through a backend, in a safe order, under minted keys."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import hmac
+import json
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from types import ModuleType
+from typing import Any, Final, TypeAlias, final
+
+from .._contract import Admission, IdempotencyKey
+from .._definition import Effect
+from .._errors import InvalidInvocationError, ScopetoolError
+from .._input import InputRequest
+from .._json import canonical_json, loads_exact
+from .._outcome import Failure, FailureKind
+from .._output import Result
+from .._registry import Registry
+from ..providers._common import ToolCall, UnknownToolError
+from ._backend import AdmittedCall, Backend, CallState, Conflict, Finished, MemoryBackend, Waiting
+
+__all__ = [
+    "CallResult",
+    "CallStatus",
+    "Driver",
+    "IncompleteTurnError",
+    "ReplayConflictError",
+    "ResultMessage",
+    "Turn",
+    "call_digest",
+    "mint_key",
+]
+
+logger: Final = logging.getLogger("scopetool.driver")
+
+REFUSED_REPLAY: Final = 'error: tool "{name}" was not run: this call id was already used with other arguments'
+
+ResultMessage: TypeAlias = Callable[[ToolCall, Result | BaseException], dict[str, Any]]
+"""A provider's ``result_message(call, outcome)``."""
+
+
+class ReplayConflictError(ScopetoolError, LookupError):
+    """A call's key was used before with other arguments; the cause of the refusal the model is shown."""
+
+    def __init__(self, key: IdempotencyKey) -> None:
+        super().__init__(f"driver: key {key} was already used with other arguments; the call was not run")
+        self.key = key
+        """The key both calls map to."""
+
+
+class IncompleteTurnError(ScopetoolError, ValueError):
+    """A turn's results were asked for while some of its calls wait for input or are held behind one."""
+
+
+class CallStatus(StrEnum):
+    """Where one call of a turn stands."""
+
+    DONE = "done"
+    """The call has its outcome (it ran now or earlier, or it was refused before running)."""
+    WAITING = "waiting"
+    """The call asked for input: answer it with `Driver.answer`, then run the turn again."""
+    HELD = "held"
+    """The call was not started: it comes after a call that waits for input and may depend on it."""
+    REFUSED = "refused"
+    """The call's key was used before with other arguments; its outcome is a refusal (see `ReplayConflictError`)."""
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class CallResult:
+    """What became of one tool call of a turn."""
+
+    call: ToolCall
+    """The model's call."""
+    key: IdempotencyKey
+    """The call's idempotency key: opaque, the same every time this run's call is driven."""
+    status: CallStatus
+    """Done, waiting for input, held, or refused."""
+    outcome: Result | BaseException | None = None
+    """The outcome for the provider's result message (DONE and REFUSED), else None.
+
+    A call that ran has a `Result`, or a `Failure` that shows what the model is shown (backends store
+    outcomes, not private causes). A call that could not be admitted has its live error: an
+    `UnknownToolError` or an `InvalidInvocationError`."""
+    request: InputRequest | None = None
+    """The input request a WAITING call committed: show its prompt to whoever answers."""
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """The results of one turn's calls, in the order the model emitted them."""
+
+    results: tuple[CallResult, ...]
+    """One result per call, in the model's order."""
+
+    @property
+    def complete(self) -> bool:
+        """Whether every call has an outcome (none waits for input or is held)."""
+        return all(r.status in (CallStatus.DONE, CallStatus.REFUSED) for r in self.results)
+
+    @property
+    def waiting(self) -> tuple[CallResult, ...]:
+        """The calls that wait for input, in the model's order."""
+        return tuple(r for r in self.results if r.status is CallStatus.WAITING)
+
+    def outcomes(self) -> list[tuple[ToolCall, Result | BaseException]]:
+        """Each call with its outcome, for a provider's ``results_message``.
+
+        Raises:
+            IncompleteTurnError: a call waits for input or is held.
+        """
+        pairs: list[tuple[ToolCall, Result | BaseException]] = []
+        for result in self.results:
+            if result.outcome is None:
+                raise IncompleteTurnError(
+                    f"driver: call {result.call.name!r} is {result.status.value}; answer its input request and run "
+                    "the turn again"
+                )
+            pairs.append((result.call, result.outcome))
+        return pairs
+
+    def messages(self, provider: ModuleType | ResultMessage) -> list[dict[str, Any]]:
+        """The provider's result message for each call, in the model's order.
+
+        `provider` is a provider module (``scopetool.providers.openai_chat``, say) or its
+        ``result_message`` function.
+
+        Raises:
+            IncompleteTurnError: a call waits for input or is held.
+        """
+        render: ResultMessage = provider.result_message if isinstance(provider, ModuleType) else provider
+        return [render(call, outcome) for call, outcome in self.outcomes()]
+
+
+def mint_key(secret: bytes, run_id: str, call_id: str | None, position: int) -> IdempotencyKey:
+    """The idempotency key of one call: HMAC-SHA256 of the run and the call, as lowercase base32 text.
+
+    A call with a provider id is named by it; a call without one (Ollama's) by its position in the turn.
+    The key is opaque: it reveals nothing of the run or the call to whoever receives it.
+    """
+    name: list[str | int] = ["id", run_id, call_id] if call_id is not None else ["position", run_id, position]
+    identity = json.dumps(name, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+    mac = hmac.new(secret, identity, hashlib.sha256).digest()
+    return IdempotencyKey(base64.b32encode(mac).decode("ascii").rstrip("=").lower())
+
+
+def call_digest(name: str, arguments: bytes) -> str:
+    """SHA-256 (hex) of a tool name and admitted arguments in canonical JSON (member order and spacing ignored)."""
+    return hashlib.sha256(name.encode("ascii") + b"\x00" + canonical_json(loads_exact(arguments))).hexdigest()
+
+
+@final
+class Driver:
+    """Runs a model turn's tool calls: resolve, admit, call, classify, under keys minted for the run.
+
+    Calls whose tools are `Effect.SAFE` run concurrently with the SAFE calls next to them; every other
+    call runs alone, in the order the model emitted it, after the calls before it have finished. A call
+    that waits for input holds every later call until it is answered (their status is HELD). Unknown
+    tools and rejected arguments become error outcomes, never exceptions.
+
+    Args:
+        registry: The tools the model may call.
+        backend: Where calls run and what is kept of them; a new `MemoryBackend` by default.
+        serial: Names of SAFE tools that must still run one at a time (say, one that calls a
+            rate-limited service).
+
+    Example:
+        ```python
+        import asyncio
+        from scopetool import Effect, Registry, tool
+        from scopetool.driver import Driver
+        from scopetool.providers import anthropic
+
+        @tool(effect=Effect.SAFE)
+        def add(a: int, b: int) -> int:
+            \"\"\"Add two integers.\"\"\"
+            return a + b
+
+        driver = Driver(Registry(add))
+        calls = anthropic.parse_tool_calls({"content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {"a": 2, "b": 3}},
+            {"type": "tool_use", "id": "toolu_2", "name": "mul", "input": {}}]})
+        turn = asyncio.run(driver.run("run-7", calls))
+        print([r.status.value for r in turn.results], turn.complete)
+        #> ['done', 'done'] True
+        for block in anthropic.results_message(turn.outcomes())["content"]:
+            print(block["tool_use_id"], block["content"][0]["text"], block.get("is_error", False))
+        #> toolu_1 5 False
+        #> toolu_2 error: tool "mul" is not available True
+        ```
+    """
+
+    __slots__ = ("_backend", "_registry", "_secret", "_serial")
+
+    def __init__(self, registry: Registry, backend: Backend | None = None, *, serial: Iterable[str] = ()) -> None:
+        if not isinstance(registry, Registry):
+            raise TypeError(f"a driver needs a Registry, not {type(registry).__name__}")
+        if backend is not None and not isinstance(backend, Backend):
+            raise TypeError(f"{type(backend).__name__} is not a driver backend")
+        names = frozenset(serial)
+        if not all(isinstance(name, str) for name in names):
+            raise TypeError("serial names tools: it must hold only strings")
+        self._registry = registry
+        self._backend: Backend = MemoryBackend() if backend is None else backend
+        self._serial = names
+        self._secret: bytes | None = None
+
+    @property
+    def registry(self) -> Registry:
+        """The tools the model may call."""
+        return self._registry
+
+    @property
+    def backend(self) -> Backend:
+        """Where calls run and what is kept of them."""
+        return self._backend
+
+    async def run(self, run_id: str, calls: Sequence[ToolCall]) -> Turn:
+        """Drive one turn's calls; their results in the model's order.
+
+        `run_id` names the run the calls belong to (a conversation, an agent run): with the provider's
+        call ids it gives every call its key, so driving the same turn again returns the stored outcomes
+        (and resumes answered calls) instead of running tools twice. When the provider gives no call
+        ids, calls are told apart by their position, so `run_id` must then name the turn itself.
+        """
+        if not isinstance(run_id, str) or not run_id:
+            raise ValueError("run_id must be a non-empty string")
+        calls = tuple(calls)
+        for call in calls:
+            if not isinstance(call, ToolCall):
+                raise TypeError(f"a turn holds ToolCalls, not {type(call).__name__}")
+        if self._secret is None:
+            self._secret = await self._backend.secret()
+        results: list[CallResult | None] = [None] * len(calls)
+        admitted: list[tuple[int, AdmittedCall]] = []
+        for position, call in enumerate(calls):
+            key = mint_key(self._secret, run_id, call.id, position)
+            binding = self._registry.resolve(call.name)
+            if binding is None:
+                results[position] = CallResult(call, key, CallStatus.DONE, UnknownToolError(call.name))
+                continue
+            try:
+                invocation = binding.contract.prepare(call.request, Admission(idempotency_key=key))
+            except InvalidInvocationError as error:
+                results[position] = CallResult(call, key, CallStatus.DONE, error)
+                continue
+            admitted.append(
+                (position, AdmittedCall(key, call_digest(call.name, invocation.arguments), binding, invocation))
+            )
+        held = False
+        for segment in self._segments(admitted):
+            if held:
+                for position, admitted_call in segment:
+                    results[position] = CallResult(calls[position], admitted_call.key, CallStatus.HELD)
+                continue
+            states = await self._start(segment)
+            for (position, admitted_call), state in zip(segment, states, strict=True):
+                results[position] = self._result(calls[position], admitted_call, state)
+            held = any(isinstance(state, Waiting) for state in states)
+        return Turn(tuple(r for r in results if r is not None))
+
+    async def answer(self, key: IdempotencyKey, response: Any) -> bool:
+        """Answer the input request the call `key` waits on; False when it waits on none (a duplicate).
+
+        The response is Python data (JSON values) checked against the request's response schema. Run
+        the turn again to get the resumed call's outcome.
+
+        Raises:
+            InvalidInputRequestError: the response does not satisfy the response schema.
+        """
+        if not isinstance(key, str) or not key:
+            raise ValueError("key must be a call's non-empty idempotency key")
+        return await self._backend.answer(key, response)
+
+    def _segments(self, admitted: list[tuple[int, AdmittedCall]]) -> list[list[tuple[int, AdmittedCall]]]:
+        """Admitted calls in model order, cut into runs of concurrent calls and single serial calls."""
+        segments: list[list[tuple[int, AdmittedCall]]] = []
+        previous_concurrent = False
+        for item in admitted:
+            binding = item[1].binding
+            concurrent = binding.definition().effect is Effect.SAFE and binding.name not in self._serial
+            if concurrent and previous_concurrent:
+                segments[-1].append(item)
+            else:
+                segments.append([item])
+            previous_concurrent = concurrent
+        return segments
+
+    async def _start(self, segment: list[tuple[int, AdmittedCall]]) -> list[CallState]:
+        if len(segment) == 1:
+            return [await self._backend.start(segment[0][1])]
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(self._backend.start(call)) for _, call in segment]
+        return [task.result() for task in tasks]
+
+    @staticmethod
+    def _result(call: ToolCall, admitted: AdmittedCall, state: CallState) -> CallResult:
+        if isinstance(state, Finished):
+            return CallResult(call, admitted.key, CallStatus.DONE, state.outcome)
+        if isinstance(state, Conflict):
+            logger.warning(
+                "driver: call key %s was started again with other arguments; the call was refused", admitted.key
+            )
+            refusal = Failure(
+                kind=FailureKind.REJECTED,
+                output=REFUSED_REPLAY.format(name=call.name),
+                cause=ReplayConflictError(admitted.key),
+            )
+            return CallResult(call, admitted.key, CallStatus.REFUSED, refusal)
+        return CallResult(call, admitted.key, CallStatus.WAITING, request=state.request)
