@@ -1,13 +1,12 @@
-"""The ``scopetool`` command: see what the model sees, try calls, lint definitions, check logs, serve MCP."""
+"""The ``scopetool`` command: see what the model sees, try calls, lint definitions, check logs, serve MCP.
+
+``scopetool --help`` lists the subcommands and the exit codes; ``docs/cli.md`` describes them. Nothing
+here is imported by ``import scopetool``, and each subcommand imports the provider adapters it uses
+only when it runs.
+"""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Sequence
+from ._main import main
 
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``scopetool`` command with `argv` (default: ``sys.argv[1:]``); return its exit code."""
-    del argv
-    sys.stderr.write("scopetool: not implemented yet\n")
-    return 2
+__all__ = ["main"]

@@ -1,0 +1,167 @@
+"""``scopetool call``: admit and run one call by hand, and resume it after an input request.
+
+An input request is printed as one JSON object (a *pending call*) holding everything the resumption
+needs: ``tool``, ``arguments`` (the JSON text, exactly as admitted), ``idempotency_key`` (a string or
+null) and ``input_request`` (`InputRequest.to_json`). To answer it, add a ``response`` member holding
+the answer (or pass ``--answer JSON``) and run ``scopetool call TARGET --continuation FILE``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from .._contract import Admission, IdempotencyKey, Request
+from .._errors import InputValidationError, InvalidInvocationError
+from .._input import Continuation, InputRequest, InvalidInputRequestError
+from .._json import canonical_json, is_object, loads_exact
+from .._outcome import classify_failure
+from .._output import MediaBlock, Output, TextBlock
+from .._progress import Progress, progress_reporter
+from .._rejection import classify_input_rejection
+from ..providers import outcome_output
+from ._common import ExitCode, UsageError, describe, dump_json, one_line, say
+from ._target import load_registry
+
+__all__ = ["PENDING_MEMBERS", "run"]
+
+PENDING_MEMBERS: Final = ("tool", "arguments", "idempotency_key", "input_request", "response")
+"""The members of a pending-call file: what ``call`` prints for an input request, plus the answer."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    name: str
+    arguments: str | bytes
+    key: str | None
+    continuation: Continuation | None = None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Admit and run one call; print its outcome as the model would see it (or the pending call)."""
+    call = _resumed(args) if args.continuation is not None else _fresh(args)
+    registry = load_registry(args.target)
+    binding = registry.resolve(call.name)
+    if binding is None:
+        raise UsageError(f"no tool named {call.name!r} in {args.target}; its tools: {', '.join(registry.names())}")
+    key = IdempotencyKey(call.key) if call.key else None
+    admission = Admission(idempotency_key=key, continuation=call.continuation)
+    try:
+        invocation = binding.contract.prepare(Request(name=call.name, arguments=call.arguments), admission)
+    except InvalidInvocationError as error:
+        return _not_completed(call.name, error)
+    try:
+        with progress_reporter(_show_progress):
+            result = asyncio.run(binding.call(invocation))
+        binding.contract.validate_result(result)
+    except Exception as error:  # noqa: BLE001 - every error is an outcome, shown as the model would see it
+        return _not_completed(call.name, error)
+    if result.input_request is not None:
+        return _pending(call, invocation.arguments.decode(), result.input_request)
+    sys.stdout.write(_text(result.output) + "\n")
+    return ExitCode.OK
+
+
+def _fresh(args: argparse.Namespace) -> _Call:
+    if args.name is None:
+        raise UsageError("call needs the NAME of the tool to call (or --continuation FILE)")
+    if args.answer is not None:
+        raise UsageError("--answer answers a pending call: use it with --continuation FILE")
+    raw: str | None = args.arguments
+    arguments: str | bytes = ""
+    if raw == "-":
+        arguments = sys.stdin.buffer.read()
+    elif raw is not None:
+        arguments = raw
+    return _Call(name=args.name, arguments=arguments, key=args.idempotency_key)
+
+
+def _resumed(args: argparse.Namespace) -> _Call:
+    if args.arguments is not None or args.idempotency_key is not None:
+        raise UsageError("with --continuation the arguments and the idempotency key come from FILE: give neither")
+    path: str = args.continuation
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as error:
+        raise UsageError(f"cannot read {path!r}: {error.strerror or error}") from None
+    try:
+        document = loads_exact(raw)
+    except ValueError as error:
+        raise UsageError(f"{path!r} is not strict JSON: {error}") from None
+    if not is_object(document) or set(document) - set(PENDING_MEMBERS) or "input_request" not in document:
+        members = ", ".join(PENDING_MEMBERS)
+        raise UsageError(f"{path!r} is not a pending call printed by scopetool call: expected the members {members}")
+    name, arguments, key = document.get("tool"), document.get("arguments"), document.get("idempotency_key")
+    if not isinstance(name, str) or not isinstance(arguments, str) or not (key is None or isinstance(key, str)):
+        raise UsageError(f"{path!r}: tool and arguments must be strings, idempotency_key a string or null")
+    if args.name is not None and args.name != name:
+        raise UsageError(f"{path!r} resumes a call of {name!r}, not of {args.name!r}")
+    answer: str | None = args.answer
+    if answer is None and "response" not in document:
+        raise UsageError(f'{path!r} holds no answer: add a "response" member holding it, or pass --answer JSON')
+    if answer is not None and "response" in document:
+        raise UsageError(f'{path!r} already holds an answer in "response": drop it or --answer')
+    try:
+        request = InputRequest.from_json(canonical_json(document["input_request"]))
+        response = canonical_json(document["response"]) if answer is None else answer
+        continuation = request.continuation_from_json(response)
+    except InvalidInputRequestError as error:
+        raise UsageError(f"{path!r}: {error}") from None
+    return _Call(name=name, arguments=arguments, key=key, continuation=continuation)
+
+
+def _not_completed(name: str, error: BaseException) -> int:
+    output, _ = outcome_output(name, error)
+    sys.stdout.write(_text(output) + "\n")
+    failure = classify_failure(error)
+    if failure is not None:
+        private = f" (its private cause: {describe(failure.cause)})" if failure.cause is not None else ""
+        say(f"the call ended with a {failure.kind.value} outcome{private}: the model is shown the output above")
+        return ExitCode.FAILED
+    if classify_input_rejection(error) is not None:
+        say("the arguments were rejected: the model is shown the message above")
+        return ExitCode.REJECTED
+    cause = error.__cause__
+    if isinstance(cause, InputValidationError):
+        cause = cause.cause
+    behind = f" (caused by {describe(cause)})" if cause is not None else ""
+    say(f"the call raised {describe(error)}{behind}; the model is shown only the generic text above")
+    return ExitCode.FAILED
+
+
+def _pending(call: _Call, arguments: str, request: InputRequest) -> int:
+    document = {
+        "tool": call.name,
+        "arguments": arguments,
+        "idempotency_key": call.key,
+        "input_request": loads_exact(request.to_json()),
+    }
+    sys.stdout.write(dump_json(document) + "\n")
+    say(
+        'the tool asks for input: save the JSON above to a file, add a "response" member holding the answer, '
+        "then run: scopetool call TARGET --continuation FILE"
+    )
+    return ExitCode.INPUT_REQUESTED
+
+
+def _show_progress(progress: Progress) -> None:
+    total = f"/{progress.total:g}" if progress.total else ""
+    message = f" {one_line(progress.message)}" if progress.message else ""
+    sys.stderr.write(f"progress: {progress.completed:g}{total}{message}\n")
+
+
+def _text(output: Output) -> str:
+    """What the model is shown of an output: its text (or details JSON); media are named."""
+    text = output.text()
+    if text is not None:
+        return text
+    return "".join(block.text if isinstance(block, TextBlock) else _media(block) for block in output.content)
+
+
+def _media(block: MediaBlock) -> str:
+    where = f"{len(block.data)} bytes" if block.data is not None else block.uri or block.reference
+    return f"[{block.mime_type} media: {where}]"

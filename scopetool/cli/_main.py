@@ -1,0 +1,145 @@
+"""The ``scopetool`` command line: the parser, and the dispatch to one subcommand's module."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import io
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Final, NoReturn
+
+from .. import __version__
+from ._common import PROVIDERS, ExitCode, UsageError, say
+
+__all__ = ["build_parser", "main"]
+
+EPILOG: Final = """\
+TARGET is module:attr or path/to/file.py:attr, naming a Registry, a tool or a list of tools.
+
+exit codes:
+  0    success: the call completed; no problems found; every line admitted
+  1    the call failed; check found problems; validate found lines not admitted; an export failed
+  2    usage error: bad arguments, TARGET, tool name or file
+  3    call: the arguments were rejected (the model is shown why)
+  4    call: the tool asked for input (answer it, then resume with --continuation)
+  130  interrupted
+"""
+_TARGET_HELP: Final = "module:attr or path/to/file.py:attr naming a Registry, a tool or a list of tools"
+_FORMATS: Final = ("auto", "neutral", *PROVIDERS)
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``PROG: message`` on one line and exit with the usage-error code."""
+        self.exit(ExitCode.USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of the ``scopetool`` command and its subcommands."""
+    parser = _Parser(
+        prog="scopetool",
+        description="See what the model sees, try calls by hand, lint definitions, check logged calls, serve MCP.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"scopetool {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    definitions = commands.add_parser(
+        "definitions",
+        help="print the definitions as JSON, neutral or for a provider",
+        description="Print the definitions as JSON: the neutral form, or a provider's tool list with --provider.",
+    )
+    definitions.add_argument("target", metavar="TARGET", help=_TARGET_HELP)
+    definitions.add_argument("--provider", choices=PROVIDERS, help="export for this provider")
+    definitions.add_argument(
+        "--strict",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="ask for (or turn off) the provider's strict mode; default: the adapter's own default",
+    )
+    definitions.add_argument("--mode", choices=("json_schema", "openapi"), help="gemini's schema dialect")
+    definitions.add_argument("--report", action="store_true", help="print the portability report instead")
+
+    call = commands.add_parser(
+        "call",
+        help="admit and run one call; print what the model would see",
+        description="Admit and run one call, and print its outcome as the model would see it. An input request "
+        "is printed as a pending call (JSON): add a 'response' member holding the answer (or pass --answer) and "
+        "resume it with --continuation FILE.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    call.add_argument("target", metavar="TARGET", help=_TARGET_HELP)
+    call.add_argument("name", metavar="NAME", nargs="?", help="the tool to call (taken from FILE with --continuation)")
+    call.add_argument(
+        "arguments", metavar="ARGS", nargs="?", help="the arguments as JSON text; - reads standard input; absent: {}"
+    )
+    call.add_argument("--idempotency-key", metavar="KEY", help="the call's idempotency key")
+    call.add_argument("--continuation", metavar="FILE", help="resume the pending call saved in FILE")
+    call.add_argument("--answer", metavar="JSON", help="the answer to the pending call, instead of FILE's 'response'")
+
+    check = commands.add_parser(
+        "check",
+        help="lint the definitions for every provider (exit 1 on errors)",
+        description="Lint the definitions: descriptions, docstrings, names and description lengths per provider, "
+        "strict mode per provider. Errors exit 1; warnings do too with --strict.",
+    )
+    check.add_argument("target", metavar="TARGET", help=_TARGET_HELP)
+    check.add_argument(
+        "--provider", action="append", choices=PROVIDERS, help="check for this provider only (repeatable)"
+    )
+    check.add_argument("--strict", action="store_true", help="count warnings as errors")
+
+    validate = commands.add_parser(
+        "validate",
+        help="admit logged tool calls in bulk, never running them",
+        description="Admit every call of a JSONL file (one call a line) as Contract.prepare would, never running "
+        "one; print each line not admitted and a summary.",
+    )
+    validate.add_argument("target", metavar="TARGET", help=_TARGET_HELP)
+    validate.add_argument("calls", metavar="CALLS.jsonl", help="the calls, one JSON object a line; - reads stdin")
+    validate.add_argument(
+        "--format", choices=_FORMATS, default="auto", help="the lines' format (default: recognised per line)"
+    )
+
+    serve = commands.add_parser(
+        "serve",
+        help="serve the tools over stdio as an MCP server",
+        description="Serve the tools to an MCP client over stdio (needs pip install 'scopetool[mcp]').",
+    )
+    serve.add_argument("target", metavar="TARGET", help=_TARGET_HELP)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``scopetool`` command with `argv` (default: ``sys.argv[1:]``); return its exit code."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as stop:  # --help and --version (0), or a usage error (2)
+        return stop.code if isinstance(stop.code, int) else ExitCode.USAGE
+    module = importlib.import_module(f"scopetool.cli._{args.command}")
+    run: Callable[[argparse.Namespace], int] = module.run
+    _utf8(sys.stdout)
+    try:
+        return run(args)
+    except UsageError as error:
+        say(str(error))
+        return ExitCode.USAGE
+    except KeyboardInterrupt:
+        say("interrupted")
+        return ExitCode.INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (as with `| head`): stop quietly, and let nothing flush into the closed pipe.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return ExitCode.FAILED
+
+
+def _utf8(stream: object) -> None:
+    """Make a text stream write UTF-8 whatever the locale says, so JSON and tool texts print as they are."""
+    if isinstance(stream, io.TextIOWrapper) and stream.encoding.lower().replace("-", "") != "utf8":
+        stream.reconfigure(encoding="utf-8")

@@ -1,0 +1,98 @@
+"""TARGET: ``module:attr`` or ``path/to/file.py:attr``, naming a Registry, a tool or a list of tools."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import cast
+
+from .._binding import Binding, Tool
+from .._errors import DuplicateToolError, InvalidToolError
+from .._registry import Registry
+from ._common import UsageError, describe
+
+__all__ = ["load_registry"]
+
+
+def load_registry(target: str) -> Registry:
+    """The registry TARGET names, built from a tool or a list of tools where needed.
+
+    A file target is loaded as a module whose directory is put first on ``sys.path`` (so its sibling
+    imports work); a module target is imported with the current directory on ``sys.path``.
+
+    Raises:
+        UsageError: the target is malformed, cannot be imported, lacks the attribute, or is not a
+            Registry, a tool or a list of tools (or its tools cannot be registered together).
+    """
+    location, colon, attribute = target.rpartition(":")
+    if not colon or not location or not all(part.isidentifier() for part in attribute.split(".")):
+        raise UsageError(f"TARGET {target!r} must be module:attr or path/to/file.py:attr")
+    if location.endswith(".py") or "/" in location or os.sep in location:
+        module = _load_file(location)
+    else:
+        module = _import(location)
+    value: object = module
+    for part in attribute.split("."):
+        try:
+            value = getattr(value, part)
+        except AttributeError:
+            raise UsageError(f"{location!r} has no attribute {attribute!r}") from None
+    return _registry(value, target)
+
+
+def _load_file(location: str) -> ModuleType:
+    path = Path(location)
+    if not path.is_file():
+        raise UsageError(f"cannot load {location!r}: no such file")
+    directory = str(path.resolve().parent)
+    if directory not in sys.path:
+        sys.path.insert(0, directory)
+    name = path.stem if path.stem.isidentifier() and path.stem not in sys.modules else "_scopetool_target"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise UsageError(f"cannot load {location!r} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # registered first, as an import would: pydantic resolves annotations through it
+    try:
+        spec.loader.exec_module(module)
+    except (Exception, SystemExit) as error:  # noqa: BLE001 - the user's module may raise anything while it runs
+        del sys.modules[name]
+        raise UsageError(f"importing {location!r} raised {describe(error)}") from None
+    return module
+
+
+def _import(location: str) -> ModuleType:
+    directory = os.getcwd()
+    if directory not in sys.path:
+        sys.path.insert(0, directory)
+    try:
+        return importlib.import_module(location)
+    except ModuleNotFoundError as error:
+        missing = error.name or ""
+        if missing and (location == missing or location.startswith(missing + ".")):
+            raise UsageError(f"no module named {missing!r} (looked in the current directory and sys.path)") from None
+        raise UsageError(f"importing {location!r} raised {describe(error)}") from None
+    except (Exception, SystemExit) as error:  # noqa: BLE001 - the user's module may raise anything while it runs
+        raise UsageError(f"importing {location!r} raised {describe(error)}") from None
+
+
+def _registry(value: object, target: str) -> Registry:
+    if isinstance(value, Registry):
+        return value
+    items = list(cast("list[object] | tuple[object, ...]", value)) if isinstance(value, list | tuple) else [value]
+    tools: list[Binding | Tool] = []
+    for item in items:
+        if not isinstance(item, Binding | Tool):
+            hint = " (decorate the function with @scopetool.tool)" if callable(item) else ""
+            raise UsageError(
+                f"{target!r} holds a {type(item).__name__}, not a Registry, a tool or a list of tools{hint}"
+            )
+        tools.append(item)
+    try:
+        return Registry(*tools)
+    except (InvalidToolError, DuplicateToolError) as error:
+        raise UsageError(f"{target!r}: {error}") from None

@@ -1,0 +1,584 @@
+"""``scopetool validate``: admit logged tool calls in bulk, never running them.
+
+The file holds one JSON object a line (blank lines are skipped). With ``--format auto`` (the default)
+each line's format is recognised on its own:
+
+* neutral: ``{"name": ..., "arguments": ..., "id": ...}``, where ``arguments`` is an object (its exact
+  text in the line is what is admitted), JSON text in a string, or absent or null (``{}``); ``id`` is
+  optional and ignored. No other member is allowed.
+* a provider's tool call item, read by that adapter's ``parse_tool_calls`` with an export of the
+  registry in the adapter's default mode, as a driver would: ``{"type": "function_call", ...}``
+  (openai_responses), ``{"type": "tool_use", ...}`` (anthropic), ``{"toolUse": ...}`` (bedrock),
+  ``{"functionCall": ...}`` (gemini), a JSON-RPC ``tools/call`` request (mcp), and
+  ``{"function": ...}`` (openai_chat; ``--format mistral`` or ``--format ollama`` reads it with those
+  adapters instead).
+
+Every line is checked as I-JSON as a whole (no repeated member name at any depth, no lone surrogate,
+no NaN, no number beyond a double), then its arguments go through `Contract.prepare`. A problem
+inside the arguments is the call's rejection, reported with the message the model would get (a
+repeated member inside arguments an adapter re-encodes is caught here, though a driver would not see
+it); a problem elsewhere makes the line unreadable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import stat
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO, Final, TextIO, TypeVar, final
+
+import jiter
+
+from .._contract import Request
+from .._errors import InvalidInvocationError
+from .._json import MAX_INPUT_BYTES, is_object, syntax_problem
+from .._registry import Registry
+from .._rejection import classify_input_rejection
+from ..providers import Export, ProviderError, ToolCall, UnknownToolError, outcome_output
+from ._common import PROVIDERS, ExitCode, UsageError, export_tools, provider_function
+from ._target import load_registry
+
+__all__ = [
+    "BLANK",
+    "FORMATS",
+    "LINE_LIMIT",
+    "LineChecker",
+    "ProgressBar",
+    "UNREADABLE",
+    "Tally",
+    "Verdict",
+    "read_lines",
+    "reasons",
+    "run",
+    "validate_lines",
+]
+
+FORMATS: Final = ("auto", "neutral", *PROVIDERS)
+"""The values of ``--format``."""
+LINE_LIMIT: Final = 8 * MAX_INPUT_BYTES
+"""The longest line read, newline included (8 MiB); a longer one is unreadable and skipped in bounded memory."""
+
+_WS: Final = r"[ \t\r\n]*"
+_PLAIN: Final = r'"[^"\\\x00-\x1f]*"'  # a string without escapes
+# The common neutral line: an optional "id" and the "name" (strings without escapes), then one
+# "arguments" object. The object's text runs to the line's last "}" but one; it stands for exactly
+# one object only when `Contract.prepare` admits it as one document, so this path decides admissions
+# only. The arguments' text is then exactly what is admitted.
+_FAST: Final = re.compile(
+    rf'{_WS}\{{{_WS}(?:"id"{_WS}:{_WS}{_PLAIN}{_WS},{_WS})?"name"{_WS}:{_WS}"([^"\\\x00-\x1f]*)"{_WS},{_WS}'
+    rf'"arguments"{_WS}:{_WS}(\{{.*\}}){_WS}\}}{_WS}',
+    re.S,
+)
+_TOKEN: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[][{}:,]', re.S)
+_MAYBE_HUGE: Final = re.compile(rb"[0-9](?:[eE]|[0-9]{308})")
+_JSON_SPACE: Final = b" \t\r\n"
+_NEUTRAL_MEMBERS: Final = frozenset({"name", "arguments", "id"})
+_ABSENT: Final = object()
+_CONTROL: Final = {code: f"\\x{code:02x}" for code in [*range(0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0)]}
+
+_REASONS: Final = tuple(
+    (re.compile(pattern), label)
+    for pattern, label in (
+        (r": missing required field$", "missing field"),
+        (r": unknown field", "unknown field"),
+        (r"the same member name twice", "duplicate member"),
+        (r"it looks truncated$", "truncated JSON"),
+        (r"^the arguments must be a JSON object, not", "not an object"),
+        (r"NaN and Infinity are not JSON numbers|too large for a double|a number is out of range", "non-finite number"),
+        (r"an integer a double cannot hold exactly", "inexact integer"),
+        (r"; the limit is \d+ bytes$", "too large"),
+        (r"not valid JSON|more after the JSON document|invalid escape|invalid UTF-8|lone surrogate", "not JSON"),
+        (r"Input should be a valid (?:integer|number|string|boolean|list|array|dictionary|object)\b", "wrong type"),
+        (r"\(got [^()]*\)$", "wrong type"),
+        (r": expected (?:null|boolean|object|array|number|string|integer)(?: or [a-z]+)*$", "wrong type"),
+    )
+)
+UNREADABLE: Final = "unreadable line"
+"""The reason of a line that is not a tool call scopetool can read."""
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """Why one line was not admitted."""
+
+    label: str
+    """What the report shows in the tool column: the tool's name (made printable) or ``unreadable``."""
+    message: str
+    """The message the model would get, or what is wrong with an unreadable line."""
+    reasons: tuple[str, ...]
+    """Stable reason labels, such as ``missing field`` or ``unknown tool``."""
+    tool: str | None = None
+    """The registered tool the call named, or None (an unknown tool, an unreadable line)."""
+
+
+BLANK: Final = Verdict("", "", ())
+"""The verdict on a blank line: skipped, and not counted as a call."""
+
+
+class _UnreadableError(Exception):
+    """The line is not a tool call that can be read; the message says why."""
+
+
+def _unreadable(why: str) -> Verdict:
+    return Verdict("unreadable", why, (UNREADABLE,))
+
+
+_TOO_LONG: Final = _unreadable(f"the line is over {LINE_LIMIT} bytes")
+
+
+@final
+class LineChecker:
+    """Admits one line of a tool-call log against a registry, never running anything."""
+
+    __slots__ = ("_exports", "_fast", "_format", "_parsers", "_prepares", "_registry", "_resolve")
+
+    def __init__(self, registry: Registry, line_format: str = "auto") -> None:
+        if line_format not in FORMATS:
+            raise ValueError(f"unknown format {line_format!r}")
+        self._registry = registry
+        self._resolve = registry.resolve
+        self._prepares: dict[str, Callable[[Request], object]] = {b.name: b.contract.prepare for b in registry}
+        self._format = line_format
+        self._fast = line_format in ("auto", "neutral")
+        self._exports: dict[str, Export | None] = {}
+        self._parsers: dict[str, Callable[..., list[ToolCall]]] = {}
+
+    def check(self, raw: bytes) -> Verdict | None:
+        """None when the line's call is admitted, `BLANK` for a blank line, otherwise why it is not admitted."""
+        if self._fast:
+            try:
+                match = _FAST.fullmatch(raw.decode())
+            except UnicodeDecodeError:
+                match = None
+            if match is not None:
+                prepare = self._prepares.get(match[1])
+                if prepare is not None:
+                    try:
+                        prepare(Request(match[1], match[2]))
+                    except InvalidInvocationError:
+                        pass  # decided exactly below: this path only admits
+                    else:
+                        return None
+        try:
+            return self._checked(raw)
+        except _UnreadableError as error:
+            return _unreadable(str(error))
+
+    def _checked(self, raw: bytes) -> Verdict | None:
+        if not raw.strip(_JSON_SPACE):
+            return BLANK
+        try:
+            item: Any = jiter.from_json(raw, allow_inf_nan=False, catch_duplicate_keys=True)
+            problem = syntax_problem(raw, require_object=False) if _MAYBE_HUGE.search(raw) else None
+        except ValueError:
+            item = _lenient(raw)
+            problem = syntax_problem(raw, require_object=False)
+        if not is_object(item):
+            raise _UnreadableError("not a JSON object")
+        line_format, path = self._shape(item)
+        value = _get(item, path)
+        if problem is None:
+            if line_format == "neutral":
+                return self._admit(Request(name=item["name"], arguments=_neutral_arguments(raw, path, value)))
+            return self._admit(self._call(line_format, item).request)
+        # The line breaks I-JSON: the call's rejection when the problem is inside its arguments only.
+        if value is _ABSENT:
+            raise _UnreadableError(f"not strict JSON: {problem.message}")
+        start, end = _span(raw, path)
+        outside = syntax_problem(raw[:start] + b"null" + raw[end:], require_object=False)
+        if outside is not None:
+            raise _UnreadableError(f"not strict JSON outside the arguments: {outside.message}")
+        arguments = value if isinstance(value, str) else raw[start:end]
+        if line_format == "neutral":
+            name: str = item["name"]
+        else:
+            name = self._call(line_format, _replaced(item, path)).name
+        return self._admit(Request(name=name, arguments=arguments))
+
+    def _shape(self, item: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
+        """The line's format and the path of its arguments member."""
+        line_format = _detect(item) if self._format == "auto" else self._format
+        if line_format == "neutral":
+            if not isinstance(item.get("name"), str):
+                raise _UnreadableError('a neutral line needs a "name" string')
+            unknown = sorted(set(item) - _NEUTRAL_MEMBERS)
+            if unknown:
+                raise _UnreadableError(
+                    f"unknown member {json.dumps(unknown[0])[:80]}: a neutral line has name, arguments and id"
+                )
+            return line_format, ("arguments",)
+        if line_format == "gemini":
+            return line_format, ("functionCall" if "functionCall" in item else "function_call", "args")
+        if line_format == "mcp":
+            jsonrpc = any(key in item for key in ("jsonrpc", "method", "id"))
+            return line_format, ("params", "arguments") if jsonrpc else ("arguments",)
+        return line_format, _PATHS[line_format]
+
+    def _call(self, line_format: str, item: dict[str, Any]) -> ToolCall:
+        parse = self._parsers.get(line_format)
+        if parse is None:
+            parse = self._parsers[line_format] = provider_function(line_format, "parse_tool_calls")
+        try:
+            calls = parse(item if line_format == "mcp" else [item], self._export(line_format))
+        except ProviderError as error:
+            raise _UnreadableError(f"not a tool call of {line_format}: {error}") from None
+        if len(calls) != 1:
+            raise _UnreadableError(f"not a tool call of {line_format}")
+        return calls[0]
+
+    def _export(self, provider: str) -> Export | None:
+        if provider not in self._exports:
+            try:
+                self._exports[provider] = export_tools(provider, self._registry)
+            except ProviderError:
+                self._exports[provider] = None  # a tool the provider refuses: its calls are read without repairs
+        return self._exports[provider]
+
+    def _admit(self, request: Request) -> Verdict | None:
+        binding = self._resolve(request.name)
+        if binding is None:
+            output, _ = outcome_output(request.name, UnknownToolError(request.name))
+            return Verdict(printable(request.name[:80]), str(output.text()), ("unknown tool",))
+        try:
+            binding.contract.prepare(request)
+        except InvalidInvocationError as error:
+            rejection = classify_input_rejection(error)
+            if rejection is None:
+                output, _ = outcome_output(binding.name, error)
+                message = f"the tool's input validator is defective; the model is shown: {output.text()}"
+                return Verdict(binding.name, message, ("validator defect",), binding.name)
+            return Verdict(binding.name, rejection.message, reasons(rejection.message, binding.name), binding.name)
+        return None
+
+
+_PATHS: Final = {
+    "openai_chat": ("function", "arguments"),
+    "mistral": ("function", "arguments"),
+    "ollama": ("function", "arguments"),
+    "openai_responses": ("arguments",),
+    "anthropic": ("input",),
+    "bedrock": ("toolUse", "input"),
+}
+
+
+def _detect(item: dict[str, Any]) -> str:
+    kind = item.get("type")
+    if kind == "function_call":
+        return "openai_responses"
+    if kind == "tool_use":
+        return "anthropic"
+    if "toolUse" in item:
+        return "bedrock"
+    if "functionCall" in item or "function_call" in item:
+        return "gemini"
+    if "jsonrpc" in item or "method" in item:
+        return "mcp"
+    if "function" in item:
+        return "openai_chat"
+    if "name" in item:
+        return "neutral"
+    raise _UnreadableError('not a tool call: expected {"name": ..., "arguments": ...} or a provider\'s tool call item')
+
+
+def _lenient(raw: bytes) -> Any:
+    """The line parsed as leniently as Python's json module reads it (repeated names, NaN, lone surrogates)."""
+    try:
+        text = raw.decode()
+    except UnicodeDecodeError as error:
+        raise _UnreadableError(f"not UTF-8 (byte {error.start + 1})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise _UnreadableError(f"not JSON: {error.msg} (character {error.pos + 1})") from None
+    except RecursionError:
+        raise _UnreadableError("not JSON: nested too deeply") from None
+
+
+def _get(item: dict[str, Any], path: tuple[str, ...]) -> Any:
+    node: Any = item
+    for key in path:
+        if not is_object(node) or key not in node:
+            return _ABSENT
+        node = node[key]
+    return node
+
+
+def _replaced(item: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
+    """A copy of `item` whose arguments (at `path`, which is present) are ``{}``."""
+    copy = dict(item)
+    if len(path) == 1:
+        copy[path[0]] = {}
+    else:
+        copy[path[0]] = _replaced(item[path[0]], path[1:])
+    return copy
+
+
+def _neutral_arguments(raw: bytes, path: tuple[str, ...], value: object) -> str | bytes:
+    if value is _ABSENT or value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    start, end = _span(raw, path)
+    return raw[start:end]
+
+
+def _span(raw: bytes, path: tuple[str, ...]) -> tuple[int, int]:
+    """Where the value at `path` (member names from the top, present in the parsed line) is in `raw`.
+
+    A repeated name counts once, the last time, as the parsers do.
+    """
+    start, end = 0, len(raw)
+    for key in path:
+        found = _member(raw, start, end, key)
+        if found is None:  # pragma: no cover - the member was parsed from this very line
+            raise _UnreadableError("the arguments cannot be located in the line")
+        start, end = found
+    return start, end
+
+
+def _member(raw: bytes, start: int, end: int, key: str) -> tuple[int, int] | None:
+    """The span of member `key` of the object starting in ``raw[start:end]`` (the last, when repeated)."""
+    depth = 0
+    name: object = None
+    value_start = start
+    expect_name = False
+    found: tuple[int, int] | None = None
+    for token in _TOKEN.finditer(raw, start, end):
+        first = raw[token.start()]
+        if depth == 1:
+            if first == 0x22:  # a string: a member name where one is expected
+                if expect_name:
+                    name = json.loads(token[0])
+                    expect_name = False
+                continue
+            if first == 0x3A:  # ":"
+                value_start = token.end()
+                continue
+            if first in (0x2C, 0x7D):  # "," or "}" ends a member
+                if name == key:
+                    found = _trimmed(raw, value_start, token.start())
+                if first == 0x7D:
+                    return found
+                name, expect_name = None, True
+                continue
+        if first in (0x7B, 0x5B):  # "{" or "["
+            depth += 1
+            if depth == 1:
+                expect_name = first == 0x7B
+        elif first in (0x7D, 0x5D):
+            depth -= 1
+    return found
+
+
+def _trimmed(raw: bytes, start: int, end: int) -> tuple[int, int]:
+    while start < end and raw[start] in _JSON_SPACE:
+        start += 1
+    while end > start and raw[end - 1] in _JSON_SPACE:
+        end -= 1
+    return start, end
+
+
+def reasons(message: str, tool: str) -> tuple[str, ...]:
+    """The reason labels of a rejection message written by `Contract.prepare` for `tool`.
+
+    A message that is not the contract's problem list is the tool's own rule (an `InputRejection`
+    raised by its validator).
+    """
+    if not message.startswith(f"invalid arguments for tool {tool!r} ("):
+        return ("tool's own rule",)
+    found: dict[str, None] = {}
+    for line in message.split("\n")[1:]:
+        problem = line[2:]
+        if problem.startswith("... and "):
+            continue
+        label = next((label for pattern, label in _REASONS if pattern.search(problem)), "invalid value")
+        found[label] = None
+    return tuple(found)
+
+
+def printable(text: str) -> str:
+    r"""`text` with control characters other than tabs and line breaks written as ``\xNN`` escapes."""
+    return text.translate(_CONTROL)
+
+
+@dataclass(slots=True)
+class Tally:
+    """What a run of `validate_lines` found."""
+
+    lines: int = 0
+    """Lines read, blank ones included."""
+    blank: int = 0
+    """Blank lines (skipped)."""
+    rejected: int = 0
+    """Lines whose call was not admitted."""
+    unreadable: int = 0
+    """Lines that are not a tool call that can be read."""
+    by_tool: Counter[str] = field(default_factory=Counter[str])
+    """Rejected lines by registered tool (unknown tools together, under ``(unknown tools)``)."""
+    by_reason: Counter[str] = field(default_factory=Counter[str])
+    """Rejected and unreadable lines by reason; a line with several reasons counts under each."""
+
+    @property
+    def calls(self) -> int:
+        """Lines that are not blank."""
+        return self.lines - self.blank
+
+    @property
+    def admitted(self) -> int:
+        """Lines whose call was admitted."""
+        return self.calls - self.rejected - self.unreadable
+
+    def summary(self) -> str:
+        """The summary printed after the report."""
+        lines = [
+            f"{self.calls} calls: {self.admitted} admitted, {self.rejected} rejected, {self.unreadable} unreadable"
+        ]
+        for title, counter in (("rejected, by tool:", self.by_tool), ("by reason:", self.by_reason)):
+            if counter:
+                lines.append(title)
+                lines.extend(f"  {name}: {count}" for name, count in sorted(counter.items(), key=_by_count))
+        return "\n".join(lines)
+
+
+def _by_count(item: tuple[str, int]) -> tuple[int, str]:
+    return -item[1], item[0]
+
+
+def validate_lines(
+    lines: Iterable[bytes | None], checker: LineChecker, out: TextIO, before_write: Callable[[], None] | None = None
+) -> Tally:
+    """Check every line (None stands for an over-long one), write each one not admitted to `out`, and count."""
+    tally = Tally()
+    check = checker.check
+    number = 0
+    for number, raw in enumerate(lines, 1):
+        verdict = _TOO_LONG if raw is None else check(raw)
+        if verdict is None:
+            continue
+        if verdict is BLANK:
+            tally.blank += 1
+            continue
+        if verdict.reasons == (UNREADABLE,):
+            tally.unreadable += 1
+        else:
+            tally.rejected += 1
+            tally.by_tool[verdict.tool or "(unknown tools)"] += 1
+        tally.by_reason.update(verdict.reasons)
+        if before_write is not None:
+            before_write()
+        first, *rest = printable(verdict.message).split("\n")
+        out.write(f"{number}: {verdict.label}: {first}\n" + "".join(f"    {line}\n" for line in rest))
+    tally.lines = number
+    return tally
+
+
+def read_lines(stream: BinaryIO) -> Iterator[bytes | None]:
+    """The stream's lines, at most `LINE_LIMIT` bytes each; None for a longer one, read past in bounded chunks."""
+    readline = stream.readline
+    while True:
+        line = readline(LINE_LIMIT + 1)
+        if not line:
+            return
+        if len(line) <= LINE_LIMIT:
+            yield line
+            continue
+        while not line.endswith(b"\n"):
+            line = readline(LINE_LIMIT)
+            if not line:
+                break
+        yield None
+
+
+T = TypeVar("T")
+
+
+@final
+class ProgressBar:
+    """A progress line on a terminal, redrawn at most ten times a second."""
+
+    __slots__ = ("_position", "_shown", "_started", "_stream", "_total", "_when", "_width")
+
+    def __init__(self, stream: TextIO, total: int | None = None, position: Callable[[], int] | None = None) -> None:
+        self._stream = stream
+        self._total = total or None
+        self._position = position
+        self._started = self._when = time.monotonic()
+        self._shown = False
+        self._width = 30
+
+    def wrap(self, lines: Iterable[T]) -> Iterator[T]:
+        """Yield `lines`, redrawing the bar as they go, and clear it at the end."""
+        for count, line in enumerate(lines, 1):
+            if not count & 1023:
+                self.tick(count)
+            yield line
+        self.clear()
+
+    def tick(self, count: int) -> None:
+        """Redraw the bar for `count` lines read, unless it was drawn less than 0.1 s ago."""
+        now = time.monotonic()
+        if now - self._when < 0.1:
+            return
+        self._when = now
+        rate = count / max(now - self._started, 1e-9)
+        text = f"{count:,} lines, {rate:,.0f}/s"
+        if self._total is not None and self._position is not None:
+            fraction = min(self._position() / self._total, 1.0)
+            filled = round(fraction * self._width)
+            text = f"[{'#' * filled}{'.' * (self._width - filled)}] {fraction:4.0%} {text}"
+        self._stream.write(f"\r{text}\x1b[K")
+        self._stream.flush()
+        self._shown = True
+
+    def clear(self) -> None:
+        """Erase the bar (before other output, and at the end)."""
+        if self._shown:
+            self._stream.write("\r\x1b[K")
+            self._stream.flush()
+            self._shown = False
+
+
+def run(args: argparse.Namespace) -> int:
+    """Admit every line of CALLS.jsonl; report the ones not admitted and a summary."""
+    path: str = args.calls
+    checker = LineChecker(load_registry(args.target), args.format)
+    try:
+        stream: BinaryIO = sys.stdin.buffer if path == "-" else Path(path).open("rb")  # noqa: SIM115 - closed below
+    except OSError as error:
+        raise UsageError(f"cannot read {path!r}: {error.strerror or error}") from None
+    try:
+        lines: Iterable[bytes | None] = read_lines(stream)
+        bar = _bar(stream)
+        if bar is not None:
+            lines = bar.wrap(lines)
+        tally = validate_lines(lines, checker, sys.stdout, None if bar is None else bar.clear)
+    except BrokenPipeError:
+        raise  # the reader of the report went away: not a problem with the file
+    except OSError as error:
+        raise UsageError(f"cannot read {path!r}: {error.strerror or error}") from None
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
+    sys.stdout.write(tally.summary() + "\n")
+    return ExitCode.FAILED if tally.rejected or tally.unreadable else ExitCode.OK
+
+
+def _bar(stream: BinaryIO) -> ProgressBar | None:
+    if not sys.stderr.isatty():
+        return None
+    try:
+        status = os.fstat(stream.fileno())
+    except (OSError, ValueError):
+        return ProgressBar(sys.stderr)
+    if not stat.S_ISREG(status.st_mode):
+        return ProgressBar(sys.stderr)
+    return ProgressBar(sys.stderr, status.st_size, stream.tell)
