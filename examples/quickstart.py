@@ -1,6 +1,7 @@
 """Quickstart: define tools, export their definitions, and admit a model's calls before running them.
 
-Run it with ``python examples/quickstart.py``.
+Run it with ``python examples/quickstart.py``, or see what a model is shown with
+``scopetool definitions examples/quickstart.py:registry`` (``--provider openai_chat``, ``anthropic``...).
 """
 
 from __future__ import annotations
@@ -41,10 +42,11 @@ async def search(
     return [f"{query} #{i}" for i in range(1, min(limit, 3) + 1)]
 
 
+registry = Registry(add, search)  # what `scopetool definitions examples/quickstart.py:registry` shows
+
+
 async def main() -> None:
     """Export the definitions, then admit and run one good call and one bad call."""
-    registry = Registry(add, search)
-
     print("definitions the model is shown:")
     for definition in registry.definitions():
         print(json.dumps(definition.to_dict(), indent=2))

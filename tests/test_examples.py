@@ -33,6 +33,17 @@ def test_quickstart_exports_admits_and_rejects() -> None:
     assert '"5"' not in tail and "red" not in tail  # the rejected values are never echoed
 
 
+def test_readme_main_command_shows_the_quickstart_tools_as_openai_sees_them() -> None:
+    """`scopetool definitions examples/quickstart.py:registry --provider openai_chat` (the README's main job)."""
+    target = f"{EXAMPLES / 'quickstart.py'}:registry"
+    command = [sys.executable, "-m", "scopetool", "definitions", target, "--provider", "openai_chat"]
+    completed = subprocess.run(command, capture_output=True, text=True, check=True, timeout=60)
+    tools = json.loads(completed.stdout)
+    assert [t["function"]["name"] for t in tools] == ["add", "search"]
+    assert all(t["function"]["strict"] is True for t in tools)
+    assert sorted(tools[1]["function"]["parameters"]["required"]) == ["limit", "query", "sort"]  # strict: all required
+
+
 def _json_blocks(text: str) -> list[str]:
     blocks, depth, start = [], 0, 0
     for index, char in enumerate(text):
