@@ -22,6 +22,8 @@ What a client sees:
   2026-07-28 connection it answers with an ``input_required`` result and resumes when the client
   retries. Anything else (a declined or cancelled form, a schema elicitation cannot express, a client
   without the elicitation capability) ends the call with a fixed ``isError`` text.
+* End of stdin: every request already read is still answered before `serve_stdio` returns, within
+  `SHUTDOWN_GRACE` seconds for calls still running.
 
 Example:
     ```python
@@ -47,7 +49,8 @@ import json
 import math
 from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, TypeAlias, final
+from types import TracebackType
+from typing import Any, Final, Protocol, TypeAlias, final
 
 try:
     import anyio
@@ -57,6 +60,9 @@ try:
     from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
     from mcp.server.session import ServerSession
     from mcp.server.stdio import stdio_server
+    from mcp.shared.dispatcher import coerce_request_id
+    from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
+    from mcp.shared.message import SessionMessage
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 except ImportError as _missing:
     raise ImportError(
@@ -79,6 +85,8 @@ ANSWER: Final = "answer"
 """The one property a non-object response schema is wrapped in for elicitation."""
 MAX_INPUT_ROUNDS: Final = 8
 """How many input requests one call may make before it ends with an error result."""
+SHUTDOWN_GRACE: Final = 30.0
+"""Seconds `serve_stdio` keeps answering, by default, after the client closes its input."""
 
 _NOT_JSON: Final = 'error: the arguments for tool "{name}" are not JSON'
 _NO_INPUT: Final = 'error: tool "{name}" needs input that cannot be requested over this connection'
@@ -133,15 +141,33 @@ async def serve_stdio(
     name: str = "scopetool",
     version: str = __version__,
     instructions: str | None = None,
+    shutdown_grace: float = SHUTDOWN_GRACE,
 ) -> None:
     """Serve `registry` over this process's stdin and stdout until the client disconnects.
 
     While serving, anything a tool prints to stdout goes to stderr instead, so it cannot corrupt the
-    protocol stream. Arguments are those of `create_server`.
+    protocol stream. When stdin ends, every request already read is still answered before this
+    returns: calls still running go on for up to `shutdown_grace` seconds (``math.inf``: no bound),
+    then are cancelled and answered with a ``Connection closed`` error; a request for input the client
+    can no longer answer ends its call with an error result at once. Other arguments are those of
+    `create_server`.
+
+    Raises:
+        ValueError: `shutdown_grace` is negative or NaN.
     """
+    if not shutdown_grace >= 0:
+        raise ValueError(f"shutdown_grace must be a number of seconds >= 0, not {shutdown_grace!r}")
     server = create_server(registry, name=name, version=version, instructions=instructions)
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    pending = _Pending()
+    try:
+        async with (
+            stdio_server() as (read_stream, write_stream),
+            _Input(read_stream, pending, shutdown_grace) as received,
+            _Output(write_stream, pending) as sent,
+        ):
+            await server.run(received, sent, server.create_initialization_options())
+    except* BrokenPipeError:  # the client closed its end of stdout: a disconnect, nothing can be answered
+        pass
 
 
 def run_stdio(
@@ -150,12 +176,182 @@ def run_stdio(
     name: str = "scopetool",
     version: str = __version__,
     instructions: str | None = None,
+    shutdown_grace: float = SHUTDOWN_GRACE,
 ) -> None:
     """Serve `registry` over stdio, blocking until the client disconnects (what ``scopetool serve`` runs).
 
-    Arguments are those of `create_server`.
+    Arguments are those of `serve_stdio`.
     """
-    asyncio.run(serve_stdio(registry, name=name, version=version, instructions=instructions))
+    asyncio.run(
+        serve_stdio(registry, name=name, version=version, instructions=instructions, shutdown_grace=shutdown_grace)
+    )
+
+
+# Why the streams are wrapped: the SDK's server loop (`JSONRPCDispatcher.run`, mcp 2.3) cancels every
+# request in flight as soon as its read stream ends, and the stdio transport ends it at EOF on stdin.
+# A handler not started yet is then dropped with no answer at all, one running is answered with a
+# "Connection closed" error; so a client that writes its requests and closes stdin (`printf ... |
+# scopetool serve`, a test, a client that half-closes) loses answers, depending on how far the loop
+# got: a race that even initialize + tools/list sometimes lose. The SDK is not ours to patch, so
+# `_Input` holds the end of the input back until every request read has been answered or the grace
+# is over, and `_Output` notes the answers (and the server's own requests) on their way out.
+
+
+class _Source(Protocol):
+    """What `_Input` needs of the transport's read stream."""
+
+    async def receive(self) -> SessionMessage | Exception: ...
+    async def aclose(self) -> None: ...
+
+
+class _Sink(Protocol):
+    """What `_Output` needs of the transport's write stream."""
+
+    async def send(self, item: SessionMessage, /) -> None: ...
+    async def aclose(self) -> None: ...
+
+
+@final
+class _Pending:
+    """The requests of one connection still waiting for an answer, on either side."""
+
+    __slots__ = ("_changed", "asked", "unanswered")
+
+    def __init__(self) -> None:
+        self.unanswered: set[mcp_types.RequestId] = set()
+        """The client's requests the server has not answered."""
+        self.asked: set[mcp_types.RequestId] = set()
+        """The server's requests the client has not answered."""
+        self._changed = anyio.Event()
+
+    def read(self, item: SessionMessage | Exception) -> None:
+        """Note a message from the client (an unparsable line is nothing to answer)."""
+        if isinstance(item, Exception):
+            return
+        message = item.message
+        if isinstance(message, mcp_types.JSONRPCRequest):
+            self.unanswered.add(coerce_request_id(message.id))
+        elif isinstance(message, mcp_types.JSONRPCNotification):
+            if message.method == "notifications/cancelled":  # the SDK never answers a cancelled request
+                self._settle(self.unanswered, cancelled_request_id_from_params(message.params))
+        else:
+            self._settle(self.asked, message.id)
+
+    def ask(self, request_id: mcp_types.RequestId) -> None:
+        """Note a request the server is sending the client."""
+        self.asked.add(coerce_request_id(request_id))
+        self._change()
+
+    def answer(self, request_id: mcp_types.RequestId | None) -> None:
+        """Note an answer the server has sent the client."""
+        self._settle(self.unanswered, request_id)
+
+    async def changed(self) -> None:
+        """Wait for the next change."""
+        await self._changed.wait()
+
+    def _settle(self, ids: set[mcp_types.RequestId], request_id: mcp_types.RequestId | None) -> None:
+        if request_id is not None:
+            ids.discard(coerce_request_id(request_id))
+            self._change()
+
+    def _change(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+
+@final
+class _Input:
+    """The client's messages, as the SDK's read stream; once stdin ends, ends only when all are answered.
+
+    While requests read are unanswered and the grace lasts, it ends nothing: it waits, and gives every
+    request the server sends (an elicitation) the answer the SDK gives it at disconnect, a
+    ``Connection closed`` error, since the client can no longer answer it.
+    """
+
+    __slots__ = ("_deadline", "_grace", "_pending", "_source")
+
+    def __init__(self, source: _Source, pending: _Pending, grace: float) -> None:
+        self._source = source
+        self._pending = pending
+        self._grace = grace
+        self._deadline: float | None = None  # set when stdin ends
+
+    async def receive(self) -> SessionMessage | Exception:
+        """The next message from the client, or an error answering a request it can no longer answer.
+
+        Raises:
+            anyio.EndOfStream: stdin has ended, and every request is answered or the grace is over.
+        """
+        if self._deadline is None:
+            try:
+                item = await self._source.receive()
+            except anyio.EndOfStream:
+                self._deadline = anyio.current_time() + self._grace
+            else:
+                self._pending.read(item)
+                return item
+        with anyio.CancelScope(deadline=self._deadline):
+            while self._pending.unanswered:
+                if self._pending.asked:
+                    request_id = self._pending.asked.pop()
+                    closed = mcp_types.ErrorData(code=mcp_types.CONNECTION_CLOSED, message="Connection closed")
+                    return SessionMessage(mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=closed))
+                await self._pending.changed()
+        raise anyio.EndOfStream
+
+    async def aclose(self) -> None:
+        """Close the transport's read stream."""
+        await self._source.aclose()
+
+    def __aiter__(self) -> _Input:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> _Input:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+@final
+class _Output:
+    """The server's messages, as the SDK's write stream: notes each request it asks and each answer it gives."""
+
+    __slots__ = ("_pending", "_sink")
+
+    def __init__(self, sink: _Sink, pending: _Pending) -> None:
+        self._sink = sink
+        self._pending = pending
+
+    async def send(self, item: SessionMessage, /) -> None:
+        """Send `item`; an answer counts once the transport has taken it, a request before it is sent."""
+        message = item.message
+        if isinstance(message, mcp_types.JSONRPCRequest):
+            self._pending.ask(message.id)
+        await self._sink.send(item)
+        if isinstance(message, mcp_types.JSONRPCResponse | mcp_types.JSONRPCError):
+            self._pending.answer(message.id)
+
+    async def aclose(self) -> None:
+        """Close the transport's write stream."""
+        await self._sink.aclose()
+
+    async def __aenter__(self) -> _Output:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
 
 
 def requested_schema(response_schema: Any) -> tuple[dict[str, Any], bool] | None:

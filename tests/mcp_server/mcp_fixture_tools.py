@@ -5,6 +5,7 @@ Run as a script, the file serves the same registry itself, through `run_stdio`.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -90,6 +91,13 @@ async def count_async(steps: int) -> str:
     return f"counted to {steps}"
 
 
+@tool
+async def nap(seconds: float) -> str:
+    """Sleep, then say so: a call still running when the client closes its input."""
+    await asyncio.sleep(seconds)
+    return f"slept {seconds}s"
+
+
 class Asker:
     """A tool that asks for input with one response schema, then shows what it was given."""
 
@@ -142,6 +150,7 @@ registry = Registry(
     connect,
     count,
     count_async,
+    nap,
     Asker("approve", "Approve the transfer?", {"type": "boolean", "title": "Approve"}),
     Asker("profile", {"ask": "your profile"}, PROFILE_SCHEMA),
     Asker("upload", "Paste the key", {"type": "string", "pattern": "^[A-Z]+$"}),

@@ -1,23 +1,32 @@
 """The MCP server as a subprocess, driven over stdio by the real SDK client: what a desktop client sees.
 
 Most tests start it as ``python -m scopetool serve mcp_fixture_tools.py:registry`` (`SERVER`); the
-raw-wire test runs the fixture as a script (`SCRIPT`), which calls `run_stdio` itself.
+raw-wire test runs the fixture as a script (`SCRIPT`), which calls `run_stdio` itself. The tests of an
+input that ends before the answers (``printf ... | scopetool serve``) also run `serve_stdio` in process,
+with this process's stdin and stdout pointed at files or OS pipes.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import os
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, Iterator
+from contextlib import ExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.to_thread
+import pytest
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client, types
 from mcp.client.session import ClientRequestContext
-from mcp_fixture_tools import SECRET
+from mcp_fixture_tools import SECRET, registry
+
+from scopetool.mcp_server import run_stdio, serve_stdio
 
 FIXTURE = Path(__file__).with_name("mcp_fixture_tools.py")
 SERVER = StdioServerParameters(command=sys.executable, args=["-m", "scopetool", "serve", f"{FIXTURE}:registry"])
@@ -180,3 +189,205 @@ def test_arguments_that_are_not_json_get_an_error_result_on_the_wire() -> None:
     assert answers[2]["result"]["content"] == [
         {"type": "text", "text": 'error: the arguments for tool "add" are not JSON'}
     ]
+
+
+# --- Input that ends before the answers: `printf '...' | scopetool serve`, or a client that half-closes. ---
+
+
+def initialize(**capabilities: Any) -> list[dict[str, Any]]:
+    """The 2025-11-25 handshake (request id 1), declaring `capabilities`."""
+    params = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": capabilities,
+        "clientInfo": {"name": "raw", "version": "1"},
+    }
+    return [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ]
+
+
+def call(request_id: int, name: str, **arguments: Any) -> dict[str, Any]:
+    """A ``tools/call`` request."""
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
+
+
+def wire(messages: list[dict[str, Any]]) -> str:
+    """JSON-RPC messages as newline-delimited JSON, the stdio framing."""
+    return "".join(json.dumps(message) + "\n" for message in messages)
+
+
+def answers(output: str) -> dict[Any, dict[str, Any]]:
+    """The server's responses by request id (its own requests and notifications left out)."""
+    messages = [json.loads(line) for line in output.splitlines()]
+    return {message["id"]: message for message in messages if "method" not in message}
+
+
+def result_text(answer: dict[str, Any]) -> str:
+    """The one text block of a ``tools/call`` response."""
+    [block] = answer["result"]["content"]
+    return str(block["text"])
+
+
+PIPED = [
+    *initialize(),
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    call(3, "nap", seconds=0.5),  # still running when the input ends
+    call(4, "add", a=2, b=3),
+]
+"""The reported sequence (initialize, initialized, tools/list), then a slow call and a quick one."""
+
+
+def test_scopetool_serve_answers_every_piped_request_before_exiting() -> None:
+    """``printf ... | scopetool serve``: stdin ends at once, yet the list and both calls are answered."""
+    done = subprocess.run(
+        [SERVER.command, *SERVER.args],
+        input=wire(PIPED),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    got = answers(done.stdout)
+    assert done.returncode == 0
+    assert sorted(got) == [1, 2, 3, 4] and all("result" in answer for answer in got.values())
+    assert len(got[2]["result"]["tools"]) == len(registry.definitions())
+    assert (result_text(got[3]), result_text(got[4])) == ("slept 0.5s", "5")
+
+
+class Piped:
+    """This process's stdin and stdout pointed at files, for `serve_stdio` in process: all input, then its end."""
+
+    def __init__(self, folder: Path, monkeypatch: pytest.MonkeyPatch, files: ExitStack) -> None:
+        self.folder, self.monkeypatch, self.files = folder, monkeypatch, files
+
+    def feed(self, messages: list[dict[str, Any]], *, garbage: str = "") -> None:
+        """Write `messages` (after a `garbage` line, when given) as the whole input; the output starts empty."""
+        source, sink = self.folder / "stdin.jsonl", self.folder / "stdout.jsonl"
+        source.write_text(garbage + wire(messages), encoding="utf-8")
+        self.monkeypatch.setattr(sys, "stdin", self.files.enter_context(source.open(encoding="utf-8")))
+        self.monkeypatch.setattr(sys, "stdout", self.files.enter_context(sink.open("w", encoding="utf-8")))
+
+    def output(self) -> str:
+        """Everything the server wrote."""
+        return (self.folder / "stdout.jsonl").read_text(encoding="utf-8")
+
+
+@pytest.fixture
+def piped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Piped]:
+    """Stdin and stdout as files, closed after the test."""
+    with ExitStack() as files:
+        yield Piped(tmp_path, monkeypatch, files)
+
+
+def test_run_stdio_answers_what_it_read_before_the_input_ended(piped: Piped) -> None:
+    """In process: a line that is not JSON and an error without an id are skipped; every request is answered."""
+    unparsed = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+    piped.feed([unparsed, *PIPED], garbage="not json\n")
+    run_stdio(registry)
+    got = answers(piped.output())
+    assert sorted(got) == [1, 2, 3, 4]
+    assert (result_text(got[3]), result_text(got[4])) == ("slept 0.5s", "5")
+
+
+async def test_a_call_still_running_when_the_grace_ends_is_answered_connection_closed(piped: Piped) -> None:
+    """Past `shutdown_grace`, a call still running is cancelled and answered with the SDK's CONNECTION_CLOSED."""
+    piped.feed([*initialize(), call(2, "nap", seconds=3600), call(3, "add", a=1, b=1)])
+    with anyio.fail_after(60):  # a server that outlives its grace fails the test instead of hanging it
+        await serve_stdio(registry, shutdown_grace=1.0)
+    got = answers(piped.output())
+    assert result_text(got[3]) == "2"
+    assert got[2]["error"]["code"] == types.CONNECTION_CLOSED and "result" not in got[2]
+
+
+async def test_a_call_the_client_cancelled_is_not_waited_for(piped: Piped) -> None:
+    """A request the client cancelled is never answered, so the server does not wait for it, even with no bound."""
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}}
+    piped.feed([*initialize(), call(2, "nap", seconds=3600), cancel, call(3, "add", a=1, b=2)])
+    with anyio.fail_after(60):  # waiting for the cancelled call would hang: fail instead
+        await serve_stdio(registry, shutdown_grace=math.inf)
+    got = answers(piped.output())
+    assert sorted(got) == [1, 3] and result_text(got[3]) == "3"
+
+
+async def test_a_request_for_input_after_the_input_ended_ends_the_call(piped: Piped) -> None:
+    """The client can no longer answer an elicitation: the call ends at once with the fixed 'did not answer' text."""
+    piped.feed([*initialize(elicitation={}), call(2, "approve", item="x")])
+    with anyio.fail_after(60):
+        await serve_stdio(registry, shutdown_grace=math.inf)
+    output = piped.output()
+    assert [json.loads(line).get("method") for line in output.splitlines()].count("elicitation/create") == 1
+    answer = answers(output)[2]
+    assert answer["result"]["isError"] is True
+    assert result_text(answer) == 'error: tool "approve" needs input, and the client did not answer the request for it'
+
+
+async def test_a_client_that_answers_then_half_closes_gets_the_call_ended(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over OS pipes: the first elicitation is answered, the input closes, and the tool's next one ends the call."""
+    stdin_read, stdin_write = os.pipe()
+    stdout_read, stdout_write = os.pipe()
+    with (  # closed last to first: the server's stdout before the client's end, so no read stays blocked
+        open(stdout_read, encoding="utf-8") as client_in,
+        open(stdin_write, "w", encoding="utf-8") as client_out,
+        open(stdin_read, encoding="utf-8") as server_in,
+        open(stdout_write, "w", encoding="utf-8") as server_out,
+    ):
+        monkeypatch.setattr(sys, "stdin", server_in)
+        monkeypatch.setattr(sys, "stdout", server_out)
+
+        async def read() -> dict[str, Any]:
+            line = await anyio.to_thread.run_sync(client_in.readline, abandon_on_cancel=True)
+            return dict(json.loads(line))
+
+        async def converse() -> list[dict[str, Any]]:
+            """The client's side: answer the first elicitation, close the input, read the rest."""
+            client_out.write(wire([*initialize(elicitation={}), call(2, "nag", item="x")]))
+            client_out.flush()
+            initialized, asked = await read(), await read()
+            accept = {"action": "accept", "content": {"answer": True}}
+            client_out.write(wire([{"jsonrpc": "2.0", "id": asked["id"], "result": accept}]))
+            client_out.close()  # half-close: the answers still come
+            return [initialized, asked, await read(), await read()]
+
+        async def serve() -> None:
+            await serve_stdio(registry, shutdown_grace=math.inf)
+            server_out.close()  # what the client reads next is the end of the output
+
+        conversation: list[dict[str, Any]] = []
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as group:
+                group.start_soon(serve)
+                conversation = await converse()
+    initialized, asked, again, ended = conversation
+    assert initialized["id"] == 1 and asked["method"] == again["method"] == "elicitation/create"
+    assert again["id"] != asked["id"] and ended["id"] == 2 and ended["result"]["isError"] is True
+    assert result_text(ended) == 'error: tool "nag" needs input, and the client did not answer the request for it'
+
+
+def test_a_shutdown_grace_that_is_not_a_duration_is_refused() -> None:
+    """A negative or NaN grace is a ValueError, before anything is served."""
+    for grace in (-1.0, math.nan):
+        with pytest.raises(ValueError, match="shutdown_grace"):
+            run_stdio(registry, shutdown_grace=grace)
+
+
+async def test_a_client_that_closed_the_output_is_a_disconnect(piped: Piped, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Answers that can no longer be written (a broken pipe) end the server quietly, as a disconnect does."""
+    piped.feed([*initialize(), call(2, "nap", seconds=3600)])
+    reader, writer = os.pipe()
+    os.close(reader)  # the client stopped reading: every write is a broken pipe
+    output = open(writer, "w", encoding="utf-8")  # noqa: SIM115 - its close raises, for the unwritten answer
+    monkeypatch.setattr(sys, "stdout", output)
+    try:
+        with anyio.fail_after(60):
+            await serve_stdio(registry, shutdown_grace=math.inf)
+    finally:
+        with pytest.raises(BrokenPipeError):
+            output.close()
+    assert output.closed
