@@ -4,7 +4,8 @@ The bare validator is the floor: a typed-dict validator equivalent to the tool's
 extra members forbidden, with nothing else (no size cap, no duplicate-key check, no identity, no
 Invocation). Each case runs valid and invalid arguments of three sizes. Timing: batches sized to
 ``--target`` seconds, run round-robin over ``--rounds`` rounds so machine noise hits every runner
-alike; the median ns per call is reported with its ratio to the bare validator.
+alike; the median ns per call is reported with its ratio to the bare validator. A second table times
+each check of prepare on its own (`breakdown`).
 
     python benchmarks/admission.py            # full run
     python benchmarks/admission.py --quick    # a smoke run (CI)
@@ -27,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic_core import SchemaValidator, core_schema
 
 from scopetool import Request, bind, tool
+from scopetool._json import may_hold_non_finite, syntax_problem
 
 
 def add(a: int, b: int) -> int:
@@ -226,6 +228,98 @@ def measure(rounds: int, target: float) -> list[dict[str, Any]]:
     return rows
 
 
+# A string value that holds ":" (a time, a URL): the member count alone then cannot rule out a duplicate,
+# so prepare also counts the ":" inside the decoded value's strings. The small case has no string member.
+COLON_IN_STRING = {
+    "medium/valid": ('"vector database written in rust"', '"vector database: written in rust"'),
+    "large/valid": ('"leave at the door"', '"leave at: the door"'),
+}
+BREAKDOWN = [
+    ("bare", "bare pydantic-core validate_json (baseline)"),
+    ("schema", "the contract's validator, as prepare calls it"),
+    ("count", "duplicate-key skip: count ':' and the decoded members"),
+    ("parse", "full I-JSON parse (duplicate keys): what the skip saves"),
+    ("strings", "':' inside strings: count them in the decoded value (when ':' outnumber the members)"),
+    ("scan", "NaN/Infinity scan (schemas with decimal or complex positions)"),
+    ("prepare", "Contract.prepare, everything"),
+    ("rest", "the rest of prepare: type, name and size checks, the Invocation"),
+    ("colon", "Contract.prepare, a string value holding ':' (the strings' ':' counted too)"),
+]
+
+
+def breakdown(rounds: int, target: float) -> list[dict[str, Any]]:
+    """What each admission check costs on its own, per valid case: median ns over interleaved rounds.
+
+    The checks are timed apart from prepare with the contract's own parts (its validator, member
+    counter and the I-JSON parser); "rest" is prepare less the parts it ran on that input.
+    """
+    rows = []
+    for name, fn, raw in CASES[::2]:
+        contract = bind(tool(fn)).contract
+        validate, count = contract._validate, contract._count
+        assert validate is not None
+        flags = contract._per_call_flags
+        value = validate(raw, strict=True, extra="forbid", by_alias=True, by_name=False)
+        data = raw.encode()
+
+        def schema(r: str, validate: Callable[..., Any] = validate, flags: bool = flags) -> Any:
+            return validate(r, strict=True, extra="forbid", by_alias=True, by_name=False) if flags else validate(r)
+
+        def counted(r: str, count: Callable[[Any], int] = count, value: Any = value) -> bool:
+            return r.count(":") <= count(value)
+
+        def parse(_: str, data: bytes = data) -> Any:
+            return syntax_problem(data, finite=False)  # as prepare's own fallback runs it
+
+        runners: dict[str, tuple[Callable[[str], Any], str]] = {
+            "bare": (bare_validator(fn, raw), raw),
+            "schema": (schema, raw),
+            "count": (counted, raw),
+            "parse": (parse, raw),
+            "prepare": (scopetool_prepare(fn, raw), raw),
+        }
+        if contract._scan_non_finite:
+            runners["scan"] = (may_hold_non_finite, raw)
+        strings = contract._strings
+        if strings is not None:
+
+            def in_strings(_: str, strings: Callable[[Any], int] = strings, value: Any = value) -> int:
+                return strings(value)
+
+            runners["strings"] = (in_strings, raw)
+        if name in COLON_IN_STRING:
+            plain, colon = COLON_IN_STRING[name]
+            assert plain in raw
+            colon_raw = raw.replace(plain, colon)
+            runners["colon"] = (scopetool_prepare(fn, colon_raw), colon_raw)
+        for run, arg in runners.values():  # warm up
+            _batch(run, arg, 50)
+        counts = {label: _calibrate(run, arg, target) for label, (run, arg) in runners.items()}
+        samples: dict[str, list[float]] = {label: [] for label in runners}
+        for _ in range(rounds):
+            for label, (run, arg) in runners.items():
+                samples[label].append(_batch(run, arg, counts[label]) / counts[label])
+        ns = {label: statistics.median(values) for label, values in samples.items()}
+        ns["rest"] = ns["prepare"] - ns["schema"] - ns["count"] - ns.get("scan", 0.0)
+        rows.append({"case": name, "bytes": len(raw), "ns": ns})
+    return rows
+
+
+def breakdown_table(rows: list[dict[str, Any]]) -> list[str]:
+    """Markdown: one row per check, one column per valid case (ns, and the ratio to the bare validator)."""
+    lines = [
+        "| check | " + " | ".join(f"{row['case']} ({row['bytes']} B)" for row in rows) + " |",
+        "|---|" + "---:|" * len(rows),
+    ]
+    for label, words in BREAKDOWN:
+        cells = []
+        for row in rows:
+            ns = row["ns"]
+            cells.append(f"{ns[label]:.0f} ns ({ns[label] / ns['bare']:.2f}x)" if label in ns else "-")
+        lines.append(f"| {words} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def report(rounds: int, target: float) -> str:
     """The benchmark's Markdown report: how it was run, then one row per case."""
     versions = " ".join(f"{p}=={metadata.version(p)}" for p in ("scopetool", "pydantic", "pydantic-core", "jiter"))
@@ -241,6 +335,8 @@ def report(rounds: int, target: float) -> str:
         f"| {row['case']} | {row['bytes']} | {row['bare']:.0f} | {row['scopetool']:.0f} | {row['ratio']:.2f}x |"
         for row in measure(rounds, target)
     )
+    lines += ["", "What each check of prepare costs on its own (valid documents):", ""]
+    lines += breakdown_table(breakdown(rounds, target))
     return "\n".join(lines) + "\n"
 
 

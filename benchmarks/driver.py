@@ -12,6 +12,7 @@ Timing: the median over ``--rounds`` rounds of ``--calls`` turns each.
     python benchmarks/driver.py                 # full run
     python benchmarks/driver.py --quick         # a smoke run (CI)
     python benchmarks/driver.py --write benchmarks/driver.md
+    python benchmarks/driver.py --docs          # also rewrite the figures in docs/driver.md
 """
 
 from __future__ import annotations
@@ -165,18 +166,28 @@ def report(quick: bool, explicit_postgres: str | None, command: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+DOCS_PAGE = Path(__file__).resolve().parent.parent / "docs" / "driver.md"
+DOCS_START = "<!-- benchmarks/driver.py --docs writes from here -->"
+DOCS_END = "<!-- to here -->"
+
+
 def main() -> None:
     """Run the benchmark, print its report and, with --write, save it."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a short smoke run")
     parser.add_argument("--postgres", help="a PostgreSQL URL for the DBOS case (else the environment or a throwaway)")
     parser.add_argument("--write", type=Path, help="also write the report to this file")
+    parser.add_argument("--docs", action="store_true", help="also rewrite the report in docs/driver.md")
     args = parser.parse_args()
     command = "python benchmarks/driver.py" + (" --quick" if args.quick else "")
     text = report(args.quick, args.postgres, command)
     print(text, end="")
     if args.write:
         args.write.write_text(text, encoding="utf-8")
+    if args.docs:
+        page = DOCS_PAGE.read_text(encoding="utf-8")
+        start, end = page.index(DOCS_START) + len(DOCS_START), page.index(DOCS_END)
+        DOCS_PAGE.write_text(page[:start] + "\n" + text + page[end:], encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -158,7 +158,7 @@ def _comparable(value: Any) -> Any:
 def check(data: bytes) -> None:
     """Offer `data` (as bytes and as text) to every subject and check every invariant of the outcome."""
     from scopetool import InvalidInvocationError, Request, classify_input_rejection  # noqa: PLC0415
-    from scopetool._contract import NOTHING, take_decoded  # noqa: PLC0415
+    from scopetool._codec import NOTHING, take_decoded  # noqa: PLC0415
 
     try:
         text = data.decode("utf-8", "surrogatepass")  # CESU-8 surrogates become lone surrogates in str

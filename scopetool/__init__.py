@@ -7,30 +7,32 @@ proposed calls through `Contract.prepare`, the one trust boundary, before anythi
 from __future__ import annotations
 
 import contextlib
+import typing
 
-from ._binding import Binding, Caller, CallMiddleware, InputValidatingTool, Tool, bind
-from ._codec import InputDecoder
-from ._contract import Admission, Contract, IdempotencyKey, InputValidator, Invocation, Request
-from ._definition import Definition, Effect
-from ._errors import (
-    DuplicateToolError,
-    InputValidationError,
-    InvalidDefinitionError,
-    InvalidInvocationError,
-    InvalidOutputError,
-    InvalidToolError,
-    ScopetoolError,
-)
-from ._func import Func, tool
-from ._guard import Authorization, AuthorizationError, Authorizer, Guard
-from ._input import Continuation, InputRequest, InvalidInputRequestError
-from ._json import MAX_INPUT_BYTES
-from ._outcome import CallError, Failure, FailureKind, InvalidFailureError, classify_failure
-from ._output import ContentBlock, MediaBlock, Output, Result, TextBlock
-from ._progress import InvalidProgressError, Progress, ProgressReporter, progress_reporter, report_progress
-from ._registry import Registry
-from ._rejection import InputRejection, classify_input_rejection
-from ._signature import Signature
+if typing.TYPE_CHECKING:
+    from ._binding import Binding, Caller, CallMiddleware, InputValidatingTool, Tool, bind
+    from ._codec import InputDecoder
+    from ._contract import Admission, Contract, IdempotencyKey, InputValidator, Invocation, Request
+    from ._definition import Definition, Effect
+    from ._errors import (
+        DuplicateToolError,
+        InputValidationError,
+        InvalidDefinitionError,
+        InvalidInvocationError,
+        InvalidOutputError,
+        InvalidToolError,
+        ScopetoolError,
+    )
+    from ._func import Func, tool
+    from ._guard import Authorization, AuthorizationError, Authorizer, Guard
+    from ._input import Continuation, InputRequest, InvalidInputRequestError
+    from ._json import MAX_INPUT_BYTES
+    from ._outcome import CallError, Failure, FailureKind, InvalidFailureError, classify_failure
+    from ._output import ContentBlock, MediaBlock, Output, Result, TextBlock
+    from ._progress import InvalidProgressError, Progress, ProgressReporter, progress_reporter, report_progress
+    from ._registry import Registry
+    from ._rejection import InputRejection, classify_input_rejection
+    from ._signature import Signature
 
 __version__ = "0.1.0"
 
@@ -88,16 +90,84 @@ __all__ = [
     "tool",
 ]
 
+# The private module each public name lives in. Importing scopetool loads none of them (nor pydantic),
+# as ``import pydantic`` loads none of its own: the first public name read loads them all.
+_HOMES: typing.Final = {
+    "Admission": "_contract",
+    "Authorization": "_guard",
+    "AuthorizationError": "_guard",
+    "Authorizer": "_guard",
+    "Binding": "_binding",
+    "CallError": "_outcome",
+    "CallMiddleware": "_binding",
+    "Caller": "_binding",
+    "ContentBlock": "_output",
+    "Continuation": "_input",
+    "Contract": "_contract",
+    "Definition": "_definition",
+    "DuplicateToolError": "_errors",
+    "Effect": "_definition",
+    "Failure": "_outcome",
+    "FailureKind": "_outcome",
+    "Func": "_func",
+    "Guard": "_guard",
+    "IdempotencyKey": "_contract",
+    "InputDecoder": "_codec",
+    "InputRejection": "_rejection",
+    "InputRequest": "_input",
+    "InputValidatingTool": "_binding",
+    "InputValidationError": "_errors",
+    "InputValidator": "_contract",
+    "InvalidDefinitionError": "_errors",
+    "InvalidFailureError": "_outcome",
+    "InvalidInputRequestError": "_input",
+    "InvalidInvocationError": "_errors",
+    "InvalidOutputError": "_errors",
+    "InvalidProgressError": "_progress",
+    "InvalidToolError": "_errors",
+    "Invocation": "_contract",
+    "MAX_INPUT_BYTES": "_json",
+    "MediaBlock": "_output",
+    "Output": "_output",
+    "Progress": "_progress",
+    "ProgressReporter": "_progress",
+    "Registry": "_registry",
+    "Request": "_contract",
+    "Result": "_output",
+    "ScopetoolError": "_errors",
+    "Signature": "_signature",
+    "TextBlock": "_output",
+    "Tool": "_binding",
+    "bind": "_binding",
+    "classify_failure": "_outcome",
+    "classify_input_rejection": "_rejection",
+    "progress_reporter": "_progress",
+    "report_progress": "_progress",
+    "tool": "_func",
+}
 
-def _present_as_scopetool() -> None:
-    """Public names report `scopetool` as their module, not the private module that defines them."""
+
+def _load() -> None:
+    """Import every public name from its private module, presented as scopetool's own."""
+    import importlib  # noqa: PLC0415 - only the first public name read needs it
+
     names = globals()
-    for name in __all__:
-        value = names[name]
+    for name, home in _HOMES.items():
+        value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
         if getattr(value, "__module__", "").startswith("scopetool._"):
             with contextlib.suppress(AttributeError, TypeError):  # aliases and constants keep theirs
                 value.__module__ = "scopetool"
+        names[name] = value
 
 
-_present_as_scopetool()
-del _present_as_scopetool
+if not typing.TYPE_CHECKING:  # pragma: no branch - type checkers see the imports above, not a catch-all
+
+    def __getattr__(name: str) -> object:
+        if name in _HOMES:
+            _load()
+            return globals()[name]
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

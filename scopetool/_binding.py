@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Final, Protocol, TypeAlias, final, runtime_checkable
 
@@ -95,7 +94,8 @@ class Binding:
 
         An invocation admitted by any other contract, even of an identical tool, is refused.
         """
-        if invocation.__class__ is not Invocation or invocation.contract is not self._contract:
+        # The invocation's module-private contract slot, read without the property call.
+        if invocation.__class__ is not Invocation or invocation._contract is not self._contract:  # pyright: ignore[reportPrivateUsage]
             raise InvalidInvocationError("tool: invalid invocation: invocation does not belong to this binding")
         if self._middlewares:
             result = await _Step(self._middlewares, self._call, 0, invocation).run()
@@ -172,6 +172,8 @@ def _definite_failures(call: Caller, name: str) -> Caller:
         try:
             return await call(invocation)
         except Exception as error:
+            import asyncio  # noqa: PLC0415 - loaded already by the running loop; importing scopetool stays light
+
             task = asyncio.current_task()
             if classify_failure(error) is not None or (task is not None and task.cancelling()):
                 raise  # already an outcome, or the call was cancelled: no definite outcome to claim

@@ -9,7 +9,10 @@ instead of decoding again.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, cast, final
+import math
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, final
 
 from pydantic import TypeAdapter
 from pydantic_core import (
@@ -23,7 +26,7 @@ from pydantic_core import (
 
 from ._errors import InvalidInvocationError, InvalidOutputError
 from ._json import canonical_json, is_array
-from ._output import Output, serialized_output
+from ._output import Output, Result, completed, completed_details, serialized_output
 from ._schema import (
     STRICT_CONFIG,
     MemberCounter,
@@ -32,14 +35,39 @@ from ._schema import (
     json_schema_of,
     member_counter,
     strict_core_schema,
+    string_colons,
 )
 
 if TYPE_CHECKING:
     from ._contract import Invocation
 
-__all__ = ["InputDecoder", "OutputEncoder"]
+__all__ = ["NOTHING", "InputDecoder", "OutputEncoder", "take_decoded"]
 
 T = TypeVar("T")
+
+NOTHING: Final = object()
+"""Returned by `take_decoded` when there is no admitted value to hand out."""
+_TAKE: Final = threading.Lock()  # makes handing out the admitted value once atomic across threads
+_take: Final = _TAKE.acquire  # called directly: cheaper than a with statement on this hot path
+_taken: Final = _TAKE.release
+
+
+def take_decoded(invocation: Invocation, decoder: object) -> Any:
+    """The value `decoder` produced when admitting `invocation`, handed out once; `NOTHING` otherwise.
+
+    Handing it out once means no call can change what another call of the same invocation sees:
+    later calls decode the arguments afresh.
+    """
+    # The module-private slots of `Invocation` and `Contract`, which `Contract.prepare` wrote.
+    if invocation._contract._decoder is not decoder:  # pyright: ignore[reportPrivateUsage]
+        return NOTHING
+    _take()
+    try:
+        value = invocation._decoded  # pyright: ignore[reportPrivateUsage]
+        invocation._decoded = NOTHING  # pyright: ignore[reportPrivateUsage]
+    finally:
+        _taken()
+    return value
 
 
 @final
@@ -51,7 +79,15 @@ class InputDecoder(Generic[T]):
     enforces.
     """
 
-    __slots__ = ("_counter", "_reuses_prebuilt", "_schema", "_schema_json", "_walks_any", "validator")
+    __slots__ = (
+        "_counter",
+        "_reuses_prebuilt",
+        "_schema",
+        "_schema_json",
+        "_string_colons",
+        "_unseen_non_finite",
+        "validator",
+    )
 
     def __init__(self, schema: CoreSchema, advertised: CoreSchema | None = None) -> None:
         _refuse_alias_lists(schema)
@@ -63,7 +99,8 @@ class InputDecoder(Generic[T]):
         self._schema = json_schema_of(shown)
         self._schema_json = canonical_json(self._schema)
         self._counter = member_counter(enforced)
-        self._walks_any = _contains_kind(strict, _NON_FINITE_CARRIERS)
+        self._string_colons = None if self._counter is None else string_colons(enforced)
+        self._unseen_non_finite = self._counter is not None and _contains_kind(strict, _UNCOUNTED_NON_FINITE)
         self._reuses_prebuilt = _contains_kind(strict, _PREBUILT_CARRIERS)
 
     def __call__(self, raw: str | bytes, /) -> T:
@@ -89,14 +126,23 @@ class InputDecoder(Generic[T]):
         return self._counter
 
     @property
+    def string_colons(self) -> MemberCounter | None:
+        """Counts the ``:`` in a decoded value's strings that came verbatim from JSON; None when unknown."""
+        return self._string_colons
+
+    @property
     def reuses_prebuilt(self) -> bool:
         """Whether nested classes bring prebuilt validators, so strictness must be asked for per call."""
         return self._reuses_prebuilt
 
     @property
     def may_hold_non_finite(self) -> bool:
-        """Whether a float, decimal or unconstrained position could let NaN or Infinity tokens through."""
-        return self._walks_any
+        """Whether NaN or Infinity tokens could reach a position the member counter does not see.
+
+        The counter flags every non-finite float (in float and unconstrained positions alike); a
+        decimal or complex number, which a lax nested model may let be NaN, it does not look at.
+        """
+        return self._unseen_non_finite
 
     def decode(self, invocation: Invocation) -> T:
         """The value this decoder admitted `invocation` with.
@@ -104,11 +150,9 @@ class InputDecoder(Generic[T]):
         The admitted value is handed out once; later calls get a fresh strict decode of the
         invocation's arguments, so no call sees what another call changed.
         """
-        from ._contract import NOTHING, take_decoded  # noqa: PLC0415 - _contract imports this module
-
-        taken = take_decoded(invocation, self)
+        taken: T = take_decoded(invocation, self)
         if taken is not NOTHING:
-            return cast(T, taken)
+            return taken
         try:
             return self(invocation.arguments)
         except ValidationError as error:
@@ -133,7 +177,8 @@ def _refuse_alias_lists(node: Any) -> None:
                 _refuse_alias_lists(value)
 
 
-_NON_FINITE_CARRIERS: Final = frozenset({"any", "float", "decimal", "complex"})
+# Kinds whose values may be non-finite without the member counter noticing (it checks floats only).
+_UNCOUNTED_NON_FINITE: Final = frozenset({"decimal", "complex"})
 # Schemas of classes: pydantic-core builds them from the class's own prebuilt validator, with the
 # class's own configuration, whatever the schema copy says.
 _PREBUILT_CARRIERS: Final = frozenset({"model", "dataclass", "typed-dict"})
@@ -157,11 +202,14 @@ class OutputEncoder(Generic[T]):
     the empty output; anything else is encoded to JSON `details` under the declared type's schema.
     """
 
-    __slots__ = ("_adapter", "_kind", "_schema", "_serializer")
+    __slots__ = ("_adapter", "_exact", "_kind", "_schema", "_serializer")
 
     def __init__(self, declared: Any) -> None:
         self._adapter: TypeAdapter[Any] | None = None
         self._schema: bytes | None = None
+        # A value of exactly this class cannot mismatch the declared type, so it is serialized without
+        # the per-call mismatch check (which costs far more than encoding a scalar).
+        self._exact: type | None = declared if declared in _SCALARS else None
         if declared is str:
             self._kind = "text"
         elif declared is Output:
@@ -182,6 +230,15 @@ class OutputEncoder(Generic[T]):
         """A fresh copy of the output JSON Schema for details; None for text, `Output` and None outputs."""
         return None if self._schema is None else json.loads(self._schema)
 
+    def result(self, value: T) -> Result:
+        """The completed `Result` of one return value: `encode`, faster for a scalar of the declared class."""
+        exact = self._exact
+        # An int or a bool encodes as a plain number or literal; a float only when finite (pydantic
+        # writes NaN and Infinity as constants, which the full check refuses).
+        if value.__class__ is exact and (exact is not float or _isfinite(value)):
+            return completed_details(self._serializer.to_json(value, warnings=False))
+        return completed(self.encode(value))
+
     def encode(self, value: T) -> Output:
         """Encode one return value; a value that does not fit the declared type raises `InvalidOutputError`."""
         kind = self._kind
@@ -198,10 +255,15 @@ class OutputEncoder(Generic[T]):
                 raise InvalidOutputError(f"tool returned {type(value).__name__}, but its declared output is None")
             return _EMPTY
         try:
-            data = self._serializer.to_json(value, warnings="error")
+            if value.__class__ is self._exact:
+                data = self._serializer.to_json(value, warnings=False)
+            else:
+                data = self._serializer.to_json(value, warnings="error")
         except (PydanticSerializationError, ValueError, TypeError) as error:
             raise InvalidOutputError(f"tool output does not encode as its declared type: {error}") from None
         return serialized_output(data)
 
 
 _EMPTY: Final = Output()
+_SCALARS: Final = (int, float, bool)
+_isfinite: Final[Callable[[Any], bool]] = math.isfinite

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import functools
 import math
-import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final, NewType, cast, final
@@ -14,10 +14,24 @@ from pydantic_core import ValidationError
 
 from ._codec import InputDecoder
 from ._definition import Definition
-from ._errors import InputValidationError, InvalidInvocationError, InvalidOutputError, InvalidToolError
+from ._errors import (
+    InputValidationError,
+    InvalidInvocationError,
+    InvalidOutputError,
+    InvalidToolError,
+    deferred_rejection,
+)
 from ._feedback import describe_pydantic_error, describe_schema_errors, format_rejection, schema_errors
 from ._input import Continuation, compile_schema
-from ._json import MAX_INPUT_BYTES, is_array, is_blank, is_object, parse_checked, syntax_problem
+from ._json import (
+    MAX_INPUT_BYTES,
+    is_array,
+    is_blank,
+    is_object,
+    may_hold_non_finite,
+    parse_checked,
+    syntax_problem,
+)
 from ._output import Result
 from ._rejection import InputRejection
 from ._schema import is_dict
@@ -75,10 +89,7 @@ class Admission:
 
 _NO_ADMISSION: Final = Admission()
 _new = object.__new__
-_TAKE: Final = threading.Lock()  # makes handing out the admitted value once atomic across threads
 _SURELY_SMALL: Final = MAX_INPUT_BYTES // 4
-NOTHING: Final = object()
-"""Returned by `take_decoded` when there is no admitted value to hand out."""
 
 
 @final
@@ -152,6 +163,7 @@ class Contract:
         "_per_call_flags",
         "_scan_non_finite",
         "_schema",
+        "_strings",
         "_validate",
     )
 
@@ -169,7 +181,8 @@ class Contract:
         )
         self._schema = definition.input_schema
         self._decoder: object = input_validator
-        self._count: Callable[[Any], int] | None = None
+        self._count: Callable[[Any], int] = _uncounted
+        self._strings: Callable[[Any], int] | None = None
         self._scan_non_finite = True
         self._per_call_flags = True
         self._validate: Callable[..., Any] | None = None
@@ -178,7 +191,8 @@ class Contract:
         if isinstance(decoder, InputDecoder) and decoder.schema_json == definition.input_schema_json:
             # The decoder owns the schema it advertises: it is the whole schema check (fast path).
             self._validate = decoder.validator.validate_json
-            self._count = decoder.counter
+            self._count = decoder.counter or _uncounted
+            self._strings = decoder.string_colons
             self._scan_non_finite = decoder.may_hold_non_finite
             self._per_call_flags = decoder.reuses_prebuilt
             self._admit = _never  # the fast path validates inline
@@ -212,25 +226,21 @@ class Contract:
                 f"tool: invalid invocation: call name {_quote(request.name)} does not match bound tool {self._name!r}"
             )
         raw: Any = request.arguments
-        kind = raw.__class__
-        if kind is str:
+        if raw.__class__ is str:
             # Validated as given (no copy); pydantic-core rejects lone surrogates in it. Characters
             # take 1 to 4 bytes, so only a long string needs encoding to measure it.
             if len(raw) > _SURELY_SMALL and len(raw.encode("utf-8", "surrogatepass")) > MAX_INPUT_BYTES:
                 raise self._oversize(len(raw.encode("utf-8", "surrogatepass")))
-            if not raw or (raw[0] != "{" and is_blank(raw)):
-                raw = "{}"
-            colons = raw.count(":")
+            colon: Any = ":"
         else:
-            if kind is not bytes:
+            if raw.__class__ is not bytes:
                 raw = _as_bytes(raw)
             if len(raw) > MAX_INPUT_BYTES:
                 raise self._oversize(len(raw))
-            if not raw or (raw[0] != 0x7B and is_blank(raw)):  # 0x7B is "{": the common case skips the blank check
-                raw = b"{}"
-            colons = raw.count(b":")
+            colon = b":"
         validate = self._validate
         if validate is None:
+            raw = _unblanked(raw)
             value = self._admit(self._utf8(raw))
         else:
             try:
@@ -245,22 +255,25 @@ class Contract:
             else:
                 failure = None
             if failure is not None:
+                # Blank arguments mean {}: they never parse, so they are looked for only here (a
+                # document that starts with "{" is not blank, so the common case skips the walk).
+                if not raw or (raw[0] not in _OPEN_BRACE and is_blank(raw)):
+                    return self.prepare(Request(self._name, "{}"), admission)
+                if isinstance(failure, ValidationError):
+                    # The common rejection is explained only when the error is read, so raising costs
+                    # little more than pydantic's own error. The failure's traceback only leads back
+                    # here, to a frame that holds the failure: dropping it spares the collector a cycle.
+                    failure.__traceback__ = None
+                    raise deferred_rejection(functools.partial(self._explain, raw, failure))
                 raise self._rejected_after(raw, failure)
             # Duplicate members: every object member needs one ":" outside strings, so when the decoded
             # value accounts for as many members as there are ":" bytes, no object held a name twice and
-            # the full I-JSON parse could find nothing. Otherwise (or when NaN could hide in an
-            # unconstrained position) the full parse decides.
-            count = self._count
-            counted = -1 if count is None else count(value)
-            if colons > counted or (self._scan_non_finite and _may_hold_non_finite(raw)):
-                problem = syntax_problem(self._utf8(raw))
-                if problem is not None:
-                    raise self._rejected(problem.message)
-                if counted < -1 and _changed_integer(self._utf8(raw), value):
-                    raise self._rejected(
-                        "a number field got an integer a double cannot hold exactly (more than 2**53 in "
-                        "magnitude): send a smaller integer, or write the number with a decimal point"
-                    )
+            # the full I-JSON parse could find nothing. Otherwise (or when NaN could hide in a position
+            # the count does not see) `_full_check` decides.
+            counted = self._count(value)
+            colons = raw.count(colon)
+            if colons > counted or (self._scan_non_finite and may_hold_non_finite(raw)):
+                self._full_check(raw, value, counted, colons)
         # The module-private slots of a new Invocation (pyright checks privacy per class, not per module).
         invocation = _new(Invocation)
         invocation._arguments = raw  # pyright: ignore[reportPrivateUsage]
@@ -268,6 +281,34 @@ class Contract:
         invocation._admission = admission  # pyright: ignore[reportPrivateUsage]
         invocation._decoded = value  # pyright: ignore[reportPrivateUsage]
         return invocation
+
+    def _full_check(self, raw: str | bytes, value: Any, counted: int, colons: int) -> None:
+        """The full I-JSON parse of an admitted document, for when the member count cannot rule out a problem.
+
+        First, ":" inside strings (a time, a URL) may account for the ":" bytes beyond the members: the
+        decoded value's verbatim strings hold at most the ":" the document's strings held, written or
+        escaped, so when the ":" bytes and escapes are no more than the members plus those, there is no
+        room for a repeated name. A count (not negative) also means the counter saw every float and
+        unconstrained value finite, so the parse skips its own walk for numbers too large for a double.
+        """
+        strings = self._strings
+        if counted >= 0 and strings is not None and not (self._scan_non_finite and may_hold_non_finite(raw)):
+            # Every \u003X escape is counted as a ":" that may hide there (more than \u003a and \u003A,
+            # which only errs towards the full parse), and only a document with a backslash has one.
+            if isinstance(raw, str):
+                escaped = raw.count("\\u003") if "\\" in raw else 0
+            else:
+                escaped = raw.count(b"\\u003") if raw.find(b"\\") >= 0 else 0
+            if colons + escaped <= counted + strings(value):
+                return
+        problem = syntax_problem(self._utf8(raw), finite=counted < 0)
+        if problem is not None:
+            raise self._rejected(problem.message)
+        if counted < -1 and _changed_integer(self._utf8(raw), value):
+            raise self._rejected(
+                "a number field got an integer a double cannot hold exactly (more than 2**53 in "
+                "magnitude): send a smaller integer, or write the number with a decimal point"
+            )
 
     def validate_result(self, result: Result, /) -> None:
         """Apply the frozen output contract to a live or recovered result, or raise `InvalidOutputError`.
@@ -315,6 +356,11 @@ class Contract:
         return admit
 
     # -- rejections
+
+    def _explain(self, raw: str | bytes, failure: Exception) -> tuple[str, BaseException | None]:
+        """The message and cause of a rejection raised with its explanation pending."""
+        error = self._rejected_after(raw, failure)
+        return str(error), error.__cause__
 
     def _utf8(self, raw: str | bytes) -> bytes:
         if raw.__class__ is bytes:
@@ -374,19 +420,19 @@ class Contract:
         return f"Contract(name={self._name!r})"
 
 
-def take_decoded(invocation: Invocation, decoder: object) -> Any:
-    """The value `decoder` produced when admitting `invocation`, handed out once; `NOTHING` otherwise.
+def _uncounted(value: object) -> int:
+    """The member count of a value whose schema has no counter: unknown, so the full parse always runs."""
+    return -1
 
-    Handing it out once means no call can change what another call of the same invocation sees:
-    later calls decode the arguments afresh.
-    """
-    # Module-private slots (see `Invocation`); pyright checks privacy per class, not per module.
-    if invocation._contract._decoder is not decoder:  # pyright: ignore[reportPrivateUsage]
-        return NOTHING
-    with _TAKE:
-        value = invocation._decoded  # pyright: ignore[reportPrivateUsage]
-        invocation._decoded = NOTHING  # pyright: ignore[reportPrivateUsage]
-    return value
+
+_OPEN_BRACE: Final = ("{", 0x7B)  # the first character of a non-blank document, as str and as bytes
+
+
+def _unblanked(raw: str | bytes) -> str | bytes:
+    """`raw`, or ``{}`` of its kind when it is blank."""
+    if not raw or (raw[0] not in _OPEN_BRACE and is_blank(raw)):
+        return "{}" if isinstance(raw, str) else b"{}"
+    return raw
 
 
 def _never(raw: bytes) -> Any:
@@ -439,12 +485,6 @@ def _floats(node: object, found: set[float], depth: int) -> None:
         children = cast("Iterable[object]", node)
     for child in children:
         _floats(child, found, depth + 1)
-
-
-def _may_hold_non_finite(raw: str | bytes) -> bool:
-    if isinstance(raw, str):
-        return "NaN" in raw or "Infinity" in raw
-    return b"NaN" in raw or b"Infinity" in raw
 
 
 def _as_bytes(raw: object) -> bytes:

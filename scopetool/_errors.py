@@ -21,6 +21,10 @@ The tree:
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
+from typing import Any, Final
+
 __all__ = [
     "DuplicateToolError",
     "InputValidationError",
@@ -46,6 +50,78 @@ class InvalidToolError(ScopetoolError, ValueError):
 
 class InvalidInvocationError(ScopetoolError, ValueError):
     """A request was not admitted, or an invocation was used where it does not belong."""
+
+    # A rejection raised at admission may leave its explanation pending: building the model-facing
+    # message costs far more than raising, and most callers read it once or never. The pending
+    # explanation gives the message and the cause; the first read of `args`, `__cause__`, ``str``,
+    # ``repr`` or pickling settles it, once, so every reader sees the same result. The slot is unset
+    # on every other instance.
+    __slots__ = ("_pending",)
+
+    _pending: Explanation
+
+    def _settle(self) -> None:
+        with _SETTLING:  # reentrant: an explanation reads the errors it builds
+            explain: Explanation | None = getattr(self, "_pending", None)
+            if explain is not None:
+                message, cause = explain()
+                _ARGS.__set__(self, (message,))
+                _CAUSE.__set__(self, cause)
+                del self._pending
+
+    # typeshed declares both as plain attributes: a property that settles first and accepts any
+    # assignment is a safe override, but pyright refuses any property over a variable.
+    @property
+    def args(self) -> tuple[Any, ...]:
+        """The exception's arguments: its message (a pending explanation is settled first)."""
+        self._settle()
+        return _ARGS.__get__(self)  # type: ignore[no-any-return]
+
+    @args.setter
+    def args(self, value: tuple[Any, ...]) -> None:  # pyright: ignore[reportIncompatibleVariableOverride]
+        self._settle()
+        _ARGS.__set__(self, value)
+
+    @property
+    def __cause__(self) -> BaseException | None:
+        self._settle()
+        return _CAUSE.__get__(self)  # type: ignore[no-any-return]
+
+    @__cause__.setter
+    def __cause__(self, value: BaseException | None) -> None:  # pyright: ignore[reportIncompatibleVariableOverride]
+        self._settle()
+        _CAUSE.__set__(self, value)
+
+    def __str__(self) -> str:
+        self._settle()
+        return super().__str__()
+
+    def __repr__(self) -> str:
+        self._settle()
+        return super().__repr__()
+
+    def __reduce__(self) -> str | tuple[Any, ...]:
+        self._settle()
+        return super().__reduce__()
+
+
+Explanation = Callable[[], tuple[str, BaseException | None]]
+"""Builds a pending rejection's message and cause (see `deferred_rejection`)."""
+
+_SETTLING: Final = threading.RLock()
+_ARGS: Final[Any] = BaseException.__dict__["args"]
+_CAUSE: Final[Any] = BaseException.__dict__["__cause__"]
+
+
+def deferred_rejection(explain: Explanation) -> InvalidInvocationError:
+    """An `InvalidInvocationError` whose message and cause `explain` builds when first read.
+
+    `explain` must be deterministic and must not fail: it runs at most once, on whichever thread
+    reads the error first.
+    """
+    error = InvalidInvocationError.__new__(InvalidInvocationError)
+    error._pending = explain  # pyright: ignore[reportPrivateUsage] - this module's own class
+    return error
 
 
 class DuplicateToolError(ScopetoolError, ValueError):

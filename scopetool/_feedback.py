@@ -7,12 +7,10 @@ and may carry secrets or injected instructions. It is bounded in size.
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Iterable, Sequence
 from typing import Any, Final, cast
 
-import jsonschema_rs
 from pydantic import ValidationError
 
 from ._json import JsonObject, is_array, is_object, json_kind
@@ -134,6 +132,8 @@ def schema_errors(validator: Any, value: Any, size: int) -> list[Any]:
     """
     if size <= _EAGER_LIMIT:
         return list(validator.iter_errors(value))
+    import jsonschema_rs  # noqa: PLC0415 - loaded already: `validator` is one of its validators
+
     try:
         validator.validate(value)
     except jsonschema_rs.ValidationError as error:
@@ -273,6 +273,8 @@ def _compact(value: object) -> str:
 
 
 def _suggest(name: str, names: list[str]) -> str:
+    import difflib  # noqa: PLC0415 - only a rejection's message needs it
+
     close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
     if close:
         return f"; did you mean {close[0]!r}?"

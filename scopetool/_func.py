@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 import typing
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, Generic, ParamSpec, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Annotated, Any, Generic, ParamSpec, TypeVar, cast, overload
 
-import docstring_parser
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
-from pydantic.fields import FieldInfo
+from pydantic import BaseModel, ConfigDict, TypeAdapter, create_model
 from pydantic_core import PydanticUndefined, core_schema
 
-from ._codec import InputDecoder, OutputEncoder
+from ._codec import NOTHING, InputDecoder, OutputEncoder, take_decoded
 from ._contract import Invocation
 from ._definition import NAME_PATTERN, Definition, Effect
 from ._errors import InvalidDefinitionError, InvalidToolError
 from ._output import Result
+
+if TYPE_CHECKING:
+    import docstring_parser
+    from pydantic.fields import FieldInfo
 
 __all__ = ["Func", "tool"]
 
@@ -50,7 +51,13 @@ class Func(Generic[P, R]):
             raise InvalidToolError(f"@tool needs a function, not {type(fn).__name__}")
         functools.update_wrapper(self, fn)
         self._fn = fn
-        self._is_async = inspect.iscoroutinefunction(fn)
+        # Exactly one is set: the coroutine function to await, or the sync function to run in a thread.
+        self._coroutine: Callable[..., Awaitable[Any]] | None = None
+        self._sync: Callable[..., Any] | None = None
+        if inspect.iscoroutinefunction(fn):
+            self._coroutine = fn
+        else:
+            self._sync = fn
         plan = _plan(fn, name, description, effect)
         self._definition = plan.definition
         self._decoder: InputDecoder[Any] = plan.decoder
@@ -77,7 +84,9 @@ class Func(Generic[P, R]):
 
     async def call(self, invocation: Invocation, /) -> Result:
         """Decode the admitted arguments, run the function and encode what it returns."""
-        value = self._decoder.decode(invocation)
+        value = take_decoded(invocation, self._decoder)
+        if value is NOTHING:
+            value = self._decoder.decode(invocation)
         kwargs: dict[str, Any]
         if self._model_parameter is not None:
             kwargs = {self._model_parameter: value}
@@ -86,11 +95,14 @@ class Func(Generic[P, R]):
             for parameter, field in self._fills:
                 if parameter not in kwargs:
                     kwargs[parameter] = field.get_default(call_default_factory=True, validated_data=kwargs)
-        if self._is_async:
-            returned = await cast("Callable[..., Awaitable[R]]", self._fn)(**kwargs)  # a string: no runtime cost
+        coroutine = self._coroutine
+        if coroutine is not None:
+            returned = await coroutine(**kwargs)
         else:
-            returned = await asyncio.to_thread(cast("Callable[..., R]", self._fn), **kwargs)
-        return Result(output=self._encoder.encode(returned))
+            import asyncio  # noqa: PLC0415 - a running event loop has imported it already
+
+            returned = await asyncio.to_thread(cast("Callable[..., Any]", self._sync), **kwargs)
+        return self._encoder.result(returned)
 
     def __repr__(self) -> str:
         return f"Func(name={self.name!r})"
@@ -171,6 +183,8 @@ def _plan(fn: Callable[..., Any], name: str | None, description: str | None, eff
         problems.append(f"name {tool_name!r} must match ^[A-Za-z0-9_-]{{1,64}}$ (pass name=...)")
     if inspect.isasyncgenfunction(fn) or inspect.isgeneratorfunction(fn):
         problems.append("generator functions cannot be tools: return the whole value")
+    import docstring_parser  # noqa: PLC0415 - decoration needs it, importing scopetool does not
+
     docs = docstring_parser.parse(inspect.getdoc(fn) or "")
     documented = {param.arg_name: param.description or "" for param in docs.params}
     try:
@@ -244,6 +258,10 @@ def _field(name: str, annotation: Any, default: Any, documented: str | None) -> 
     ``json``, ``model_config``) still work; the docstring describes the parameter unless `Field`
     metadata already does.
     """
+    # Decoration needs pydantic's field machinery; importing scopetool does not.
+    from pydantic import Field  # noqa: PLC0415
+    from pydantic.fields import FieldInfo  # noqa: PLC0415
+
     declared = FieldInfo.from_annotated_attribute(annotation, PydanticUndefined if default is _EMPTY else default)
     extra: dict[str, Any] = {}
     if declared.alias is None and declared.validation_alias is None:
@@ -274,6 +292,8 @@ def _build_input(
     )
     parameter_of = {field: name for name, field in internal.items()}
     plan.decoder = InputDecoder(_arguments_schema(model, parameter_of), advertised=model.__pydantic_core_schema__)
+    from pydantic.fields import FieldInfo  # noqa: PLC0415 - loaded already by `_field`
+
     plan.fills = tuple(
         (parameter.name, model.model_fields[internal[parameter.name]])
         for parameter in named

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Awaitable
 from dataclasses import dataclass
@@ -116,6 +115,8 @@ class Guard:
             policy_error = None
         if policy_error is not None:
             raise AuthorizationError(definition.name, policy_error)
+        import asyncio  # noqa: PLC0415 - loaded already by the running loop; importing scopetool stays light
+
         task = asyncio.current_task()
         if task is not None and task.cancelling():
             raise asyncio.CancelledError  # the call was cancelled while the policy decided

@@ -6,7 +6,6 @@ import json
 from typing import Any, final
 
 import jiter
-import jsonschema_rs
 
 from ._errors import ScopetoolError
 from ._feedback import describe_schema_errors
@@ -21,6 +20,8 @@ class InvalidInputRequestError(ScopetoolError, ValueError):
 
 def compile_schema(schema: Any, what: str, error: type[Exception]) -> Any:
     """Compile a hand-written JSON Schema with jsonschema-rs: formats asserted, no remote `$ref` loading."""
+    import jsonschema_rs  # noqa: PLC0415 - only hand-written schemas and output schemas need it
+
     try:
         return jsonschema_rs.validator_for(schema, validate_formats=True, offline=True)
     except (jsonschema_rs.ValidationError, ValueError, TypeError) as problem:

@@ -30,6 +30,7 @@ __all__ = [
     "json_kind",
     "json_type",
     "loads_exact",
+    "may_hold_non_finite",
     "parse_checked",
     "syntax_problem",
 ]
@@ -73,6 +74,15 @@ def is_blank(raw: str | bytes) -> bool:
         except UnicodeDecodeError:
             return False
     return all(char in _WHITE_SPACE for char in text)
+
+
+def may_hold_non_finite(raw: str | bytes) -> bool:
+    """Whether JSON text may hold a NaN or Infinity constant: a quick look for their names, not a parse."""
+    if isinstance(raw, str):
+        return "NaN" in raw or "Infinity" in raw
+    # ``find`` rather than ``in``: a bytes ``in`` first tries its operand as an integer, and the failed
+    # attempt costs more than the search.
+    return raw.find(b"NaN") >= 0 or raw.find(b"Infinity") >= 0
 
 
 def loads_exact(raw: bytes) -> Any:
@@ -126,7 +136,7 @@ def parse_checked(
         kind = "a number" if json_type(value) in ("integer", "number") else json_kind(value)
         return value, JsonSyntaxProblem(f"the arguments must be a JSON object, not {kind}")
     # A number beyond a double's range reads as infinity: it needs an exponent or 309 digits.
-    if finite and (b"e" in raw or b"E" in raw or len(raw) > 308):
+    if finite and (raw.find(b"e") >= 0 or raw.find(b"E") >= 0 or len(raw) > 308):
         path = _non_finite(value, [])
         if path is not None:
             from ._feedback import render_path  # noqa: PLC0415 - only on this rare path

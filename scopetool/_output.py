@@ -2,24 +2,22 @@
 
 from __future__ import annotations
 
-import mimetypes
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias, cast, final
-from urllib.parse import urlsplit
+from typing import Any, Final, TypeAlias, cast, final
 
 from ._errors import InvalidOutputError
 from ._input import InputRequest
-from ._json import loads_exact, syntax_problem
+from ._json import loads_exact, may_hold_non_finite, syntax_problem
 
 __all__ = ["ContentBlock", "MediaBlock", "Output", "Result", "TextBlock"]
 
-# RFC 6838 type/subtype names, then optional RFC 9110 parameters (token=token or token="quoted").
+# RFC 6838 type/subtype names, then optional RFC 9110 parameters (token=token or token="quoted"). The
+# pattern is compiled on first use (by `re`'s own cache), not when scopetool is imported.
 _NAME = r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}"
-_MEDIA_TYPE = re.compile(
-    rf'{_NAME}/{_NAME}(?:[ \t]*;[ \t]*[A-Za-z0-9!#$%&\'*+.^_`|~-]+=(?:[A-Za-z0-9!#$%&\'*+.^_`|~-]+|"[^"\\]*"))*'
-)
+_TOKEN = r"[A-Za-z0-9!#$%&'*+.^_`|~-]+"
+_MEDIA_TYPE = rf'{_NAME}/{_NAME}(?:[ \t]*;[ \t]*{_TOKEN}=(?:{_TOKEN}|"[^"\\]*"))*'
 
 
 @final
@@ -52,7 +50,7 @@ class MediaBlock:
     """An opaque reference the host resolves, such as a file id; non-blank when set."""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.mime_type, str) or not _MEDIA_TYPE.fullmatch(self.mime_type):
+        if not isinstance(self.mime_type, str) or not re.fullmatch(_MEDIA_TYPE, self.mime_type):
             raise InvalidOutputError(f"media block: {self.mime_type!r} is not a media type such as 'image/png'")
         sources = [name for name in ("data", "uri", "reference") if getattr(self, name) is not None]
         if len(sources) != 1:
@@ -65,6 +63,8 @@ class MediaBlock:
             if not self.data:
                 raise InvalidOutputError("media block: data is empty")
         if self.uri is not None:
+            from urllib.parse import urlsplit  # noqa: PLC0415 - only media blocks with a URI need it
+
             parts = urlsplit(self.uri) if isinstance(self.uri, str) else None
             if parts is None or not parts.scheme or not (parts.netloc or parts.path):
                 raise InvalidOutputError("media block: uri must be an absolute URI with a scheme")
@@ -74,6 +74,8 @@ class MediaBlock:
     @classmethod
     def guess(cls, filename: str, data: bytes) -> MediaBlock:
         """Build an inline block whose MIME type is guessed from `filename`'s extension."""
+        import mimetypes  # noqa: PLC0415 - only guessing needs it, and it reads system files
+
         mime, _ = mimetypes.guess_type(filename)
         if mime is None:
             raise InvalidOutputError(f"media block: cannot guess a media type from {filename!r}")
@@ -176,7 +178,7 @@ def serialized_output(data: bytes) -> Output:
     Such JSON is valid, one document, with no repeated member names; only the NaN/Infinity constants it
     writes for non-finite floats are looked for, and those go through the full check (which refuses them).
     """
-    if b"NaN" in data or b"Infinity" in data:
+    if may_hold_non_finite(data):
         return Output(details=data)  # the full check names the problem
     return _assembled((), data)
 
@@ -222,3 +224,29 @@ class Result:
                 )
             if self.output.content or self.output.details is not None:
                 raise InvalidOutputError("result: an input request carries no output; the call is not complete")
+
+
+def completed(output: Output) -> Result:
+    """The completed `Result` of `output`, which is an `Output` by construction (the checks skipped)."""
+    result = _new(Result)
+    _set_result_output(result, output)
+    _set_input_request(result, None)
+    return result
+
+
+def completed_details(data: bytes) -> Result:
+    """The completed `Result` of JSON details known to be one finite RFC 7493 document (nothing checked)."""
+    output = _new(Output)
+    _set_content(output, ())
+    _set_details(output, data)
+    result = _new(Result)
+    _set_result_output(result, output)
+    _set_input_request(result, None)
+    return result
+
+
+# The slots' own setters: they write a frozen instance's fields, as ``object.__setattr__`` does, for less.
+_set_content: Final = Output.__dict__["content"].__set__
+_set_details: Final = Output.__dict__["details"].__set__
+_set_result_output: Final = Result.__dict__["output"].__set__
+_set_input_request: Final = Result.__dict__["input_request"].__set__

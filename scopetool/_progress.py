@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextvars
-import logging
 import math
 from collections.abc import Generator
 from contextlib import contextmanager
@@ -13,8 +12,6 @@ from typing import Final, Protocol, final
 from ._errors import ScopetoolError
 
 __all__ = ["InvalidProgressError", "Progress", "ProgressReporter", "progress_reporter", "report_progress"]
-
-_log: Final = logging.getLogger("scopetool")
 
 
 class InvalidProgressError(ScopetoolError, ValueError):
@@ -68,8 +65,10 @@ def report_progress(progress: Progress) -> None:
         return
     try:
         reporter(progress)
-    except Exception:  # noqa: BLE001 - observation must not change the outcome
-        _log.exception("scopetool: the progress reporter raised; the report was dropped")
+    except Exception:  # observation must not change the outcome
+        import logging  # noqa: PLC0415 - only a failing reporter needs it
+
+        logging.getLogger("scopetool").exception("scopetool: the progress reporter raised; the report was dropped")
 
 
 @contextmanager

@@ -7,13 +7,16 @@ Schema are both built from that one transformed schema, so what is advertised is
 `member_counter` builds, from the same schema, a function that counts how many JSON object members
 the decoded value was built from, without walking the raw bytes. The admission path compares it with
 the number of ``:`` bytes in the raw document: when they are equal no object can have held a
-duplicate member, and the full duplicate-key parse is skipped (see `Contract.prepare`).
+duplicate member, and the full duplicate-key parse is skipped (see `Contract.prepare`). When there are
+more ``:`` than members, `string_colons` counts the ``:`` inside the value's verbatim strings, which
+may account for the rest.
 """
 
 from __future__ import annotations
 
 import itertools
 import linecache
+import operator
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, Final, TypeGuard, cast
 
@@ -29,6 +32,7 @@ __all__ = [
     "is_dict",
     "json_schema_of",
     "member_counter",
+    "string_colons",
     "strict_core_schema",
 ]
 
@@ -177,6 +181,25 @@ def member_counter(schema: CoreSchema) -> MemberCounter | None:
         plan = planner.plan(schema)
     except _UnsoundError:
         return None
+    if plan == _FLAT:
+        return len  # an object of scalar members: its own length is its member count
+    return _compile(plan, planner.refs)
+
+
+def string_colons(schema: CoreSchema) -> MemberCounter | None:
+    r"""A counter of the ``:`` in the strings of a value validated by `schema` that came verbatim from JSON.
+
+    It never counts more than the JSON's strings held (written as ``:`` or escaped as ``\u003a``): it
+    skips every string a validator may have rewritten, every default, and every value decoded from a
+    string into something else (a date, an enum). So when a document's ``:`` bytes, plus its escaped
+    ``:``, are no more than the members counted plus these, every ``:`` outside the members is inside a
+    string, and no object held a name twice (see `Contract.prepare`). None when it cannot be sound.
+    """
+    planner = _Planner(strings=True)
+    try:
+        plan = planner.plan(schema)
+    except _UnsoundError:
+        return None
     return _compile(plan, planner.refs)
 
 
@@ -185,24 +208,40 @@ class _UnsoundError(Exception):
 
 
 # The plan is a small tree of tuples: ("zero",), ("finite",), ("any",), ("nullable", p),
-# ("seq", p), ("tuple", [p...]), ("dict", p), ("typed", [(key, p)...]), ("model", [(attr, p)...]),
-# ("union", [(cls, p)...]) and ("ref", name) for recursive definitions.
+# ("seq", p), ("tuple", [p...]), ("dict", p), ("typed", [(key, p)...]),
+# ("model", [(attr, p)...], in_bulk), ("union", [(cls, p)...]) and ("ref", name) for recursive
+# definitions; `in_bulk` says a list of the model can be counted without visiting each item. A plan of
+# ":" in strings has ("str",), ("strings",) for an unconstrained value, ("keyed", keys, p) for a dict
+# (whose names count when they are JSON names), and ("typed-strings", ...) and ("model-strings", ...),
+# which visit their fields without counting members.
 Plan = tuple[Any, ...]
 _ZERO: Final[Plan] = ("zero",)
+_FLAT: Final[Plan] = ("typed", [])
+_FINITE: Final[Plan] = ("finite",)
+_STR: Final[Plan] = ("str",)
 _COUNTERS: Final = itertools.count()
 
 
 class _Planner:
-    def __init__(self) -> None:
+    """Plans a member counter or, with ``strings=True``, a counter of ``:`` in verbatim strings."""
+
+    def __init__(self, *, strings: bool = False) -> None:
         self.definitions: dict[str, Any] = {}
         self.refs: dict[str, Plan | None] = {}
+        self.strings = strings
 
     def plan(self, schema: Any) -> Plan:
         kind = schema["type"]
         if kind == "float":
             # Every float is checked: a prebuilt model may let infinity through, and an integer literal
             # a double cannot hold exactly changes on its way into a float.
-            return ("finite",)
+            return _ZERO if self.strings else _FINITE
+        if kind == "str" and self.strings:
+            return _STR
+        if kind in _TIMES_AND_URLS and self.strings:
+            # Parsed from text that usually holds ":" the value no longer shows: a document with one would
+            # only pay for a count that cannot settle anything, before the full parse.
+            raise _UnsoundError
         if kind in _SCALARS:
             return _ZERO
         if kind == "definitions":
@@ -221,6 +260,8 @@ class _Planner:
         if kind == "json-or-python":
             return self.plan(schema["json_schema"])
         if kind == "function-after":
+            if self.strings:
+                return _ZERO  # the function may have rewritten the strings: none of them is counted
             if self.plan(schema["schema"]) == _ZERO:
                 return _ZERO
             raise _UnsoundError
@@ -229,14 +270,21 @@ class _Planner:
             return _ZERO if item == _ZERO else ("seq", item)
         if kind == "tuple":
             if schema.get("variadic_item_index") is not None:
-                item = self.plan(schema["items_schema"][0]) if len(schema["items_schema"]) == 1 else ("any",)
+                if len(schema["items_schema"]) == 1:
+                    item = self.plan(schema["items_schema"][0])
+                else:  # items of several schemas: members of any of them; strings of none
+                    item = _ZERO if self.strings else ("any",)
                 return _ZERO if item == _ZERO else ("seq", item)
             items = [self.plan(s) for s in schema["items_schema"]]
             return _ZERO if all(p == _ZERO for p in items) else ("tuple", items)
         if kind == "dict":
-            return ("dict", self.plan(schema.get("values_schema", {"type": "any"})))
+            values = self.plan(schema.get("values_schema", {"type": "any"}))
+            if not self.strings:
+                return ("dict", values)
+            keys = schema.get("keys_schema", {"type": "any"})["type"] in ("str", "any")  # a JSON name, verbatim
+            return _ZERO if not keys and values == _ZERO else ("keyed", keys, values)
         if kind == "any":
-            return ("any",)
+            return ("strings",) if self.strings else ("any",)
         if kind == "model":
             return self._model(schema)
         if kind == "typed-dict":
@@ -269,7 +317,14 @@ class _Planner:
             for name, field in fields_schema["fields"].items()
             if (plan := self.plan(field["schema"])) != _ZERO
         ]
-        return ("model", nested)
+        if self.strings:
+            return ("model-strings", nested) if nested else _ZERO
+        # A list of these models is counted in C when its only nested checks are of float fields that
+        # always hold a number, whether the JSON gave them or their default stands.
+        in_bulk = all(
+            plan == _FINITE and _holds_a_number(fields_schema["fields"][name]["schema"]) for name, plan in nested
+        )
+        return ("model", nested, in_bulk)
 
     def _typed_dict(self, schema: Any) -> Plan:
         _one_member_per_field(schema["fields"], schema.get("config", {}))
@@ -280,6 +335,8 @@ class _Planner:
             plan = self.plan(field["schema"])
             if plan != _ZERO:
                 nested.append((name, plan))
+        if self.strings:
+            return ("typed-strings", nested) if nested else _ZERO
         return ("typed", nested)
 
     def _union(self, schema: Any) -> Plan:
@@ -302,7 +359,17 @@ class _Planner:
 
 def _compile(plan: Plan, refs: dict[str, Plan | None]) -> MemberCounter:
     """Generate the counter as Python source and compile it once."""
-    namespace: dict[str, Any] = {"_count_any": _count_any, "NON_FINITE": NON_FINITE, "EXACT": EXACT_INTEGERS}
+    namespace: dict[str, Any] = {
+        "_count_any": _count_any,
+        "_colons_any": _colons_any,
+        "NON_FINITE": NON_FINITE,
+        "EXACT": EXACT_INTEGERS,
+        "_sum": sum,
+        "_map": map,
+        "_len": len,
+        "_abs": abs,
+        "_FIELDS_SET": operator.attrgetter("__pydantic_fields_set__"),
+    }
     lines: list[str] = []
     for name, body in refs.items():
         if name.startswith("r") and "|" not in name and body is not None:
@@ -346,11 +413,32 @@ class _Emitter:
             )
         elif kind == "any":
             self.lines.append(f"{pad}n += _count_any({value})")
+        elif kind == "str":
+            self.lines.append(f"{pad}n += {value}.count(':')")
+        elif kind == "strings":
+            self.lines.append(f"{pad}n += _colons_any({value})")
+        elif kind == "keyed":
+            key, item = self.fresh(), self.fresh()
+            self.lines.append(f"{pad}for {key}, {item} in {value}.items():")
+            if plan[1]:
+                self.lines.append(f"{pad}    n += {key}.count(':')")
+            self.emit(plan[2], item, depth + 1)
         elif kind == "ref":
             self.lines.append(f"{pad}n += {plan[1]}({value})")
         elif kind == "nullable":
             self.lines.append(f"{pad}if {value} is not None:")
             self.emit(plan[1], value, depth + 1)
+        elif kind == "seq" and plan[1] == _FINITE:
+            self.lines.append(f"{pad}if not _sum(_map(_abs, {value})) < EXACT: n += NON_FINITE")
+        elif kind == "seq" and plan[1][0] == "model" and plan[1][2]:
+            # Models of scalar and float fields, counted in C (map and sum) rather than item by item.
+            # Float fields are checked whether or not the JSON gave them: a default is a number, and a
+            # default that is not finite only sends the document to the full checks.
+            self.lines.append(f"{pad}n += _sum(_map(_len, _map(_FIELDS_SET, {value})))")
+            for attr, _ in plan[1][1]:
+                getter = f"g{len(self.namespace)}"
+                self.namespace[getter] = operator.attrgetter(attr)
+                self.lines.append(f"{pad}if not _sum(_map(_abs, _map({getter}, {value}))) < EXACT: n += NON_FINITE")
         elif kind == "seq":
             item = self.fresh()
             self.lines.append(f"{pad}for {item} in {value}:")
@@ -368,19 +456,21 @@ class _Emitter:
                 item = self.fresh()
                 self.lines.append(f"{pad}for {item} in {value}.values():")
                 self.emit(plan[1], item, depth + 1)
-        elif kind == "typed":
-            self.lines.append(f"{pad}n += len({value})")
+        elif kind in ("typed", "typed-strings"):
+            if kind == "typed":
+                self.lines.append(f"{pad}n += len({value})")
             for key, field_plan in plan[1]:
                 item = self.fresh()
                 self.lines.append(f"{pad}{item} = {value}.get({key!r}, None)")
                 self.lines.append(f"{pad}if {item} is not None:")
                 self.emit(field_plan, item, depth + 1)
-        elif kind == "model":
+        elif kind in ("model", "model-strings"):
             # `__pydantic_fields_set__` is what the public `model_fields_set` returns, read without the
             # property call; only members the JSON gave are counted, never defaults.
             provided = self.fresh()
             self.lines.append(f"{pad}{provided} = {value}.__pydantic_fields_set__")
-            self.lines.append(f"{pad}n += len({provided})")
+            if kind == "model":
+                self.lines.append(f"{pad}n += len({provided})")
             for attr, field_plan in plan[1]:
                 item = self.fresh()
                 self.lines.append(f"{pad}if {attr!r} in {provided}:")
@@ -393,6 +483,13 @@ class _Emitter:
                 keyword = "if" if index == 0 else "elif"
                 self.lines.append(f"{pad}{keyword} isinstance({value}, {alias}):")
                 self.emit(choice_plan, value, depth + 1)
+
+
+def _holds_a_number(field: Any) -> bool:
+    """Whether a float field's value is always a number: it is required, or its default is one."""
+    if field["type"] != "default":
+        return True
+    return "default" in field and type(field["default"]) in (int, float)
 
 
 def _runtime_type(schema: Any, definitions: dict[str, Any]) -> type | None:
@@ -408,6 +505,8 @@ def _runtime_type(schema: Any, definitions: dict[str, Any]) -> type | None:
         return dict
     if kind == "list":
         return list
+    if kind == "str":
+        return str
     if kind == "tuple":
         return tuple
     return None
@@ -431,6 +530,17 @@ def _count_any(value: Any) -> int:
     return 0
 
 
+def _colons_any(value: Any) -> int:
+    """The ``:`` in the strings of an unconstrained value, member names included."""
+    if is_dict(value):
+        return sum(key.count(":") + _colons_any(member) for key, member in value.items())
+    if is_array(value):
+        return sum(map(_colons_any, value))
+    if value.__class__ is str:
+        return value.count(":")
+    return 0
+
+
 def _one_member_per_field(fields: dict[str, Any], config: dict[str, Any]) -> None:
     """Counting provided fields counts members only if no two fields can read the same member."""
     keys: list[str] = []
@@ -446,6 +556,7 @@ def _one_member_per_field(fields: dict[str, Any], config: dict[str, Any]) -> Non
         raise _UnsoundError
 
 
+_TIMES_AND_URLS: Final = frozenset({"datetime", "time", "timedelta", "url", "multi-host-url"})
 _SCALARS: Final = frozenset(
     {
         "none", "bool", "int", "float", "decimal", "str", "bytes", "date", "time", "datetime", "timedelta",

@@ -1,6 +1,10 @@
 """`Contract.prepare`, the trust boundary: check order, every bad input, what is admitted, decode-once."""
 
+import contextlib
+import gc
 import math
+import pickle
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
@@ -1112,3 +1116,89 @@ def test_recursive_model_can_be_the_single_input_model() -> None:
         return "ok"
 
     assert prepare(bind(walk), '{"value":1,"children":[{"value":2}]}').arguments.startswith(b'{"value"')
+
+
+# ---------------------------------------------------------------------------------------------------
+# Rejections are explained when first read: the same message, cause and classification as ever.
+
+REJECTED = {
+    "schema": '{"name":1,"count":"' + SECRET + '"}',
+    "unknown member": '{"name":"a","count":1,"colour":"' + SECRET + '"}',
+    "duplicate after a schema failure": '{"name":1,"name":"' + SECRET + '","count":1}',
+    "nested unknown member": '{"name":"a","count":1,"address":{"street":"s","zip":1,"x":"' + SECRET + '"}}',
+    "truncated": '{"name":"a","count":"' + SECRET,
+    "lone surrogate": '{"name":"\ud800' + SECRET + '","count":1}',
+}
+
+
+FIRST_READS: dict[str, Callable[[InvalidInvocationError], object]] = {
+    "str": str,
+    "classify": classify_input_rejection,
+    "repr": repr,
+    "traceback": traceback.format_exception,
+}
+
+
+@pytest.mark.parametrize("kind", ["kwargs", "model"])
+@pytest.mark.parametrize("case", sorted(REJECTED))
+def test_a_rejection_reads_the_same_whatever_is_read_first(kind: str, case: str) -> None:
+    """The message and rejection of a refused call do not depend on what is read first, nor on the call."""
+    binding = make_subject(kind).binding
+    seen = set()
+    for read_first in FIRST_READS.values():
+        with pytest.raises(InvalidInvocationError) as info:
+            prepare(binding, REJECTED[case])
+        read_first(info.value)
+        rejection = classify_input_rejection(info.value)
+        assert rejection is not None
+        assert rejection is info.value.__cause__
+        text, message = str(info.value), rejection.message
+        assert SECRET not in text and SECRET not in message
+        assert text == "tool: invalid invocation: arguments: " + message
+        seen.add((text, message))
+    assert len(seen) == 1
+
+
+def test_a_validators_own_rejection_is_the_one_classified() -> None:
+    """The InputRejection a validator raised is the very object the settled error carries."""
+    raised: list[InputRejection] = []
+
+    def rule(value: str) -> str:
+        raised.append(InputRejection("note must be a greeting"))
+        raise raised[-1]
+
+    @tool(name="guarded")
+    def guarded(count: int, note: Annotated[str, AfterValidator(rule)]) -> str:
+        """Guarded."""
+        return note
+
+    with pytest.raises(InvalidInvocationError) as info:
+        prepare(bind(guarded), '{"count":1,"note":"hi"}')
+    assert classify_input_rejection(info.value) is raised[0]
+
+
+def test_a_rejection_pickles_and_prints_with_its_message() -> None:
+    """A refused call's error pickles with its message and prints its rejection as the direct cause."""
+    with pytest.raises(InvalidInvocationError) as info:
+        prepare(make_subject("kwargs").binding, REJECTED["schema"])
+    restored = pickle.loads(pickle.dumps(info.value))
+    assert str(restored) == str(info.value)
+    printed = "".join(traceback.format_exception(info.value))
+    assert "InputRejection: invalid arguments for tool 'subject'" in printed
+    assert SECRET not in printed
+
+
+def test_rejections_leave_no_cyclic_garbage() -> None:
+    """A refused call leaves nothing for the garbage collector: its error and failure free on release."""
+    contract = make_subject("kwargs").binding.contract
+    request = Request(name="subject", arguments=REJECTED["schema"])
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(50):
+            with contextlib.suppress(InvalidInvocationError):
+                contract.prepare(request)
+        found = gc.collect()
+    finally:
+        gc.enable()
+    assert found == 0

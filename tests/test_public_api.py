@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import scopetool
 
 
@@ -54,3 +56,23 @@ def test_provider_modules_import_no_sdk() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_import_loads_nothing_until_a_public_name_is_read() -> None:
+    """`import scopetool` loads neither pydantic nor a private module; reading one public name loads them all."""
+    code = (
+        "import sys, scopetool; "
+        "before = sorted(m for m in sys.modules if m.startswith(('pydantic', 'scopetool.'))); "
+        "scopetool.Request; "
+        "homes = {'scopetool.' + home for home in scopetool._HOMES.values()}; "
+        "print(before, homes <= set(sys.modules), scopetool.Request.__module__, scopetool.tool.__module__)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.split() == ["[]", "True", "scopetool", "scopetool"]
+
+
+def test_an_unknown_name_is_an_attribute_error_and_dir_lists_the_public_names() -> None:
+    """A name scopetool does not have raises AttributeError; dir() lists every public name."""
+    with pytest.raises(AttributeError, match="has no attribute 'Reqeust'"):
+        getattr(scopetool, "Reqeust")  # noqa: B009 - the name is looked up on purpose
+    assert set(scopetool.__all__) <= set(dir(scopetool))

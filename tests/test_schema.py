@@ -1,8 +1,10 @@
 """`_schema`: the member counter behind prepare's duplicate-key skip, strict core schemas and JSON Schema."""
 
 import dataclasses
+import datetime
 import json
 from collections.abc import Callable, Iterator
+from decimal import Decimal
 from typing import Annotated, Any, Literal
 
 import jsonschema
@@ -10,8 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import (
+    AfterValidator,
     AliasChoices,
     AliasPath,
+    AnyUrl,
     BaseModel,
     ConfigDict,
     Field,
@@ -35,7 +39,7 @@ from scopetool import (
     classify_input_rejection,
     tool,
 )
-from scopetool._schema import STRICT_CONFIG, json_schema_of, member_counter, strict_core_schema
+from scopetool._schema import STRICT_CONFIG, json_schema_of, member_counter, strict_core_schema, string_colons
 
 # ---------------------------------------------------------------------------------------------------
 # The corpus of input shapes.
@@ -190,6 +194,62 @@ class Pointed(BaseModel):
     p: Point
 
 
+class Priced(BaseModel):
+    """A list element of scalar and float fields: the counter counts a list of these in C."""
+
+    name: str
+    price: float
+    qty: int = 1
+
+
+class PricedList(BaseModel):
+    """A list of models with float fields, and a list of floats."""
+
+    lines: list[Priced]
+    weights: list[float] = []
+
+
+class LaxFloats(BaseModel):
+    """A nested model of its own lax configuration: it lets NaN and Infinity through on its own."""
+
+    model_config = ConfigDict(allow_inf_nan=True)
+    x: float
+    d: Decimal = Decimal(0)
+
+
+class LaxFloatList(BaseModel):
+    """A list of lax models."""
+
+    items: list[LaxFloats]
+
+
+class Noted(BaseModel):
+    """A nested model with string fields, one of them defaulted to a string holding ':'."""
+
+    note: str
+    when: str | None = None
+    hint: str = "read: me"
+
+
+class Strings(BaseModel):
+    """Strings in every position the ':' count reads: fields, lists, dict keys and values, Any, nested."""
+
+    title: str
+    tags: list[str] = []
+    table: dict[str, str] = {}
+    blob: Any = None
+    noted: Noted | None = None
+    level: Literal["low:1", "high:2"] = "low:1"
+
+
+class Rewritten(BaseModel):
+    """A string field whose validator adds a ':', and a time parsed from a string."""
+
+    tag: Annotated[str, AfterValidator(lambda value: value + ":")]
+    at: datetime.time | None = None
+    n: int = 0
+
+
 def model_tool(model: type[BaseModel]) -> Func[..., str]:
     @tool(name="shape")
     def shape(payload: model) -> str:  # type: ignore[valid-type]
@@ -203,6 +263,15 @@ def flat_tool() -> Func[..., str]:
     @tool(name="shape")
     def shape(a: int, b: str, c: bool = False, d: float = 0.0) -> str:
         """Flat ints and strs."""
+        return "ok"
+
+    return shape
+
+
+def scalar_tool() -> Func[..., str]:
+    @tool(name="shape")
+    def shape(a: int, b: str, c: bool = False) -> str:
+        """Scalar parameters only: the member count is the object's length."""
         return "ok"
 
     return shape
@@ -225,6 +294,25 @@ def mixed_tool() -> Func[..., str]:
 
 CORPUS: dict[str, tuple[Callable[[], Func[..., str]], list[str]]] = {
     "flat": (flat_tool, ['{"a":1,"b":"x"}', '{"a":1,"b":"x:y:z","c":true,"d":1.5}', '{"b":"","a":-3}']),
+    "scalars": (scalar_tool, ['{"a":1,"b":"x"}', '{"c":true,"b":"x:y","a":2}', '{"b":"","a":-3}']),
+    "list-of-float-models": (
+        lambda: model_tool(PricedList),
+        [
+            '{"lines":[]}',
+            '{"lines":[{"name":"a","price":1.5},{"price":2,"qty":3,"name":"b:c"}],"weights":[0.5,-1,2e10]}',
+        ],
+    ),
+    "list-of-lax-models": (lambda: model_tool(LaxFloatList), ['{"items":[{"x":1.5},{"x":-2,"d":"3.25"}]}']),
+    "strings": (
+        lambda: model_tool(Strings),
+        [
+            '{"title":"at 10:30","tags":["a:b","c"],"table":{"k:1":"v:2"},"blob":{"x:y":["p:q",{"r":"s:t"}]},'
+            '"noted":{"note":"n:o","when":"12:00"},"level":"high:2"}',
+            '{"title":"https://example.com:8080/a","noted":{"note":"escaped \\u003a colon"},"blob":"\\u003A"}',
+            '{"title":"\\\\u003a is no colon","tags":["::"]}',
+        ],
+    ),
+    "rewritten-strings": (lambda: model_tool(Rewritten), ['{"tag":"a:b","at":"10:30:00","n":1}']),
     "nested-3-deep": (
         lambda: model_tool(Nested3),
         ['{"top":{"middle":{"leaf":{"v":1}}}}', '{"top":{"middle":{"leaf":{"v":1},"w":"w"}}}'],
@@ -350,8 +438,8 @@ def test_advertised_schema_accepts_every_valid_document(
     jsonschema.Draft202012Validator(func.definition().input_schema).validate(json.loads(raw))
 
 
-def test_prepare_skips_the_full_parse_only_when_the_counts_match(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The full I-JSON parse runs when ":" outnumbers the counted members, and is skipped otherwise."""
+def _counting_full_parses(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """Record every document prepare sends to the full I-JSON parse."""
     calls: list[bytes] = []
     real = contract_module.syntax_problem
 
@@ -360,11 +448,101 @@ def test_prepare_skips_the_full_parse_only_when_the_counts_match(monkeypatch: py
         return real(raw, **kwargs)
 
     monkeypatch.setattr(contract_module, "syntax_problem", counting)
+    return calls
+
+
+def test_prepare_skips_the_full_parse_when_the_counts_match(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The full parse is skipped when the members, plus the ':' inside verbatim strings, account for every ':'."""
+    calls = _counting_full_parses(monkeypatch)
     binding = bind(model_tool(Nested3))
-    binding.contract.prepare(Request(name="shape", arguments='{"top":{"middle":{"leaf":{"v":1},"w":"w"}}}'))
+    for raw in (
+        '{"top":{"middle":{"leaf":{"v":1},"w":"w"}}}',
+        '{"top":{"middle":{"leaf":{"v":1},"w":"a:b"}}}',
+        '{"top":{"middle":{"leaf":{"v":1},"w":"a\\u003ab\\u003A"}}}',
+    ):
+        binding.contract.prepare(Request(name="shape", arguments=raw))
     assert calls == []
-    binding.contract.prepare(Request(name="shape", arguments='{"top":{"middle":{"leaf":{"v":1},"w":"a:b"}}}'))
-    assert calls == [b'{"top":{"middle":{"leaf":{"v":1},"w":"a:b"}}}']
+
+
+def test_prepare_runs_the_full_parse_for_colons_it_cannot_account_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ':' in a string a validator rewrote, or one parsed into a time, leaves the decision to the full parse."""
+    calls = _counting_full_parses(monkeypatch)
+    binding = bind(model_tool(Rewritten))
+    docs = ['{"tag":"a:b"}', '{"tag":"a","at":"10:30:00"}', '{"tag":"a","at":null,"n":1}']
+    for raw in docs:
+        binding.contract.prepare(Request(name="shape", arguments=raw))
+    assert calls == [docs[0].encode(), docs[1].encode()]
+
+
+def colons_in_strings(raw: str) -> int:
+    """The ':' the document's strings hold once decoded, member names included."""
+    total = 0
+
+    def walk(node: Any) -> None:
+        nonlocal total
+        if isinstance(node, dict):
+            for key, value in node.items():
+                total += key.count(":")
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+        elif isinstance(node, str):
+            total += node.count(":")
+
+    walk(json.loads(raw))
+    return total
+
+
+@pytest.mark.parametrize(("shape", "raw"), DOCS)
+def test_string_colons_never_exceed_what_the_strings_held(
+    built: dict[str, tuple[Func[..., str], Binding]], shape: str, raw: str
+) -> None:
+    """The count of ':' in a decoded value's strings is at most what the document's strings held."""
+    func, _ = built[shape]
+    decoder = decoder_of(func)
+    strings = decoder.string_colons
+    if strings is not None:
+        assert strings(decoder(raw)) <= colons_in_strings(raw)
+
+
+def test_times_and_urls_get_no_string_count() -> None:
+    """A schema with a time (or a URL) parsed from text gets no ':' count: such documents go to the full parse."""
+    assert decoder_of(model_tool(Rewritten)).counter is not None
+    assert decoder_of(model_tool(Rewritten)).string_colons is None
+    assert decoder_of(model_tool(Strings)).string_colons is not None
+
+
+def test_string_colons_count_every_verbatim_string() -> None:
+    """Fields, list items, dict keys and values, Any members and names, nested fields: each ':' counted once."""
+    decoder = decoder_of(model_tool(Strings))
+    raw = CORPUS["strings"][1][0]
+    assert decoder.string_colons is not None
+    assert decoder.string_colons(decoder(raw)) == colons_in_strings(raw) - 1  # "high:2" is a literal, not counted
+
+
+SNEAKS = {
+    "a ':' in another string": ("scalars", '{"a":1,"b":"x:y","a":1}'),
+    "the dropped value held the ':'": ("scalars", '{"b":"x:y","a":1,"b":"z"}'),
+    "escaped ':' on both sides": ("scalars", '{"b":"\\u003a","a":1,"b":"\\u003a"}'),
+    "a backslash, then u003a": ("scalars", '{"b":"\\\\u003a","a":1,"a":1}'),
+    "a default holding ':'": ("strings", '{"title":"t","noted":{"note":"n","note":"n"}}'),
+    "a validator adding ':'": ("rewritten-strings", '{"tag":"x","n":1,"n":1}'),
+    "a time's ':'": ("rewritten-strings", '{"tag":"x","at":"10:30:00","n":1,"n":2}'),
+    "a literal's ':'": ("strings", '{"title":"t","level":"high:2","title":"u"}'),
+    "a ':' in a repeated name": ("strings", '{"title":"t","blob":{"k:1":1,"k:1":2}}'),
+    "a ':' in a repeated dict key": ("strings", '{"title":"t","table":{"k:1":"a","k:1":"b"}}'),
+}
+
+
+@pytest.mark.parametrize("case", SNEAKS)
+def test_no_colon_in_a_string_can_hide_a_duplicate(built: dict[str, tuple[Func[..., str], Binding]], case: str) -> None:
+    """Duplicates dressed up with ':' in strings, escapes, defaults, validators, times and literals are rejected."""
+    shape, raw = SNEAKS[case]
+    _, binding = built[shape]
+    assert repeated_names(raw) == 1
+    assert "same member name twice" in rejection_message(binding, raw)
+    assert "same member name twice" in rejection_message(binding, raw.encode())
 
 
 class Choices(BaseModel):
@@ -574,6 +752,91 @@ def _object_at(tree: Any, path: tuple[int, ...]) -> Any:
     for step in path:
         node = node[step][1] if isinstance(node, Obj) else node[step]
     return node
+
+
+# ---------------------------------------------------------------------------------------------------
+# Numbers the member count must send to the full checks: non-finite floats and changed integers, in
+# the positions counted in bulk (lists of floats, lists of models) and in lax nested models.
+
+NUMBER_POSITIONS = {
+    "float member of a listed model": ('{"lines":[{"name":"a","price":%s}]}', PricedList),
+    "float list item": ('{"lines":[],"weights":[1,%s]}', PricedList),
+    "float member of a listed lax model": ('{"items":[{"x":%s}]}', LaxFloatList),
+}
+
+
+@pytest.mark.parametrize("where", [*NUMBER_POSITIONS, "decimal member of a listed lax model"])
+@pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity"])
+def test_nan_and_infinity_are_rejected_in_bulk_counted_and_lax_positions(where: str, token: str) -> None:
+    """NaN and Infinity tokens are rejected in listed models, float lists and lax models (floats and decimals)."""
+    template, model = NUMBER_POSITIONS.get(where, ('{"items":[{"x":1,"d":%s}]}', LaxFloatList))
+    message = rejection_message(bind(model_tool(model)), template % token)
+    assert "NaN and Infinity are not JSON numbers" in message
+
+
+@pytest.mark.parametrize("where", NUMBER_POSITIONS)
+@pytest.mark.parametrize(
+    ("number", "expected"),
+    [
+        ("1e400", "too large for a double"),
+        ("-1e400", "too large for a double"),
+        ("9" * 400, "an integer a double cannot hold exactly"),
+        ("9007199254740993", "an integer a double cannot hold exactly"),
+        ("-9007199254740993", "an integer a double cannot hold exactly"),
+    ],
+)
+def test_numbers_a_double_cannot_hold_are_rejected_in_bulk_counted_positions(
+    where: str, number: str, expected: str
+) -> None:
+    """A float position given 1e400 or an integer past 2**53 that would change is rejected, listed or not."""
+    template, model = NUMBER_POSITIONS[where]
+    assert expected in rejection_message(bind(model_tool(model)), template % number)
+
+
+@pytest.mark.parametrize("where", NUMBER_POSITIONS)
+@pytest.mark.parametrize("number", ["9007199254740992", "-9007199254740992", "1.7976931348623157e308"])
+def test_numbers_a_double_holds_exactly_are_admitted_in_bulk_counted_positions(where: str, number: str) -> None:
+    """2**53 and the largest double are exact: admitted, though their size sends them to the full checks."""
+    template, model = NUMBER_POSITIONS[where]
+    binding = bind(model_tool(model))
+    raw = template % number
+    assert binding.contract.prepare(Request(name="shape", arguments=raw)).arguments == raw.encode()
+
+
+class Defaults(BaseModel):
+    """Float fields with a default that is no number (pydantic does not check defaults) and one that is."""
+
+    price: float = None  # type: ignore[assignment]
+    rate: float = 0.5
+
+
+class DefaultsList(BaseModel):
+    """A list of models whose float default may be None."""
+
+    items: list[Defaults]
+
+
+def test_a_float_default_that_is_no_number_is_left_alone() -> None:
+    """A listed model's float field whose default is None is counted item by item, never summed."""
+    binding = bind(model_tool(DefaultsList))
+    for raw in ('{"items":[{},{"rate":1.5}]}', '{"items":[{"price":2.5}]}'):
+        assert binding.contract.prepare(Request(name="shape", arguments=raw)).arguments == raw.encode()
+    assert "same member name twice" in rejection_message(binding, '{"items":[{"rate":1,"rate":2}]}')
+
+
+def test_only_decimal_and_complex_positions_scan_for_nan() -> None:
+    """The raw NaN scan runs only where the member count cannot see a non-finite value: decimals, complexes."""
+    assert not decoder_of(model_tool(PricedList)).may_hold_non_finite
+    assert not decoder_of(model_tool(Anything)).may_hold_non_finite
+    assert decoder_of(model_tool(LaxFloatList)).may_hold_non_finite
+
+    @tool(name="shape")
+    def numbers(z: complex) -> str:
+        """A complex parameter."""
+        return "ok"
+
+    assert decoder_of(numbers).may_hold_non_finite
+    assert "NaN and Infinity" in rejection_message(bind(numbers), '{"z":NaN}')
 
 
 class SharedAlias(BaseModel):
@@ -851,3 +1114,41 @@ def test_advertised_schema_rejects_unknown_members_like_the_contract(
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.Draft202012Validator(func.definition().input_schema).validate(json.loads(doc))
     assert "$.top.middle.leaf.u: unknown field" in rejection_message(binding, doc)
+
+
+@pytest.mark.parametrize(
+    ("annotation", "value", "expected"),
+    [
+        (str, "a:b::", 3),
+        (dict[str, str], {"k:1": "v:2"}, 2),
+        (dict[int, str], {1: "v:2"}, 1),
+        (Any, {"a:b": ["c:d", {"e": "f:g"}, 1.5, None]}, 3),
+        (int | str, "a:b", 1),
+        (int | str, 5, 0),
+        (list[Annotated[str, AfterValidator(str.upper)]], ["a:b"], 0),
+        (Literal["a:b", "c"], "a:b", 0),
+        (tuple[str, ...], ("a:b", "c:d"), 2),
+    ],
+    ids=["str", "str-keys", "int-keys", "any", "union-str", "union-int", "rewritten", "literal", "tuple"],
+)
+def test_string_colons_count_only_verbatim_strings(annotation: Any, value: Any, expected: int) -> None:
+    """Plain strings, names and Any values are counted; rewritten strings, literals and int keys are not."""
+    counter = string_colons(strict_core_schema(TypeAdapter(annotation).core_schema))
+    assert counter is not None
+    assert counter(value) == expected
+
+
+def test_string_colons_skip_a_tuple_of_mixed_item_schemas() -> None:
+    """A variadic tuple of several item schemas is counted as members anywhere, and its strings not at all."""
+    schema = core_schema.tuple_schema([core_schema.int_schema(), core_schema.str_schema()], variadic_item_index=1)
+    strings = string_colons(schema)
+    members = member_counter(schema)
+    assert strings is not None and members is not None
+    assert strings((1, "a:b", "c:d")) == 0
+    assert members((1, "a", {"k": 1})) == 1
+
+
+@pytest.mark.parametrize("annotation", [datetime.datetime, datetime.time, datetime.timedelta, list[AnyUrl]])
+def test_string_colons_refuse_times_and_urls(annotation: Any) -> None:
+    """Times and URLs are parsed from text whose ':' the value does not show: no count at all."""
+    assert string_colons(strict_core_schema(TypeAdapter(annotation).core_schema)) is None

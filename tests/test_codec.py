@@ -1,0 +1,106 @@
+"""`_codec`: the output encoder's quick path for scalars, and handing out an admitted value once."""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scopetool import InvalidOutputError, Request, Result, bind, tool
+from scopetool._codec import NOTHING, OutputEncoder, take_decoded
+
+VALUES = (
+    st.integers()
+    | st.floats()
+    | st.booleans()
+    | st.none()
+    | st.text(max_size=5)
+    | st.lists(st.integers(), max_size=3)
+    | st.sampled_from([2**53 + 1, -(2**63), 2**64, math.inf, -math.inf, math.nan, -0.0, 1e308])
+)
+DECLARED = [int, float, bool, list[int], Any]
+
+
+def _outcome(make: Any) -> Result | str:
+    try:
+        return make()  # type: ignore[no-any-return]
+    except InvalidOutputError as error:
+        return f"InvalidOutputError: {error}"
+
+
+@pytest.mark.parametrize("declared", DECLARED, ids=str)
+@given(value=VALUES)
+def test_result_is_encode_made_a_result(declared: Any, value: Any) -> None:
+    """For every declared type and value, `result` gives exactly Result(output=encode(value)), or the same error."""
+    encoder: OutputEncoder[Any] = OutputEncoder(declared)
+    quick = _outcome(lambda: encoder.result(value))
+    slow = _outcome(lambda: Result(output=encoder.encode(value)))
+    assert quick == slow
+    if isinstance(quick, Result):
+        assert type(quick) is Result and type(quick.output) is type(slow.output)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_a_non_finite_float_result_is_refused(value: float) -> None:
+    """A float tool returning NaN or an infinity fails its output contract, as before the quick path."""
+    with pytest.raises(InvalidOutputError, match="NaN and Infinity"):
+        OutputEncoder(float).result(value)
+
+
+async def test_a_scalar_tool_returns_its_number_as_details() -> None:
+    """An int tool's call carries the number as JSON details, byte for byte."""
+
+    @tool
+    async def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    binding = bind(add)
+    result = await binding.call(binding.contract.prepare(Request(name="add", arguments='{"a":40,"b":2}')))
+    assert result.output.details == b"42"
+    assert result.output.content == ()
+    assert result.input_request is None
+
+
+def test_an_admitted_value_is_handed_out_once_across_threads() -> None:
+    """Of many threads taking one invocation's admitted value at once, exactly one gets it."""
+
+    @tool
+    def echo(a: int) -> int:
+        """Echo."""
+        return a
+
+    contract = bind(echo).contract
+    decoder = echo.input_validator()
+    for _ in range(20):
+        invocation = contract.prepare(Request(name="echo", arguments='{"a":7}'))
+        barrier = threading.Barrier(8)
+        taken: list[Any] = []
+
+        def take(invocation: Any = invocation, barrier: threading.Barrier = barrier, taken: list[Any] = taken) -> None:
+            barrier.wait()
+            taken.append(take_decoded(invocation, decoder))
+
+        threads = [threading.Thread(target=take) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert [value for value in taken if value is not NOTHING] == [{"a": 7}]
+
+
+def test_another_decoder_gets_nothing() -> None:
+    """Only the decoder that admitted an invocation is handed its value."""
+
+    @tool
+    def echo(a: int) -> int:
+        """Echo."""
+        return a
+
+    invocation = bind(echo).contract.prepare(Request(name="echo", arguments='{"a":7}'))
+    assert take_decoded(invocation, tool(echo.__wrapped__).input_validator()) is NOTHING
+    assert take_decoded(invocation, echo.input_validator()) == {"a": 7}
