@@ -183,7 +183,7 @@ def run_block(block: Block, namespace: dict[str, object]) -> list[str]:
     """Run one block in `namespace`; the lines it printed."""
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(block.source, block.label, "exec"), namespace)
+        exec(compile(block.source, f"<{block.label}>", "exec"), namespace)
     return out.getvalue().splitlines()
 
 
@@ -215,7 +215,7 @@ def test_docs_page_sample_runs_and_prints_what_it_says(page: Path, number: int) 
         for earlier in blocks[:number]:
             with contextlib.redirect_stdout(io.StringIO()):
                 try:
-                    exec(compile(earlier.source, earlier.label, "exec"), namespace)
+                    exec(compile(earlier.source, f"<{earlier.label}>", "exec"), namespace)
                 except Exception as error:  # reported as this block's setup failing
                     pytest.fail(f"an earlier block ({earlier.label}) failed, see its own test: {error!r}")
         check(blocks[number], namespace)
@@ -355,7 +355,7 @@ def _fill(block: Block, namespace: dict[str, object]) -> str:
     for statement in tree.body:
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            exec(compile(ast.Module(body=[statement], type_ignores=[]), block.label, "exec"), namespace)
+            exec(compile(ast.Module(body=[statement], type_ignores=[]), f"<{block.label}>", "exec"), namespace)
         printed = out.getvalue().splitlines()
         if printed:
             insertions[statement.end_lineno or statement.lineno] = [f"#> {line}".rstrip() for line in printed]
