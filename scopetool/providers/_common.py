@@ -340,10 +340,14 @@ def arguments_text(arguments: object, where: str) -> str:
         return ""
     if isinstance(arguments, dict):
         try:
-            return json.dumps(arguments, ensure_ascii=False, allow_nan=False)
+            return _encode_arguments(arguments)
         except (TypeError, ValueError) as error:
             raise ProviderError(f"{where}: tool call arguments are not JSON: {error}") from None
     raise ProviderError(f"{where}: tool call arguments must be a JSON string or object, not {type(arguments).__name__}")
+
+
+_encode_arguments: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+"""Parsed arguments as JSON text; one encoder made once (``json.dumps`` with options makes one a call)."""
 
 
 def check_answers(ids: Sequence[str], what: str) -> None:
@@ -364,19 +368,23 @@ def object_arguments(arguments: object, where: str, what: str = "arguments") -> 
     if not is_mapping(arguments):
         raise ProviderError(f"{where}: {what} must be a JSON object, not {type(arguments).__name__}")
     try:
-        return json.dumps(dict(arguments), ensure_ascii=False, allow_nan=False)
+        return _encode_arguments(arguments if type(arguments) is dict else dict(arguments))
     except (TypeError, ValueError) as error:
         raise ProviderError(f"{where}: {what} is not JSON: {error}") from None
 
 
-def repair_nulls(arguments: str, schema: dict[str, Any] | None) -> str:
+def repair_nulls(arguments: str, export: Export, name: str) -> str:
     """Drop members whose ``null`` only a strict export's nullable repair could have produced.
 
-    A member is dropped when it is null and, in the contract's own schema, optional and not nullable:
-    the strict export made it required and nullable, so null means "omitted" and the default applies.
-    Anything that does not parse is returned unchanged: the contract reports it.
+    A member is dropped when it is null and, in the contract's own schema (as `export` keeps it for
+    tool `name`), optional and not nullable: the strict export made it required and nullable, so null
+    means "omitted" and the default applies. Anything that does not parse is returned unchanged: the
+    contract reports it.
     """
-    if schema is None or "null" not in arguments:
+    if "null" not in arguments:
+        return arguments
+    schema = export.original_schema(name)
+    if schema is None:
         return arguments
     try:
         data = arguments.encode("utf-8")

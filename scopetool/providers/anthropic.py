@@ -163,7 +163,7 @@ def parse_tool_calls(payload: Mapping[str, Any] | Iterable[Any], export: Export 
             raise ProviderError(f"{where}: a tool_use block needs a name")
         text = object_arguments(arguments, where, "tool_use input")
         if export is not None:
-            text = repair_nulls(text, export.original_schema(name))
+            text = repair_nulls(text, export, name)
         found.append(ToolCall(id=call_id, request=Request(name=name, arguments=text)))
     return found
 

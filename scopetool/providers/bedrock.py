@@ -212,7 +212,7 @@ def parse_tool_calls(payload: Mapping[str, Any] | Iterable[Any], export: Export 
             raise ProviderError(f"{where}: a toolUse block needs a name")
         text = object_arguments(use.get("input"), where, "toolUse input")
         if export is not None:
-            text = repair_nulls(text, export.original_schema(name))
+            text = repair_nulls(text, export, name)
         found.append(ToolCall(id=call_id, request=Request(name=name, arguments=text)))
     return found
 

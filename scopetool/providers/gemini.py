@@ -216,7 +216,7 @@ def parse_tool_calls(payload: Mapping[str, Any] | Iterable[Any], export: Export 
         args = call.get("args")
         arguments = "{}" if args is None else object_arguments(args, where, "functionCall args")
         if export is not None:
-            arguments = repair_nulls(arguments, export.original_schema(name))
+            arguments = repair_nulls(arguments, export, name)
         call_id = call.get("id")
         if call_id is not None and not isinstance(call_id, str):
             raise ProviderError(f"{where}: functionCall id must be a string")

@@ -120,7 +120,7 @@ def parse_tool_calls(
         name = function["name"]
         arguments = arguments_text(function.get("arguments"), where)
         if export is not None:
-            arguments = repair_nulls(arguments, export.original_schema(name))
+            arguments = repair_nulls(arguments, export, name)
         call_id = call.get("id")
         found.append(
             ToolCall(id=call_id if isinstance(call_id, str) else None, request=Request(name=name, arguments=arguments))

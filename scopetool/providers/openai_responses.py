@@ -158,7 +158,7 @@ def parse_tool_calls(
             name = f"{namespace}.{name}" if namespace else name
         arguments = arguments_text(item.get("arguments"), where)
         if export is not None:
-            arguments = repair_nulls(arguments, export.original_schema(name))
+            arguments = repair_nulls(arguments, export, name)
         found.append(ToolCall(id=call_id, request=Request(name=name, arguments=arguments)))
     return found
 
