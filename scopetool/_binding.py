@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Final, Protocol, TypeAlias, final, runtime_checkable
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, Final, Protocol, TypeAlias, cast, final, runtime_checkable
 
 from ._contract import Contract, InputValidator, Invocation
 from ._definition import Definition, Effect
 from ._errors import InvalidDefinitionError, InvalidInvocationError, InvalidOutputError, InvalidToolError
+from ._func import Func
 from ._outcome import Failure, FailureKind, classify_failure
 from ._output import Output, Result
 
@@ -19,6 +20,8 @@ class Caller(Protocol):
 
     def __call__(self, invocation: Invocation, /) -> Awaitable[Result]: ...
 
+
+_Run: TypeAlias = Callable[[Invocation], Coroutine[Any, Any, Result]]
 
 CallMiddleware: TypeAlias = Callable[[Invocation, Caller], Awaitable[Result]]
 """Decorates execution: ``async def middleware(invocation, call_next) -> Result``.
@@ -60,10 +63,11 @@ class Binding:
     """
 
     # Module-private: only `bind` (below) writes these; nothing outside this module reads them.
-    __slots__ = ("_call", "_contract", "_middlewares", "_tool")
+    __slots__ = ("_call", "_contract", "_direct", "_middlewares", "_tool")
 
     _call: Caller
     _contract: Contract
+    _direct: _Run | None  # the whole call when it needs no checking layer (see `bind`)
     _middlewares: tuple[CallMiddleware, ...]
     _tool: Tool
 
@@ -89,16 +93,24 @@ class Binding:
         """The frozen definition, as advertised and enforced."""
         return self._contract.definition()
 
-    async def call(self, invocation: Invocation, /) -> Result:
-        """Run one invocation admitted by this binding's contract, through its middlewares.
+    def call(self, invocation: Invocation, /) -> Coroutine[Any, Any, Result]:
+        """Run one invocation admitted by this binding's contract, through its middlewares (await it).
 
-        An invocation admitted by any other contract, even of an identical tool, is refused.
+        An invocation admitted by any other contract, even of an identical tool, is refused when awaited.
         """
         # The invocation's module-private contract slot, read without the property call.
         if invocation.__class__ is not Invocation or invocation._contract is not self._contract:  # pyright: ignore[reportPrivateUsage]
-            raise InvalidInvocationError("tool: invalid invocation: invocation does not belong to this binding")
+            return _refused(
+                InvalidInvocationError("tool: invalid invocation: invocation does not belong to this binding")
+            )
+        direct = self._direct
+        if direct is not None:
+            return direct(invocation)
+        return self._checked(invocation)
+
+    async def _checked(self, invocation: Invocation) -> Result:
         if self._middlewares:
-            result = await _Step(self._middlewares, self._call, 0, invocation).run()
+            result = await _Step(self._middlewares, self._call, 0, invocation)(invocation)
         else:
             result = await self._call(invocation)
         if result.__class__ is not Result:
@@ -117,7 +129,10 @@ _CLOSED: Final = 3
 
 @final
 class _Step:
-    """One middleware layer of one call; the `call_next` handed to it forwards at most once."""
+    """The `call_next` of one middleware layer of one call (the root one runs the outermost layer).
+
+    It forwards at most once; awaiting it runs the next layer in its own coroutine.
+    """
 
     __slots__ = ("_call", "_index", "_invocation", "_middlewares", "_state")
 
@@ -130,20 +145,6 @@ class _Step:
         self._invocation = invocation
         self._state = _FRESH
 
-    async def run(self) -> Result:
-        middlewares = self._middlewares
-        middleware = middlewares[self._index]
-        forward = _Step(middlewares, self._call, self._index + 1, self._invocation)
-        try:
-            result = await middleware(self._invocation, forward)
-        finally:
-            state = forward._state
-            forward._state = _CLOSED  # a call_next kept past this point can never run the tool
-        if state != _DONE:
-            what = "without forwarding the invocation" if state == _FRESH else "before its forward finished"
-            raise InvalidInvocationError(f"tool: invalid invocation: middleware {_label(middleware)} returned {what}")
-        return result
-
     async def __call__(self, invocation: Invocation, /) -> Result:
         if invocation is not self._invocation:
             raise InvalidInvocationError("tool: invalid invocation: a middleware forwarded a different invocation")
@@ -153,15 +154,33 @@ class _Step:
             raise InvalidInvocationError("tool: invalid invocation: a middleware forwarded the invocation twice")
         self._state = _RUNNING
         try:
-            if self._index == len(self._middlewares):
+            middlewares = self._middlewares
+            index = self._index
+            if index == len(middlewares):
                 return await self._call(invocation)
-            return await self.run()
+            middleware = middlewares[index]
+            forward = _Step(middlewares, self._call, index + 1, invocation)
+            try:
+                result = await middleware(invocation, forward)
+            finally:
+                state = forward._state
+                forward._state = _CLOSED  # a call_next kept past this point can never run the tool
+            if state != _DONE:
+                what = "without forwarding the invocation" if state == _FRESH else "before its forward finished"
+                raise InvalidInvocationError(
+                    f"tool: invalid invocation: middleware {_label(middleware)} returned {what}"
+                )
+            return result
         finally:
             if self._state == _RUNNING:
                 self._state = _DONE
 
 
-def _definite_failures(call: Caller, name: str) -> Caller:
+async def _refused(error: InvalidInvocationError) -> Result:
+    raise error
+
+
+def _definite_failures(call: Caller, name: str) -> _Run:
     """Make a safe call's ordinary error a definite `FAILED` outcome (the call changed nothing).
 
     Cancellation is not an outcome: `asyncio.CancelledError` is a BaseException and passes through.
@@ -180,6 +199,12 @@ def _definite_failures(call: Caller, name: str) -> Caller:
             raise Failure(kind=FailureKind.FAILED, output=public, cause=error) from None
 
     return safe_call
+
+
+def _makes_results(call: object) -> bool:
+    """Whether `call` is `Func.call` of a plain `Func`: a coroutine function that returns exactly a `Result`."""
+    own = Func.__dict__["call"]  # the function itself (pyright cannot type a generic class's method unbound)
+    return getattr(call, "__func__", None) is own and type(getattr(call, "__self__", None)) is Func
 
 
 def _label(middleware: object) -> str:
@@ -226,6 +251,11 @@ def bind(tool: Tool, /, *middlewares: CallMiddleware) -> Binding:
     binding._contract = contract  # pyright: ignore[reportPrivateUsage]
     binding._tool = tool  # pyright: ignore[reportPrivateUsage]
     safe = definition.effect is Effect.SAFE
-    binding._call = _definite_failures(call, definition.name) if safe else call  # pyright: ignore[reportPrivateUsage]
+    run = _definite_failures(call, definition.name) if safe else call
+    binding._call = run  # pyright: ignore[reportPrivateUsage]
+    # With no middleware, a call that makes its own exact Result (and `_definite_failures`'s wrapper of
+    # it) is awaited as it is, without a checking layer around it.
+    direct = not middlewares and _makes_results(call)
+    binding._direct = cast("_Run", run) if direct else None  # pyright: ignore[reportPrivateUsage]
     binding._middlewares = tuple(middlewares)  # pyright: ignore[reportPrivateUsage]
     return binding

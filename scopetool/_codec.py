@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, final
 
@@ -47,9 +46,6 @@ T = TypeVar("T")
 
 NOTHING: Final = object()
 """Returned by `take_decoded` when there is no admitted value to hand out."""
-_TAKE: Final = threading.Lock()  # makes handing out the admitted value once atomic across threads
-_take: Final = _TAKE.acquire  # called directly: cheaper than a with statement on this hot path
-_taken: Final = _TAKE.release
 
 
 def take_decoded(invocation: Invocation, decoder: object) -> Any:
@@ -61,13 +57,12 @@ def take_decoded(invocation: Invocation, decoder: object) -> Any:
     # The module-private slots of `Invocation` and `Contract`, which `Contract.prepare` wrote.
     if invocation._contract._decoder is not decoder:  # pyright: ignore[reportPrivateUsage]
         return NOTHING
-    _take()
     try:
-        value = invocation._decoded  # pyright: ignore[reportPrivateUsage]
-        invocation._decoded = NOTHING  # pyright: ignore[reportPrivateUsage]
-    finally:
-        _taken()
-    return value
+        # One list.pop is atomic (under the GIL, and under the list's own lock without it), so of
+        # concurrent takers exactly one gets the value; no lock is needed.
+        return invocation._decoded.pop()  # pyright: ignore[reportPrivateUsage]
+    except IndexError:
+        return NOTHING
 
 
 @final
@@ -235,8 +230,9 @@ class OutputEncoder(Generic[T]):
         exact = self._exact
         # An int or a bool encodes as a plain number or literal; a float only when finite (pydantic
         # writes NaN and Infinity as constants, which the full check refuses).
+        # Such a value cannot mismatch, so pydantic has no warning to raise (none is asked to be off).
         if value.__class__ is exact and (exact is not float or _isfinite(value)):
-            return completed_details(self._serializer.to_json(value, warnings=False))
+            return completed_details(self._serializer.to_json(value))
         return completed(self.encode(value))
 
     def encode(self, value: T) -> Output:

@@ -103,7 +103,7 @@ class Invocation:
     _admission: Admission
     _arguments: bytes | str
     _contract: Contract
-    _decoded: Any
+    _decoded: list[Any]  # the admitted value, alone, until `take_decoded` pops it
 
     def __init__(self) -> None:
         raise TypeError("an Invocation is made only by Contract.prepare")
@@ -279,7 +279,7 @@ class Contract:
         invocation._arguments = raw  # pyright: ignore[reportPrivateUsage]
         invocation._contract = self  # pyright: ignore[reportPrivateUsage]
         invocation._admission = admission  # pyright: ignore[reportPrivateUsage]
-        invocation._decoded = value  # pyright: ignore[reportPrivateUsage]
+        invocation._decoded = [value]  # pyright: ignore[reportPrivateUsage]
         return invocation
 
     def _full_check(self, raw: str | bytes, value: Any, counted: int, colons: int) -> None:

@@ -64,6 +64,8 @@ class Func(Generic[P, R]):
         self._encoder: OutputEncoder[Any] = plan.encoder
         self._model_parameter = plan.model_parameter
         self._fills = plan.fills
+        # Whether the decoded arguments are the function's keyword arguments as they are (checked once).
+        self._as_decoded = plan.model_parameter is None and not plan.fills
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         """Call the plain function, bypassing admission."""
@@ -87,14 +89,7 @@ class Func(Generic[P, R]):
         value = take_decoded(invocation, self._decoder)
         if value is NOTHING:
             value = self._decoder.decode(invocation)
-        kwargs: dict[str, Any]
-        if self._model_parameter is not None:
-            kwargs = {self._model_parameter: value}
-        else:
-            kwargs = value
-            for parameter, field in self._fills:
-                if parameter not in kwargs:
-                    kwargs[parameter] = field.get_default(call_default_factory=True, validated_data=kwargs)
+        kwargs: dict[str, Any] = value if self._as_decoded else self._keywords(value)
         coroutine = self._coroutine
         if coroutine is not None:
             returned = await coroutine(**kwargs)
@@ -103,6 +98,16 @@ class Func(Generic[P, R]):
 
             returned = await asyncio.to_thread(cast("Callable[..., Any]", self._sync), **kwargs)
         return self._encoder.result(returned)
+
+    def _keywords(self, value: Any) -> dict[str, Any]:
+        """The keyword arguments of the decoded `value`: the model parameter, or the defaults filled in."""
+        if self._model_parameter is not None:
+            return {self._model_parameter: value}
+        kwargs: dict[str, Any] = value
+        for parameter, field in self._fills:
+            if parameter not in kwargs:
+                kwargs[parameter] = field.get_default(call_default_factory=True, validated_data=kwargs)
+        return kwargs
 
     def __repr__(self) -> str:
         return f"Func(name={self.name!r})"

@@ -13,6 +13,7 @@ from scopetool import (
     Binding,
     Caller,
     Definition,
+    Func,
     InputRejection,
     InvalidDefinitionError,
     InvalidInvocationError,
@@ -495,6 +496,16 @@ async def test_invocation_of_identical_tool_is_refused() -> None:
     assert second.ran == []
 
 
+async def test_foreign_invocation_is_refused_when_awaited() -> None:
+    """Calling with a foreign invocation gives an awaitable; awaiting it, not the call, raises."""
+    first, second = RawTool(), RawTool()
+    binding_a, binding_b = bind(first), bind(second)
+    pending = binding_b.call(prepare(binding_a))
+    with pytest.raises(InvalidInvocationError, match="does not belong"):
+        await pending
+    assert second.ran == []
+
+
 async def test_invocation_of_same_tool_bound_twice_is_refused() -> None:
     """Binding the same tool twice gives two contracts that refuse each other's invocations."""
     binding_a, binding_b = bind(echo), bind(echo)
@@ -524,6 +535,41 @@ async def test_tool_returning_non_result_raises() -> None:
     binding = bind(Sloppy())
     with pytest.raises(InvalidOutputError, match="not a Result"):
         await binding.call(prepare(binding))
+
+
+async def test_func_subclass_returning_non_result_raises() -> None:
+    """A Func subclass whose own call returns something other than a Result still raises InvalidOutputError."""
+
+    async def double(n: int) -> int:
+        """Double n."""
+        return 2 * n
+
+    class Sloppy(Func[..., Any]):
+        async def call(self, invocation: Invocation, /) -> Any:
+            return Output.from_text("not wrapped")
+
+    binding = bind(Sloppy(double))
+    with pytest.raises(InvalidOutputError, match="not a Result"):
+        await binding.call(prepare(binding, '{"n":2}'))
+    plain = bind(Func(double))
+    assert (await plain.call(prepare(plain, '{"n":2}'))).output.details == b"4"
+
+
+async def test_func_with_replaced_call_returning_non_result_raises() -> None:
+    """A Func whose call was replaced on the instance is checked like any tool: a non-Result raises."""
+
+    async def double(n: int) -> int:
+        """Double n."""
+        return 2 * n
+
+    async def sloppy(invocation: Invocation, /) -> Any:
+        return Output.from_text("not wrapped")
+
+    replaced = Func(double)
+    replaced.call = sloppy  # type: ignore[method-assign]
+    binding = bind(replaced)
+    with pytest.raises(InvalidOutputError, match="not a Result"):
+        await binding.call(prepare(binding, '{"n":2}'))
 
 
 async def test_32_concurrent_calls_get_their_own_results() -> None:

@@ -104,3 +104,16 @@ def test_another_decoder_gets_nothing() -> None:
     invocation = bind(echo).contract.prepare(Request(name="echo", arguments='{"a":7}'))
     assert take_decoded(invocation, tool(echo.__wrapped__).input_validator()) is NOTHING
     assert take_decoded(invocation, echo.input_validator()) == {"a": 7}
+
+
+def test_the_admitted_value_is_handed_out_once() -> None:
+    """The first take of an invocation gets its admitted value; every later take gets NOTHING."""
+
+    @tool
+    def echo(a: int) -> int:
+        """Echo."""
+        return a
+
+    invocation = bind(echo).contract.prepare(Request(name="echo", arguments='{"a":7}'))
+    decoder = echo.input_validator()
+    assert [take_decoded(invocation, decoder) for _ in range(3)] == [{"a": 7}, NOTHING, NOTHING]
