@@ -211,19 +211,25 @@ def _calibrate(run: Callable[[str], Any], raw: str, target: float) -> int:
         count *= 4
 
 
+def interleaved_medians(
+    runners: dict[str, tuple[Callable[[Any], Any], Any]], rounds: int, target: float
+) -> dict[str, float]:
+    """Median ns per call of each ``label: (run, argument)``, the runners taking turns in every round."""
+    for run, arg in runners.values():  # warm up
+        _batch(run, arg, 50)
+    counts = {label: _calibrate(run, arg, target) for label, (run, arg) in runners.items()}
+    samples: dict[str, list[float]] = {label: [] for label in runners}
+    for _ in range(rounds):
+        for label, (run, arg) in runners.items():
+            samples[label].append(_batch(run, arg, counts[label]) / counts[label])
+    return {label: statistics.median(values) for label, values in samples.items()}
+
+
 def measure(rounds: int, target: float) -> list[dict[str, Any]]:
     """Median ns per call of every runner on every case, over interleaved rounds."""
     rows = []
     for name, fn, raw in CASES:
-        runners = {label: make(fn, raw) for label, make in RUNNERS.items()}
-        for run in runners.values():  # warm up
-            _batch(run, raw, 50)
-        counts = {label: _calibrate(run, raw, target) for label, run in runners.items()}
-        samples: dict[str, list[float]] = {label: [] for label in runners}
-        for _ in range(rounds):
-            for label, run in runners.items():
-                samples[label].append(_batch(run, raw, counts[label]) / counts[label])
-        medians = {label: statistics.median(values) for label, values in samples.items()}
+        medians = interleaved_medians({label: (make(fn, raw), raw) for label, make in RUNNERS.items()}, rounds, target)
         rows.append({"case": name, "bytes": len(raw), **medians, "ratio": medians["scopetool"] / medians["bare"]})
     return rows
 
@@ -292,14 +298,7 @@ def breakdown(rounds: int, target: float) -> list[dict[str, Any]]:
             assert plain in raw
             colon_raw = raw.replace(plain, colon)
             runners["colon"] = (scopetool_prepare(fn, colon_raw), colon_raw)
-        for run, arg in runners.values():  # warm up
-            _batch(run, arg, 50)
-        counts = {label: _calibrate(run, arg, target) for label, (run, arg) in runners.items()}
-        samples: dict[str, list[float]] = {label: [] for label in runners}
-        for _ in range(rounds):
-            for label, (run, arg) in runners.items():
-                samples[label].append(_batch(run, arg, counts[label]) / counts[label])
-        ns = {label: statistics.median(values) for label, values in samples.items()}
+        ns = interleaved_medians(runners, rounds, target)
         ns["rest"] = ns["prepare"] - ns["schema"] - ns["count"] - ns.get("scan", 0.0)
         rows.append({"case": name, "bytes": len(raw), "ns": ns})
     return rows

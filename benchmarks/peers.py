@@ -21,13 +21,12 @@ that of `admission.py`: calibrated batches, run round-robin over the rounds, med
 from __future__ import annotations
 
 import argparse
-import statistics
 import warnings
 from collections.abc import Callable
 from typing import Any
 
 import pydantic_core
-from admission import CASES, _batch, _calibrate, bare_validator, scopetool_prepare
+from admission import CASES, bare_validator, interleaved_medians, scopetool_prepare
 
 Runner = Callable[[Any], Any]
 Maker = Callable[[Callable[..., Any], str], tuple[Runner, Any]]
@@ -190,14 +189,7 @@ def measure(rounds: int, target: float) -> tuple[list[dict[str, Any]], dict[str,
                 continue
             if _accepts(*runners[label]) != expect_valid:
                 notes.setdefault(label, f"note: {'rejects' if expect_valid else 'accepts'} the {case} input")
-        for run, arg in runners.values():  # warm up
-            _batch(run, arg, 50)
-        counts = {label: _calibrate(run, arg, target) for label, (run, arg) in runners.items()}
-        samples: dict[str, list[float]] = {label: [] for label in runners}
-        for _ in range(rounds):
-            for label, (run, arg) in runners.items():
-                samples[label].append(_batch(run, arg, counts[label]) / counts[label])
-        rows.append({"case": case, "bytes": len(raw), "ns": {k: statistics.median(v) for k, v in samples.items()}})
+        rows.append({"case": case, "bytes": len(raw), "ns": interleaved_medians(runners, rounds, target)})
     return rows, notes
 
 
