@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic_core import SchemaValidator, core_schema
 
 from scopetool import Request, bind, tool
+from scopetool._contract import SPEEDUPS, _prepare_python
 from scopetool._json import may_hold_non_finite, syntax_problem
 
 
@@ -189,6 +190,11 @@ def scopetool_prepare(fn: Callable[..., Any], raw: str) -> Callable[[str], Any]:
 
 
 RUNNERS = {"bare": bare_validator, "scopetool": scopetool_prepare}
+ADMISSION_PATH = (
+    "prepare's common path in C (scopetool._speedups)"
+    if SPEEDUPS
+    else "prepare in pure Python (scopetool._speedups not built, or SCOPETOOL_PURE_PYTHON set)"
+)
 
 
 def _batch(run: Callable[[str], Any], raw: str, count: int) -> int:
@@ -234,8 +240,8 @@ def measure(rounds: int, target: float) -> list[dict[str, Any]]:
     return rows
 
 
-# A string value that holds ":" (a time, a URL): the member count alone then cannot rule out a duplicate,
-# so prepare also counts the ":" inside the decoded value's strings. The small case has no string member.
+# A string value that holds ":" (a time, a URL): the pure-Python member count alone then cannot rule out
+# a duplicate, so it also counts the ":" inside the decoded value's strings (the C scan does not care).
 COLON_IN_STRING = {
     "medium/valid": ('"vector database written in rust"', '"vector database: written in rust"'),
     "large/valid": ('"leave at the door"', '"leave at: the door"'),
@@ -243,21 +249,35 @@ COLON_IN_STRING = {
 BREAKDOWN = [
     ("bare", "bare pydantic-core validate_json (baseline)"),
     ("schema", "the contract's validator, as prepare calls it"),
-    ("count", "duplicate-key skip: count ':' and the decoded members"),
-    ("parse", "full I-JSON parse (duplicate keys): what the skip saves"),
-    ("strings", "':' inside strings: count them in the decoded value (when ':' outnumber the members)"),
-    ("scan", "NaN/Infinity scan (schemas with decimal or complex positions)"),
+    ("vouch", "C scan of the raw text: repeated names, NaN, inexact numbers (`_speedups.scan`)"),
+    ("parse", "full I-JSON parse (duplicate keys): what the scan saves"),
     ("prepare", "Contract.prepare, everything"),
     ("rest", "the rest of prepare: type, name and size checks, the Invocation"),
-    ("colon", "Contract.prepare, a string value holding ':' (the strings' ':' counted too)"),
+    ("colon", "Contract.prepare, a string value holding ':'"),
+    ("pure", "Contract.prepare in pure Python (no C extension)"),
+    ("count", "pure Python: count ':' and the decoded members"),
+    ("strings", "pure Python: ':' inside strings, counted in the decoded value (when ':' outnumber the members)"),
+    ("scan", "pure Python: NaN/Infinity scan (schemas with decimal or complex positions)"),
 ]
+
+
+def pure_prepare(fn: Callable[..., Any], raw: str) -> Callable[[str], Any]:
+    """The pure-Python `Contract.prepare` of `fn` made a tool, as it runs without the C extension."""
+    contract = bind(tool(fn)).contract
+    request = Request(name=fn.__name__, arguments=raw)
+
+    def run(_: str) -> Any:
+        return _prepare_python(contract, request)
+
+    return run
 
 
 def breakdown(rounds: int, target: float) -> list[dict[str, Any]]:
     """What each admission check costs on its own, per valid case: median ns over interleaved rounds.
 
-    The checks are timed apart from prepare with the contract's own parts (its validator, member
-    counter and the I-JSON parser); "rest" is prepare less the parts it ran on that input.
+    The checks are timed apart from prepare with the contract's own parts (its validator, the C scan,
+    the pure-Python member counter and the I-JSON parser); "rest" is prepare less the parts it ran on
+    that input. Without the C extension, prepare is the pure-Python one and the C rows are absent.
     """
     rows = []
     for name, fn, raw in CASES[::2]:
@@ -284,6 +304,11 @@ def breakdown(rounds: int, target: float) -> list[dict[str, Any]]:
             "parse": (parse, raw),
             "prepare": (scopetool_prepare(fn, raw), raw),
         }
+        if SPEEDUPS:
+            from scopetool._speedups import scan
+
+            runners["vouch"] = (scan, raw)
+            runners["pure"] = (pure_prepare(fn, raw), raw)
         if contract._scan_non_finite:
             runners["scan"] = (may_hold_non_finite, raw)
         strings = contract._strings
@@ -299,7 +324,10 @@ def breakdown(rounds: int, target: float) -> list[dict[str, Any]]:
             colon_raw = raw.replace(plain, colon)
             runners["colon"] = (scopetool_prepare(fn, colon_raw), colon_raw)
         ns = interleaved_medians(runners, rounds, target)
-        ns["rest"] = ns["prepare"] - ns["schema"] - ns["count"] - ns.get("scan", 0.0)
+        if SPEEDUPS:
+            ns["rest"] = ns["prepare"] - ns["schema"] - ns["vouch"]
+        else:
+            ns["rest"] = ns["prepare"] - ns["schema"] - ns["count"] - ns.get("scan", 0.0)
         rows.append({"case": name, "bytes": len(raw), "ns": ns})
     return rows
 
@@ -323,7 +351,8 @@ def report(rounds: int, target: float) -> str:
     """The benchmark's Markdown report: how it was run, then one row per case."""
     versions = " ".join(f"{p}=={metadata.version(p)}" for p in ("scopetool", "pydantic", "pydantic-core", "jiter"))
     lines = [
-        f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs; {versions}.",
+        f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs; {versions}; "
+        f"{ADMISSION_PATH}.",
         f"Command: `python benchmarks/admission.py --rounds {rounds} --target {target}`; median ns per call over "
         f"{rounds} interleaved rounds.",
         "",

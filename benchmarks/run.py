@@ -141,11 +141,16 @@ def slower(rows: list[dict[str, Any]], breakdown: list[dict[str, Any]]) -> list[
             )
     for row in breakdown:
         ns = row["ns"]
-        if "colon" in ns:
+        if "colon" in ns and ns["colon"] > 1.1 * ns["prepare"]:
             lines.append(
                 f"- {row['case']} with a ':' inside a string value: prepare {ns['colon']:.0f} ns, "
                 f"{ns['colon'] / ns['bare']:.2f}x the bare validator (against {ns['prepare'] / ns['bare']:.2f}x "
                 "without it)."
+            )
+        if "pure" in ns:
+            lines.append(
+                f"- {row['case']} without the C extension: the pure-Python prepare takes {ns['pure']:.0f} ns, "
+                f"{ns['pure'] / ns['bare']:.2f}x the bare validator (against {ns['prepare'] / ns['bare']:.2f}x)."
             )
     return lines
 
@@ -194,7 +199,7 @@ def main() -> None:
         f"Machine: {_cpu()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}; "
         f"Python {platform.python_version()} ({platform.python_implementation()}).",
         "",
-        "Versions: " + ", ".join(_version(p) for p in PACKAGES) + ".",
+        "Versions: " + ", ".join(_version(p) for p in PACKAGES) + f"; {admission.ADMISSION_PATH}.",
         "",
         f"Command: `{command.strip()}` ({args.rounds} interleaved rounds of {args.target} s batches, medians; "
         f"imports: median of {args.imports} fresh subprocesses each).",

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import functools
 import math
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final, NewType, cast, final
@@ -231,13 +231,11 @@ class Contract:
             # take 1 to 4 bytes, so only a long string needs encoding to measure it.
             if len(raw) > _SURELY_SMALL and len(raw.encode("utf-8", "surrogatepass")) > MAX_INPUT_BYTES:
                 raise self._oversize(len(raw.encode("utf-8", "surrogatepass")))
-            colon: Any = ":"
         else:
             if raw.__class__ is not bytes:
                 raw = _as_bytes(raw)
             if len(raw) > MAX_INPUT_BYTES:
                 raise self._oversize(len(raw))
-            colon = b":"
         validate = self._validate
         if validate is None:
             raw = _unblanked(raw)
@@ -264,16 +262,9 @@ class Contract:
                     # little more than pydantic's own error. The failure's traceback only leads back
                     # here, to a frame that holds the failure: dropping it spares the collector a cycle.
                     failure.__traceback__ = None
-                    raise deferred_rejection(functools.partial(self._explain, raw, failure))
+                    raise deferred_rejection(_explain, self, raw, failure)
                 raise self._rejected_after(raw, failure)
-            # Duplicate members: every object member needs one ":" outside strings, so when the decoded
-            # value accounts for as many members as there are ":" bytes, no object held a name twice and
-            # the full I-JSON parse could find nothing. Otherwise (or when NaN could hide in a position
-            # the count does not see) `_full_check` decides.
-            counted = self._count(value)
-            colons = raw.count(colon)
-            if colons > counted or (self._scan_non_finite and may_hold_non_finite(raw)):
-                self._full_check(raw, value, counted, colons)
+            self._check_members(raw, value)
         # The module-private slots of a new Invocation (pyright checks privacy per class, not per module).
         invocation = _new(Invocation)
         invocation._arguments = raw  # pyright: ignore[reportPrivateUsage]
@@ -281,6 +272,19 @@ class Contract:
         invocation._admission = admission  # pyright: ignore[reportPrivateUsage]
         invocation._decoded = [value]  # pyright: ignore[reportPrivateUsage]
         return invocation
+
+    def _check_members(self, raw: str | bytes, value: Any) -> None:
+        """Reject a schema-valid document that breaks I-JSON: a repeated member name, NaN or Infinity.
+
+        Every object member needs one ":" outside strings, so when the decoded value accounts for as
+        many members as there are ":" in the document, no object held a name twice and the full I-JSON
+        parse could find nothing. Otherwise (or when NaN could hide in a position the count does not
+        see) `_full_check` decides.
+        """
+        counted = self._count(value)
+        colons = raw.count(":" if raw.__class__ is str else b":")  # type: ignore[arg-type]
+        if colons > counted or (self._scan_non_finite and may_hold_non_finite(raw)):
+            self._full_check(raw, value, counted, colons)
 
     def _full_check(self, raw: str | bytes, value: Any, counted: int, colons: int) -> None:
         """The full I-JSON parse of an admitted document, for when the member count cannot rule out a problem.
@@ -357,11 +361,6 @@ class Contract:
 
     # -- rejections
 
-    def _explain(self, raw: str | bytes, failure: Exception) -> tuple[str, BaseException | None]:
-        """The message and cause of a rejection raised with its explanation pending."""
-        error = self._rejected_after(raw, failure)
-        return str(error), error.__cause__
-
     def _utf8(self, raw: str | bytes) -> bytes:
         if raw.__class__ is bytes:
             return raw  # pyright: ignore[reportReturnType] - pyright does not narrow `x.__class__ is T` (mypy does)
@@ -418,6 +417,12 @@ class Contract:
 
     def __repr__(self) -> str:
         return f"Contract(name={self._name!r})"
+
+
+def _explain(contract: Contract, raw: str | bytes, failure: Exception) -> tuple[str, BaseException | None]:
+    """The message and cause of a rejection raised with its explanation pending."""
+    error = contract._rejected_after(raw, failure)  # pyright: ignore[reportPrivateUsage] - this module's class
+    return str(error), error.__cause__
 
 
 def _uncounted(value: object) -> int:
@@ -518,3 +523,42 @@ def _invalid(rejection: InputRejection) -> InvalidInvocationError:
 def _quote(name: object) -> str:
     text = repr(name)
     return text if len(text) <= 80 else text[:79] + "…"
+
+
+_prepare_python: Final = Contract.prepare
+"""The pure-Python `Contract.prepare`: the reference, and the whole of it without `scopetool._speedups`."""
+
+
+def _install_speedups() -> bool:
+    """Put the C `prepare` of `scopetool._speedups` on `Contract`, unless it is missing or turned off.
+
+    The C method takes the common path itself and hands every other case to `_prepare_python`, so
+    both admit and reject exactly the same requests. SCOPETOOL_PURE_PYTHON=1 keeps the pure one.
+    """
+    if os.environ.get("SCOPETOOL_PURE_PYTHON", "") not in ("", "0"):
+        return False
+    try:
+        from . import _speedups  # noqa: PLC0415 - optional, compiled at install where a C compiler is found
+    except ImportError:
+        return False
+    method = _speedups.install(
+        contract=Contract,
+        invocation=Invocation,
+        request=Request,
+        admission=Admission,
+        error=InvalidInvocationError,
+        default_admission=_NO_ADMISSION,
+        validation_error=ValidationError,
+        pure_prepare=_prepare_python,
+        explain=_explain,
+        rejected_after=Contract._rejected_after,  # pyright: ignore[reportPrivateUsage] - this module's class
+        check_members=Contract._check_members,  # pyright: ignore[reportPrivateUsage] - this module's class
+        surely_small=_SURELY_SMALL,
+        max_bytes=MAX_INPUT_BYTES,
+    )
+    type.__setattr__(Contract, "prepare", method)
+    return True
+
+
+SPEEDUPS: Final = _install_speedups()
+"""Whether `Contract.prepare` runs the C common path of `scopetool._speedups` (else it is `_prepare_python`)."""

@@ -58,13 +58,14 @@ class InvalidInvocationError(ScopetoolError, ValueError):
     # on every other instance.
     __slots__ = ("_pending",)
 
-    _pending: Explanation
+    _pending: tuple[Any, ...]  # an explanation and its arguments (see `deferred_rejection`)
 
     def _settle(self) -> None:
         with _SETTLING:  # reentrant: an explanation reads the errors it builds
-            explain: Explanation | None = getattr(self, "_pending", None)
-            if explain is not None:
-                message, cause = explain()
+            pending: tuple[Any, ...] | None = getattr(self, "_pending", None)
+            if pending is not None:
+                explain, *arguments = pending
+                message, cause = explain(*arguments)
                 _ARGS.__set__(self, (message,))
                 _CAUSE.__set__(self, cause)
                 del self._pending
@@ -105,22 +106,22 @@ class InvalidInvocationError(ScopetoolError, ValueError):
         return super().__reduce__()
 
 
-Explanation = Callable[[], tuple[str, BaseException | None]]
-"""Builds a pending rejection's message and cause (see `deferred_rejection`)."""
+Explanation = Callable[..., tuple[str, BaseException | None]]
+"""Builds a pending rejection's message and cause from its arguments (see `deferred_rejection`)."""
 
 _SETTLING: Final = threading.RLock()
 _ARGS: Final[Any] = BaseException.__dict__["args"]
 _CAUSE: Final[Any] = BaseException.__dict__["__cause__"]
 
 
-def deferred_rejection(explain: Explanation) -> InvalidInvocationError:
-    """An `InvalidInvocationError` whose message and cause `explain` builds when first read.
+def deferred_rejection(explain: Explanation, *arguments: Any) -> InvalidInvocationError:
+    """An `InvalidInvocationError` whose message and cause ``explain(*arguments)`` builds when first read.
 
     `explain` must be deterministic and must not fail: it runs at most once, on whichever thread
-    reads the error first.
+    reads the error first. (The C prepare of `scopetool._speedups` stores the same tuple.)
     """
     error = InvalidInvocationError.__new__(InvalidInvocationError)
-    error._pending = explain  # pyright: ignore[reportPrivateUsage] - this module's own class
+    error._pending = (explain, *arguments)  # pyright: ignore[reportPrivateUsage] - this module's own class
     return error
 
 

@@ -1,4 +1,8 @@
-"""`_schema`: the member counter behind prepare's duplicate-key skip, strict core schemas and JSON Schema."""
+"""`_schema`: the member counter behind prepare's duplicate-key skip, strict core schemas and JSON Schema.
+
+The counter serves the pure-Python prepare (`_prepare_python`), which these tests call directly: the C
+prepare of `scopetool._speedups` vouches for most documents without it (tests/test_speedups.py).
+"""
 
 import dataclasses
 import datetime
@@ -39,6 +43,7 @@ from scopetool import (
     classify_input_rejection,
     tool,
 )
+from scopetool._contract import _prepare_python
 from scopetool._schema import STRICT_CONFIG, json_schema_of, member_counter, strict_core_schema, string_colons
 
 # ---------------------------------------------------------------------------------------------------
@@ -397,7 +402,7 @@ def decoder_of(func: Func[..., str]) -> InputDecoder[Any]:
 def rejection_message(binding: Binding, raw: str | bytes) -> str:
     """Prepare `raw`, expect a rejection, and return its model-facing message."""
     with pytest.raises(InvalidInvocationError) as info:
-        binding.contract.prepare(Request(name=binding.name, arguments=raw))
+        _prepare_python(binding.contract, Request(name=binding.name, arguments=raw))
     rejection = classify_input_rejection(info.value)
     assert rejection is not None
     return rejection.message
@@ -423,7 +428,7 @@ def test_counter_equals_the_members_of_a_valid_document(
     decoder = decoder_of(func)
     assert decoder.counter is not None
     assert decoder.counter(decoder(raw)) == members(raw)
-    assert binding.contract.prepare(Request(name="shape", arguments=raw)).arguments == raw.encode()
+    assert _prepare_python(binding.contract, Request(name="shape", arguments=raw)).arguments == raw.encode()
 
 
 BY_ALIAS_DOCS = [param for param in DOCS if '"first_name"' not in param.values[1] and '"last"' not in param.values[1]]
@@ -460,7 +465,7 @@ def test_prepare_skips_the_full_parse_when_the_counts_match(monkeypatch: pytest.
         '{"top":{"middle":{"leaf":{"v":1},"w":"a:b"}}}',
         '{"top":{"middle":{"leaf":{"v":1},"w":"a\\u003ab\\u003A"}}}',
     ):
-        binding.contract.prepare(Request(name="shape", arguments=raw))
+        _prepare_python(binding.contract, Request(name="shape", arguments=raw))
     assert calls == []
 
 
@@ -470,7 +475,7 @@ def test_prepare_runs_the_full_parse_for_colons_it_cannot_account_for(monkeypatc
     binding = bind(model_tool(Rewritten))
     docs = ['{"tag":"a:b"}', '{"tag":"a","at":"10:30:00"}', '{"tag":"a","at":null,"n":1}']
     for raw in docs:
-        binding.contract.prepare(Request(name="shape", arguments=raw))
+        _prepare_python(binding.contract, Request(name="shape", arguments=raw))
     assert calls == [docs[0].encode(), docs[1].encode()]
 
 
@@ -558,7 +563,7 @@ def test_only_advertised_spellings_are_admitted() -> None:
     assert set(advertised["properties"]) == {"firstName", "lastItem"}
     assert "$.first_name: unknown field" in rejection_message(bind(func), '{"first_name":"a"}')
     raw = '{"firstName":"a"}'
-    assert bind(func).contract.prepare(Request(name="shape", arguments=raw)).arguments == raw.encode()
+    assert _prepare_python(bind(func).contract, Request(name="shape", arguments=raw)).arguments == raw.encode()
     jsonschema.Draft202012Validator(advertised).validate(json.loads(raw))
 
 
@@ -724,7 +729,7 @@ LOOSE_BINDING = bind(LOOSE)
 def test_counter_matches_members_for_generated_unconstrained_documents(blob: Any, many: Any, table: Any) -> None:
     """For generated documents in Any, list[Any] and dict[str, Any] positions, the counter is exact."""
     raw = json.dumps({"blob": blob, "many": many, "table": table}, ensure_ascii=False)
-    assert LOOSE_BINDING.contract.prepare(Request(name="loose", arguments=raw)).arguments == raw.encode()
+    assert _prepare_python(LOOSE_BINDING.contract, Request(name="loose", arguments=raw)).arguments == raw.encode()
     decoder = decoder_of(LOOSE)
     assert decoder.counter is not None
     assert decoder.counter(decoder(raw)) == members(raw)
@@ -800,7 +805,7 @@ def test_numbers_a_double_holds_exactly_are_admitted_in_bulk_counted_positions(w
     template, model = NUMBER_POSITIONS[where]
     binding = bind(model_tool(model))
     raw = template % number
-    assert binding.contract.prepare(Request(name="shape", arguments=raw)).arguments == raw.encode()
+    assert _prepare_python(binding.contract, Request(name="shape", arguments=raw)).arguments == raw.encode()
 
 
 class Defaults(BaseModel):
@@ -820,7 +825,7 @@ def test_a_float_default_that_is_no_number_is_left_alone() -> None:
     """A listed model's float field whose default is None is counted item by item, never summed."""
     binding = bind(model_tool(DefaultsList))
     for raw in ('{"items":[{},{"rate":1.5}]}', '{"items":[{"price":2.5}]}'):
-        assert binding.contract.prepare(Request(name="shape", arguments=raw)).arguments == raw.encode()
+        assert _prepare_python(binding.contract, Request(name="shape", arguments=raw)).arguments == raw.encode()
     assert "same member name twice" in rejection_message(binding, '{"items":[{"rate":1,"rate":2}]}')
 
 
@@ -983,7 +988,7 @@ def test_duplicates_are_still_rejected_without_a_counter(model: type[BaseModel])
     binding = bind(model_tool(model))
     extra = ',"point":{"n":2}' if "point" in model.model_fields else ',"item":{"name":"i"}'
     raw = '{"n":1' + extra + "}"
-    assert binding.contract.prepare(Request(name="shape", arguments=raw)).arguments == raw.encode()
+    assert _prepare_python(binding.contract, Request(name="shape", arguments=raw)).arguments == raw.encode()
     for doc in duplicates_of(raw):
         assert "same member name twice" in rejection_message(binding, doc)
 

@@ -1,0 +1,558 @@
+/* scopetool._speedups: the common path of `Contract.prepare` in C.
+ *
+ * It is optional. `scopetool._contract` installs `prepare` from here when the module imports (and
+ * SCOPETOOL_PURE_PYTHON is not set); the pure-Python `prepare` stays the reference and does every
+ * part this path does not: wrong types, another name, long or blank arguments, rejections other
+ * than pydantic's, and every document the scan below cannot vouch for. The two must agree on every
+ * input (tests/test_speedups.py and the fuzzer compare them).
+ *
+ * The scan replaces the Python member count: after pydantic-core admitted a document, it reads the
+ * raw text once and vouches that no object holds a member name twice and that no token could hide a
+ * non-finite or inexact number. Whatever it cannot vouch for goes to the Python checks.
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#define OK 0
+#define UNSURE 1
+#define FAILED (-1)
+
+/* Deeper documents go to the Python checks (pydantic-core's own limit is higher). */
+#define MAX_DEPTH 100
+/* At most 15 digits: any such integer is exact in a double, and no such number overflows one. */
+#define MAX_PLAIN_DIGITS 15
+/* Up to this many members, names are compared pairwise; beyond, through a hash table. */
+#define PAIRWISE_MEMBERS 16
+
+/* -- member names of the open objects, as spans of the raw text */
+
+typedef struct {
+    const char *start;
+    Py_ssize_t size; /* in bytes */
+} Span;
+
+typedef struct {
+    Span *spans;
+    Py_ssize_t count;
+    Py_ssize_t capacity;
+    Span inline_spans[32];
+} Names;
+
+static void names_init(Names *names)
+{
+    names->spans = names->inline_spans;
+    names->count = 0;
+    names->capacity = 32;
+}
+
+static void names_free(Names *names)
+{
+    if (names->spans != names->inline_spans) {
+        PyMem_Free(names->spans);
+    }
+}
+
+static int names_push(Names *names, const char *start, Py_ssize_t size)
+{
+    if (names->count == names->capacity) {
+        Py_ssize_t capacity = names->capacity * 2;
+        Span *spans = PyMem_Malloc((size_t)capacity * sizeof(Span));
+        if (spans == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        memcpy(spans, names->spans, (size_t)names->count * sizeof(Span));
+        names_free(names);
+        names->spans = spans;
+        names->capacity = capacity;
+    }
+    names->spans[names->count].start = start;
+    names->spans[names->count].size = size;
+    names->count++;
+    return 0;
+}
+
+static int spans_equal(const Span *a, const Span *b)
+{
+    return a->size == b->size && memcmp(a->start, b->start, (size_t)a->size) == 0;
+}
+
+static size_t span_hash(const Span *span)
+{
+    /* FNV-1a: the table only spreads names, equality is always checked in full. */
+    size_t hash = 2166136261u;
+    for (Py_ssize_t k = 0; k < span->size; k++) {
+        hash = (hash ^ (unsigned char)span->start[k]) * 16777619u;
+    }
+    return hash;
+}
+
+static int names_distinct(Names *names, Py_ssize_t first)
+{
+    /* OK when the names from `first` on are all different, UNSURE when two are equal. */
+    const Span *spans = names->spans + first;
+    Py_ssize_t count = names->count - first;
+    if (count <= PAIRWISE_MEMBERS) {
+        for (Py_ssize_t a = 1; a < count; a++) {
+            for (Py_ssize_t b = 0; b < a; b++) {
+                if (spans_equal(&spans[a], &spans[b])) {
+                    return UNSURE;
+                }
+            }
+        }
+        return OK;
+    }
+    size_t slots = 64;
+    while (slots < (size_t)count * 2) {
+        slots *= 2;
+    }
+    Py_ssize_t *table = PyMem_Malloc(slots * sizeof(Py_ssize_t));
+    if (table == NULL) {
+        PyErr_NoMemory();
+        return FAILED;
+    }
+    for (size_t k = 0; k < slots; k++) {
+        table[k] = -1;
+    }
+    int result = OK;
+    for (Py_ssize_t a = 0; a < count && result == OK; a++) {
+        size_t slot = span_hash(&spans[a]) & (slots - 1);
+        while (table[slot] >= 0) {
+            if (spans_equal(&spans[table[slot]], &spans[a])) {
+                result = UNSURE;
+                break;
+            }
+            slot = (slot + 1) & (slots - 1);
+        }
+        table[slot] = a;
+    }
+    PyMem_Free(table);
+    return result;
+}
+
+/* -- characters a string holds as they are: not '"', not '\\', not a control, ASCII */
+
+static unsigned char plain_ascii[128];
+
+static void plain_init(void)
+{
+    for (int c = 0x20; c < 0x80; c++) {
+        plain_ascii[c] = c != '"' && c != '\\';
+    }
+}
+
+#define PLAIN(c) ((Py_UCS4)(c) < 0x80 && plain_ascii[(c)])
+
+/* -- UTF-8 (bytes only): the width of the well-formed sequence at s[i] (s[i] >= 0x80), or 0 */
+
+static Py_ssize_t utf8_sequence(const Py_UCS1 *s, Py_ssize_t n, Py_ssize_t i)
+{
+    Py_UCS1 lead = s[i];
+    Py_ssize_t width;
+    Py_UCS1 low = 0x80, high = 0xBF; /* the range of the second byte (RFC 3629, table 3-7 of Unicode) */
+    if (lead >= 0xC2 && lead <= 0xDF) {
+        width = 2;
+    }
+    else if (lead >= 0xE0 && lead <= 0xEF) {
+        width = 3;
+        if (lead == 0xE0) {
+            low = 0xA0; /* no overlong forms */
+        }
+        else if (lead == 0xED) {
+            high = 0x9F; /* no surrogates */
+        }
+    }
+    else if (lead >= 0xF0 && lead <= 0xF4) {
+        width = 4;
+        if (lead == 0xF0) {
+            low = 0x90;
+        }
+        else if (lead == 0xF4) {
+            high = 0x8F; /* nothing above U+10FFFF */
+        }
+    }
+    else {
+        return 0;
+    }
+    if (n - i < width || s[i + 1] < low || s[i + 1] > high) {
+        return 0;
+    }
+    for (Py_ssize_t k = 2; k < width; k++) {
+        if (s[i + k] < 0x80 || s[i + k] > 0xBF) {
+            return 0;
+        }
+    }
+    return width;
+}
+
+/* -- the scan, once per code-unit width */
+
+#define CH Py_UCS1
+#define CH_BYTES 1
+#define FN(name) name##_utf8
+#define UTF8 1
+#include "_speedups_scan.h"
+#undef CH
+#undef FN
+#undef UTF8
+
+#define CH Py_UCS1
+#define FN(name) name##_ucs1
+#define UTF8 0
+#include "_speedups_scan.h"
+#undef CH
+#undef CH_BYTES
+#undef FN
+
+#define CH Py_UCS2
+#define CH_BYTES 2
+#define FN(name) name##_ucs2
+#include "_speedups_scan.h"
+#undef CH
+#undef CH_BYTES
+#undef FN
+
+#define CH Py_UCS4
+#define CH_BYTES 4
+#define FN(name) name##_ucs4
+#include "_speedups_scan.h"
+#undef CH
+#undef CH_BYTES
+#undef FN
+#undef UTF8
+
+static int vouch(PyObject *raw)
+{
+    /* OK, UNSURE or FAILED for exact str or bytes (the callers check the type). */
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_CheckExact(raw) && PyUnicode_READY(raw) < 0) {
+        return FAILED;
+    }
+#endif
+    if (PyBytes_CheckExact(raw)) {
+        return vouch_utf8((const Py_UCS1 *)PyBytes_AS_STRING(raw), PyBytes_GET_SIZE(raw));
+    }
+    Py_ssize_t n = PyUnicode_GET_LENGTH(raw);
+    switch (PyUnicode_KIND(raw)) {
+    case PyUnicode_1BYTE_KIND:
+        return vouch_ucs1(PyUnicode_1BYTE_DATA(raw), n);
+    case PyUnicode_2BYTE_KIND:
+        return vouch_ucs2(PyUnicode_2BYTE_DATA(raw), n);
+    default:
+        return vouch_ucs4(PyUnicode_4BYTE_DATA(raw), n);
+    }
+}
+
+static PyObject *scan(PyObject *module, PyObject *raw)
+{
+    if (!PyBytes_CheckExact(raw) && !PyUnicode_CheckExact(raw)) {
+        PyErr_Format(PyExc_TypeError, "scan() takes str or bytes, not %.100s", Py_TYPE(raw)->tp_name);
+        return NULL;
+    }
+    int result = vouch(raw);
+    if (result == FAILED) {
+        return NULL;
+    }
+    return PyBool_FromLong(result == OK);
+}
+
+/* -- prepare */
+
+/* What `install` resolved once: the classes, the private slots' offsets and the Python fallbacks. */
+static struct {
+    PyTypeObject *contract, *invocation, *request, *admission, *error;
+    PyObject *default_admission, *validation_error, *empty;
+    PyObject *pure_prepare, *explain, *rejected_after, *check_members;
+    PyObject *flag_names; /* ("strict", "extra", "by_alias", "by_name") */
+    PyObject *forbid;
+    Py_ssize_t contract_name, contract_validate, contract_flags;
+    Py_ssize_t request_name, request_arguments;
+    Py_ssize_t invocation_arguments, invocation_contract, invocation_admission, invocation_decoded;
+    Py_ssize_t error_pending;
+    Py_ssize_t surely_small, max_bytes;
+    PyMethodDef method;
+    int installed;
+} the;
+
+#define SLOT(object, offset) (*(PyObject **)((char *)(object) + (offset)))
+
+static PyObject *pure(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    /* The pure-Python prepare, with the same arguments. */
+    Py_ssize_t total = nargs + (kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames));
+    PyObject *small[8];
+    PyObject **stack = total < 8 ? small : PyMem_Malloc((size_t)(total + 1) * sizeof(PyObject *));
+    if (stack == NULL) {
+        return PyErr_NoMemory();
+    }
+    stack[0] = self;
+    for (Py_ssize_t k = 0; k < total; k++) {
+        stack[k + 1] = args[k];
+    }
+    PyObject *result = PyObject_Vectorcall(the.pure_prepare, stack, nargs + 1, kwnames);
+    if (stack != small) {
+        PyMem_Free(stack);
+    }
+    return result;
+}
+
+static PyObject *reject(PyObject *self, PyObject *raw)
+{
+    /* Validation failed: raise as the pure path does. Its ValidationError becomes a rejection whose
+     * message is explained when first read; any other failure is classified by Python now. */
+    PyObject *type, *failure, *traceback;
+    PyErr_Fetch(&type, &failure, &traceback);
+    PyErr_NormalizeException(&type, &failure, &traceback);
+    if (failure == NULL) {
+        Py_XDECREF(type);
+        Py_XDECREF(traceback);
+        return NULL;
+    }
+    PyObject *error;
+    if (PyErr_GivenExceptionMatches(type, the.validation_error)) {
+        /* Its traceback only leads into the validator: dropped, as the pure path does. */
+        PyException_SetTraceback(failure, Py_None);
+        error = the.error->tp_new(the.error, the.empty, NULL);
+        if (error != NULL) {
+            PyObject *pending = PyTuple_Pack(4, the.explain, self, raw, failure);
+            if (pending == NULL) {
+                Py_CLEAR(error);
+            }
+            else {
+                SLOT(error, the.error_pending) = pending;
+            }
+        }
+    }
+    else {
+        if (traceback != NULL) {
+            PyException_SetTraceback(failure, traceback);
+        }
+        error = PyObject_CallFunctionObjArgs(the.rejected_after, self, raw, failure, NULL);
+    }
+    Py_XDECREF(traceback);
+    Py_DECREF(type);
+    Py_DECREF(failure);
+    if (error != NULL) {
+        PyErr_SetObject((PyObject *)Py_TYPE(error), error);
+        Py_DECREF(error);
+    }
+    return NULL;
+}
+
+static PyObject *prepare(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (kwnames != NULL || nargs < 1 || nargs > 2) {
+        return pure(self, args, nargs, kwnames);
+    }
+    PyObject *request = args[0];
+    PyObject *admission = nargs == 2 ? args[1] : the.default_admission;
+    if (Py_TYPE(request) != the.request || Py_TYPE(admission) != the.admission) {
+        return pure(self, args, nargs, kwnames);
+    }
+    PyObject *name = SLOT(request, the.request_name);
+    PyObject *own_name = SLOT(self, the.contract_name);
+    if (name != own_name) {
+        if (name == NULL || own_name == NULL || !PyUnicode_CheckExact(name)
+            || PyUnicode_GET_LENGTH(name) != PyUnicode_GET_LENGTH(own_name) || PyUnicode_Compare(name, own_name) != 0) {
+            return pure(self, args, nargs, kwnames);
+        }
+    }
+    PyObject *raw = SLOT(request, the.request_arguments);
+    PyObject *validate = SLOT(self, the.contract_validate);
+    if (raw == NULL || validate == NULL || validate == Py_None) {
+        return pure(self, args, nargs, kwnames);
+    }
+    Py_ssize_t size;
+    int opens;
+    if (PyUnicode_CheckExact(raw)) {
+        size = PyUnicode_GET_LENGTH(raw);
+        if (size > the.surely_small) {
+            return pure(self, args, nargs, kwnames); /* long: Python measures its UTF-8 size */
+        }
+        opens = size > 0 && PyUnicode_READ_CHAR(raw, 0) == '{';
+    }
+    else if (PyBytes_CheckExact(raw)) {
+        size = PyBytes_GET_SIZE(raw);
+        if (size > the.max_bytes) {
+            return pure(self, args, nargs, kwnames);
+        }
+        opens = size > 0 && PyBytes_AS_STRING(raw)[0] == '{';
+    }
+    else {
+        return pure(self, args, nargs, kwnames);
+    }
+
+    PyObject *value;
+    if (SLOT(self, the.contract_flags) == Py_True) {
+        PyObject *call[5] = {raw, Py_True, the.forbid, Py_True, Py_False};
+        value = PyObject_Vectorcall(validate, call, 1, the.flag_names);
+    }
+    else {
+        value = PyObject_Vectorcall(validate, &raw, 1, NULL);
+    }
+    if (value == NULL) {
+        if (!opens) {
+            /* Maybe blank (which means {}): the pure path decides, validating again. */
+            PyErr_Clear();
+            return pure(self, args, nargs, kwnames);
+        }
+        return reject(self, raw);
+    }
+
+    int vouched = vouch(raw);
+    if (vouched == FAILED) {
+        Py_DECREF(value);
+        return NULL;
+    }
+    if (vouched == UNSURE) {
+        PyObject *checked = PyObject_CallFunctionObjArgs(the.check_members, self, raw, value, NULL);
+        if (checked == NULL) {
+            Py_DECREF(value);
+            return NULL;
+        }
+        Py_DECREF(checked);
+    }
+
+    PyObject *decoded = PyList_New(1);
+    if (decoded == NULL) {
+        Py_DECREF(value);
+        return NULL;
+    }
+    PyList_SET_ITEM(decoded, 0, value);
+    PyObject *invocation = the.invocation->tp_alloc(the.invocation, 0);
+    if (invocation == NULL) {
+        Py_DECREF(decoded);
+        return NULL;
+    }
+    SLOT(invocation, the.invocation_arguments) = Py_NewRef(raw);
+    SLOT(invocation, the.invocation_contract) = Py_NewRef(self);
+    SLOT(invocation, the.invocation_admission) = Py_NewRef(admission);
+    SLOT(invocation, the.invocation_decoded) = decoded;
+    return invocation;
+}
+
+/* -- install */
+
+static int slot_offset(PyTypeObject *type, const char *name, Py_ssize_t *offset)
+{
+    /* The offset of `type`'s own __slots__ member `name`, read from its member descriptor. */
+    PyObject *descriptor = PyDict_GetItemString(type->tp_dict, name);
+    if (descriptor == NULL || !Py_IS_TYPE(descriptor, &PyMemberDescr_Type)
+        || ((PyDescrObject *)descriptor)->d_type != type) {
+        PyErr_Format(PyExc_TypeError, "%.100s has no slot %.100s of its own", type->tp_name, name);
+        return -1;
+    }
+    PyMemberDef *member = ((PyMemberDescrObject *)descriptor)->d_member;
+    if (member->type != T_OBJECT_EX || (member->flags & READONLY)) {
+        PyErr_Format(PyExc_TypeError, "%.100s.%.100s is not a writable object slot", type->tp_name, name);
+        return -1;
+    }
+    *offset = member->offset;
+    return 0;
+}
+
+static int exact_class(PyObject *object, PyTypeObject **out)
+{
+    if (!PyType_Check(object) || !(((PyTypeObject *)object)->tp_flags & Py_TPFLAGS_HEAPTYPE)) {
+        PyErr_SetString(PyExc_TypeError, "install() needs the classes scopetool defines");
+        return -1;
+    }
+    *out = (PyTypeObject *)Py_NewRef(object);
+    return 0;
+}
+
+static PyObject *install(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {
+        "contract", "invocation", "request", "admission", "error", "default_admission", "validation_error",
+        "pure_prepare", "explain", "rejected_after", "check_members", "surely_small", "max_bytes", NULL,
+    };
+    PyObject *contract, *invocation, *request, *admission, *error;
+    if (the.installed) {
+        PyErr_SetString(PyExc_RuntimeError, "install() runs once");
+        return NULL;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "$OOOOOOOOOOOnn:install", keywords, &contract, &invocation,
+                                     &request, &admission, &error, &the.default_admission, &the.validation_error,
+                                     &the.pure_prepare, &the.explain, &the.rejected_after, &the.check_members,
+                                     &the.surely_small, &the.max_bytes)) {
+        return NULL;
+    }
+    if (exact_class(contract, &the.contract) < 0 || exact_class(invocation, &the.invocation) < 0
+        || exact_class(request, &the.request) < 0 || exact_class(admission, &the.admission) < 0
+        || exact_class(error, &the.error) < 0) {
+        return NULL;
+    }
+    if (slot_offset(the.contract, "_name", &the.contract_name) < 0
+        || slot_offset(the.contract, "_validate", &the.contract_validate) < 0
+        || slot_offset(the.contract, "_per_call_flags", &the.contract_flags) < 0
+        || slot_offset(the.request, "name", &the.request_name) < 0
+        || slot_offset(the.request, "arguments", &the.request_arguments) < 0
+        || slot_offset(the.invocation, "_arguments", &the.invocation_arguments) < 0
+        || slot_offset(the.invocation, "_contract", &the.invocation_contract) < 0
+        || slot_offset(the.invocation, "_admission", &the.invocation_admission) < 0
+        || slot_offset(the.invocation, "_decoded", &the.invocation_decoded) < 0
+        || slot_offset(the.error, "_pending", &the.error_pending) < 0) {
+        return NULL;
+    }
+    Py_INCREF(the.default_admission);
+    Py_INCREF(the.validation_error);
+    Py_INCREF(the.pure_prepare);
+    Py_INCREF(the.explain);
+    Py_INCREF(the.rejected_after);
+    Py_INCREF(the.check_members);
+    the.empty = PyTuple_New(0);
+    the.forbid = PyUnicode_InternFromString("forbid");
+    the.flag_names = Py_BuildValue("(ssss)", "strict", "extra", "by_alias", "by_name");
+    if (the.empty == NULL || the.forbid == NULL || the.flag_names == NULL) {
+        return NULL;
+    }
+    /* The method keeps the pure prepare's docstring, so help() reads the same either way. */
+    PyObject *doc = PyObject_GetAttrString(the.pure_prepare, "__doc__");
+    if (doc == NULL) {
+        return NULL;
+    }
+    if (PyUnicode_Check(doc)) {
+        Py_ssize_t length;
+        const char *text = PyUnicode_AsUTF8AndSize(doc, &length);
+        char *copy = text == NULL ? NULL : PyMem_Malloc((size_t)length + 1);
+        if (copy == NULL) {
+            Py_DECREF(doc);
+            return text == NULL ? NULL : PyErr_NoMemory();
+        }
+        memcpy(copy, text, (size_t)length + 1);
+        the.method.ml_doc = copy; /* kept for the life of the process, as the method is */
+    }
+    Py_DECREF(doc);
+    the.method.ml_name = "prepare";
+    the.method.ml_meth = (PyCFunction)(void (*)(void))prepare;
+    the.method.ml_flags = METH_FASTCALL | METH_KEYWORDS;
+    the.installed = 1;
+    return PyDescr_NewMethod(the.contract, &the.method);
+}
+
+static PyMethodDef methods[] = {
+    {"scan", (PyCFunction)scan, METH_O,
+     "scan(raw, /)\n--\n\nWhether raw (str or bytes) is one JSON object this module can vouch for: no repeated "
+     "member name, no non-finite or inexact number, well-formed text. False means only 'cannot tell'."},
+    {"install", (PyCFunction)(void (*)(void))install, METH_VARARGS | METH_KEYWORDS,
+     "Resolve the classes and slots once; return the C `prepare` as a method descriptor of the contract class."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_definition = {
+    PyModuleDef_HEAD_INIT, "scopetool._speedups", "The common path of Contract.prepare in C (optional).", -1,
+    methods,
+};
+
+PyMODINIT_FUNC PyInit__speedups(void)
+{
+    plain_init();
+    return PyModule_Create(&module_definition);
+}
