@@ -284,12 +284,12 @@ def breakdown(rounds: int, target: float) -> list[dict[str, Any]]:
         contract = bind(tool(fn)).contract
         validate, count = contract._validate, contract._count
         assert validate is not None
-        flags = contract._per_call_flags
-        value = validate(raw, strict=True, extra="forbid", by_alias=True, by_name=False)
+        flags = contract._flags
+        value = validate(raw, **flags)
         data = raw.encode()
 
-        def schema(r: str, validate: Callable[..., Any] = validate, flags: bool = flags) -> Any:
-            return validate(r, strict=True, extra="forbid", by_alias=True, by_name=False) if flags else validate(r)
+        def schema(r: str, validate: Callable[..., Any] = validate, flags: dict[str, Any] = flags) -> Any:
+            return validate(r, **flags)
 
         def counted(r: str, count: Callable[[Any], int] = count, value: Any = value) -> bool:
             return r.count(":") <= count(value)

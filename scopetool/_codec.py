@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, final
 
 from pydantic import TypeAdapter
@@ -75,8 +75,8 @@ class InputDecoder(Generic[T]):
     """
 
     __slots__ = (
+        "_call_flags",
         "_counter",
-        "_reuses_prebuilt",
         "_schema",
         "_schema_json",
         "_string_colons",
@@ -96,14 +96,12 @@ class InputDecoder(Generic[T]):
         self._counter = member_counter(enforced)
         self._string_colons = None if self._counter is None else string_colons(enforced)
         self._unseen_non_finite = self._counter is not None and _contains_kind(strict, _UNCOUNTED_NON_FINITE)
-        self._reuses_prebuilt = _contains_kind(strict, _PREBUILT_CARRIERS)
+        self._call_flags = _call_flags(strict)
 
     def __call__(self, raw: str | bytes, /) -> T:
         # pydantic-core reuses the prebuilt validators of nested models, whose own configuration
-        # may be lax, so strictness, closed objects and alias-only names are asked for on every call.
-        return self.validator.validate_json(  # type: ignore[no-any-return]
-            raw, strict=True, extra="forbid", by_alias=True, by_name=False
-        )
+        # may be lax, so strictness and closed objects are asked for per call (see `call_flags`).
+        return self.validator.validate_json(raw, **self._call_flags)  # type: ignore[no-any-return]
 
     @property
     def schema(self) -> dict[str, Any]:
@@ -126,9 +124,14 @@ class InputDecoder(Generic[T]):
         return self._string_colons
 
     @property
-    def reuses_prebuilt(self) -> bool:
-        """Whether nested classes bring prebuilt validators, so strictness must be asked for per call."""
-        return self._reuses_prebuilt
+    def call_flags(self) -> dict[str, Any]:
+        """The keyword flags every `validate_json` call needs (empty when the validator alone is strict).
+
+        pydantic-core reuses the prebuilt validators of nested classes, with their own (often lax)
+        configuration, so strictness and closed objects are asked for per call; alias-only names too
+        when a nested class would accept field names or refuse aliases.
+        """
+        return dict(self._call_flags)
 
     @property
     def may_hold_non_finite(self) -> bool:
@@ -179,11 +182,36 @@ _UNCOUNTED_NON_FINITE: Final = frozenset({"decimal", "complex"})
 _PREBUILT_CARRIERS: Final = frozenset({"model", "dataclass", "typed-dict"})
 
 
+def _call_flags(schema: Any) -> dict[str, Any]:
+    classes = list(_carrier_classes(schema))
+    if not classes:
+        return {}
+    flags: dict[str, Any] = {"strict": True, "extra": "forbid"}
+    for cls in classes:
+        config = getattr(cls, "model_config", None) or getattr(cls, "__pydantic_config__", None) or {}
+        if config.get("validate_by_name") or config.get("populate_by_name") or config.get("validate_by_alias") is False:
+            flags.update(by_alias=True, by_name=False)
+    return flags
+
+
+def _carrier_classes(node: Any) -> Iterator[type]:
+    """The classes whose prebuilt validators pydantic-core reuses inside `node`."""
+    if is_array(node):
+        for item in node:
+            yield from _carrier_classes(item)
+    elif is_dict(node):
+        if node.get("type") in _PREBUILT_CARRIERS and "cls" in node:
+            yield node["cls"]
+        for key, value in node.items():
+            if key not in ("cls", "metadata"):
+                yield from _carrier_classes(value)
+
+
 def _contains_kind(node: Any, kinds: frozenset[str]) -> bool:
     if is_array(node):
         return any(_contains_kind(item, kinds) for item in node)
     if is_dict(node):
-        if node.get("type") in kinds and (kinds is not _PREBUILT_CARRIERS or "cls" in node):
+        if node.get("type") in kinds:
             return True
         return any(_contains_kind(value, kinds) for key, value in node.items() if key not in ("cls", "metadata"))
     return False

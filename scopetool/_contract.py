@@ -158,9 +158,11 @@ class Contract:
         "_decoder",
         "_definition",
         "_fallback",
+        "_flag_names",
+        "_flag_values",
+        "_flags",
         "_name",
         "_output_check",
-        "_per_call_flags",
         "_scan_non_finite",
         "_schema",
         "_strings",
@@ -184,7 +186,7 @@ class Contract:
         self._count: Callable[[Any], int] = _uncounted
         self._strings: Callable[[Any], int] | None = None
         self._scan_non_finite = True
-        self._per_call_flags = True
+        self._flags: dict[str, Any] = {}
         self._validate: Callable[..., Any] | None = None
         self._admit: Callable[[bytes], Any]
         decoder = input_validator  # narrowed below on its own, so `input_validator` keeps its declared type
@@ -194,10 +196,13 @@ class Contract:
             self._count = decoder.counter or _uncounted
             self._strings = decoder.string_colons
             self._scan_non_finite = decoder.may_hold_non_finite
-            self._per_call_flags = decoder.reuses_prebuilt
+            self._flags = decoder.call_flags
             self._admit = _never  # the fast path validates inline
         else:
             self._admit = self._schema_admission(input_validator)
+        # The flags again as the C prepare passes them: keyword names, then their values.
+        self._flag_names = tuple(self._flags) or None
+        self._flag_values = tuple(self._flags.values())
 
     @property
     def name(self) -> str:
@@ -242,11 +247,7 @@ class Contract:
             value = self._admit(self._utf8(raw))
         else:
             try:
-                value = (
-                    validate(raw, strict=True, extra="forbid", by_alias=True, by_name=False)
-                    if self._per_call_flags
-                    else validate(raw)
-                )
+                value = validate(raw, **self._flags) if self._flags else validate(raw)
             except Exception as error:  # noqa: BLE001 - classified outside the except block, so no context leaks
                 failure: Exception | None = error
                 value = None  # never read: the failure is raised below

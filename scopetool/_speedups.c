@@ -6,9 +6,12 @@
  * than pydantic's, and every document the scan below cannot vouch for. The two must agree on every
  * input (tests/test_speedups.py and the fuzzer compare them).
  *
- * The scan replaces the Python member count: after pydantic-core admitted a document, it reads the
- * raw text once and vouches that no object holds a member name twice and that no token could hide a
- * non-finite or inexact number. Whatever it cannot vouch for goes to the Python checks.
+ * The scan replaces the Python member count: after pydantic-core accepted a document (so it is JSON:
+ * the grammar holds, and NaN or Infinity are the only tokens beyond the standard), it reads the raw
+ * text once and vouches that no object holds a member name twice, that every number is plain (no
+ * exponent, at most 15 digits: exact in a double, never overflowing one), that no NaN or Infinity
+ * token appears and that the strings are well-formed Unicode. Whatever it cannot vouch for goes to the
+ * Python checks.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -269,9 +272,7 @@ static struct {
     PyTypeObject *contract, *invocation, *request, *admission, *error;
     PyObject *default_admission, *validation_error, *empty;
     PyObject *pure_prepare, *explain, *rejected_after, *check_members;
-    PyObject *flag_names; /* ("strict", "extra", "by_alias", "by_name") */
-    PyObject *forbid;
-    Py_ssize_t contract_name, contract_validate, contract_flags;
+    Py_ssize_t contract_name, contract_validate, contract_flag_names, contract_flag_values;
     Py_ssize_t request_name, request_arguments;
     Py_ssize_t invocation_arguments, invocation_contract, invocation_admission, invocation_decoded;
     Py_ssize_t error_pending;
@@ -315,6 +316,11 @@ static PyObject *reject(PyObject *self, PyObject *raw)
         return NULL;
     }
     PyObject *error;
+    if (!PyErr_GivenExceptionMatches(type, PyExc_Exception)) {
+        /* KeyboardInterrupt, SystemExit and the like pass through untouched, as in the pure path. */
+        PyErr_Restore(type, failure, traceback);
+        return NULL;
+    }
     if (PyErr_GivenExceptionMatches(type, the.validation_error)) {
         /* Its traceback only leads into the validator: dropped, as the pure path does. */
         PyException_SetTraceback(failure, Py_None);
@@ -389,9 +395,21 @@ static PyObject *prepare(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     }
 
     PyObject *value;
-    if (SLOT(self, the.contract_flags) == Py_True) {
-        PyObject *call[5] = {raw, Py_True, the.forbid, Py_True, Py_False};
-        value = PyObject_Vectorcall(validate, call, 1, the.flag_names);
+    PyObject *flag_names = SLOT(self, the.contract_flag_names);
+    PyObject *flag_values = SLOT(self, the.contract_flag_values);
+    if (flag_names != NULL && flag_names != Py_None) {
+        /* The keyword flags the contract's validator needs on every call (nested prebuilt models). */
+        Py_ssize_t count = PyTuple_GET_SIZE(flag_values);
+        PyObject *call[8];
+        if (!PyTuple_CheckExact(flag_names) || !PyTuple_CheckExact(flag_values) || count > 7
+            || PyTuple_GET_SIZE(flag_names) != count) {
+            return pure(self, args, nargs, kwnames);
+        }
+        call[0] = raw;
+        for (Py_ssize_t k = 0; k < count; k++) {
+            call[k + 1] = PyTuple_GET_ITEM(flag_values, k);
+        }
+        value = PyObject_Vectorcall(validate, call, 1, flag_names);
     }
     else {
         value = PyObject_Vectorcall(validate, &raw, 1, NULL);
@@ -491,7 +509,8 @@ static PyObject *install(PyObject *module, PyObject *args, PyObject *kwargs)
     }
     if (slot_offset(the.contract, "_name", &the.contract_name) < 0
         || slot_offset(the.contract, "_validate", &the.contract_validate) < 0
-        || slot_offset(the.contract, "_per_call_flags", &the.contract_flags) < 0
+        || slot_offset(the.contract, "_flag_names", &the.contract_flag_names) < 0
+        || slot_offset(the.contract, "_flag_values", &the.contract_flag_values) < 0
         || slot_offset(the.request, "name", &the.request_name) < 0
         || slot_offset(the.request, "arguments", &the.request_arguments) < 0
         || slot_offset(the.invocation, "_arguments", &the.invocation_arguments) < 0
@@ -508,9 +527,7 @@ static PyObject *install(PyObject *module, PyObject *args, PyObject *kwargs)
     Py_INCREF(the.rejected_after);
     Py_INCREF(the.check_members);
     the.empty = PyTuple_New(0);
-    the.forbid = PyUnicode_InternFromString("forbid");
-    the.flag_names = Py_BuildValue("(ssss)", "strict", "extra", "by_alias", "by_name");
-    if (the.empty == NULL || the.forbid == NULL || the.flag_names == NULL) {
+    if (the.empty == NULL) {
         return NULL;
     }
     /* The method keeps the pure prepare's docstring, so help() reads the same either way. */
@@ -539,8 +556,9 @@ static PyObject *install(PyObject *module, PyObject *args, PyObject *kwargs)
 
 static PyMethodDef methods[] = {
     {"scan", (PyCFunction)scan, METH_O,
-     "scan(raw, /)\n--\n\nWhether raw (str or bytes) is one JSON object this module can vouch for: no repeated "
-     "member name, no non-finite or inexact number, well-formed text. False means only 'cannot tell'."},
+     "scan(raw, /)\n--\n\nWhether this module vouches for raw (str or bytes), a text a JSON parser accepted: one "
+     "object, no repeated member name, no NaN, Infinity, exponent or number of more than 15 digits, well-formed "
+     "strings. False means only 'cannot tell'; for text that is not JSON the answer means nothing."},
     {"install", (PyCFunction)(void (*)(void))install, METH_VARARGS | METH_KEYWORDS,
      "Resolve the classes and slots once; return the C `prepare` as a method descriptor of the contract class."},
     {NULL, NULL, 0, NULL},

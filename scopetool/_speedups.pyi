@@ -3,7 +3,11 @@
 from typing import Any
 
 def scan(raw: str | bytes, /) -> bool:
-    """Whether `raw` is one JSON object the module can vouch for (False means only "cannot tell")."""
+    """Whether the module vouches for `raw`, a text a JSON parser accepted (False means only "cannot tell").
+
+    True: one object, no repeated member name at any depth, no NaN, Infinity, exponent or number of
+    more than 15 digits, well-formed strings. For text that is not JSON the answer means nothing.
+    """
 
 def install(
     *,

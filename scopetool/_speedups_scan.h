@@ -4,7 +4,9 @@
  *
  * Each function returns OK when it vouches for the part it read, UNSURE when it cannot (the caller then
  * asks the Python checks), FAILED with an exception set (memory only). Nothing here is trusted to
- * reject: UNSURE means "ask Python", never "invalid".
+ * reject: UNSURE means "ask Python", never "invalid". The text was accepted by a JSON parser before
+ * (pydantic-core's), so the grammar is not checked again; every read stays within the text whatever
+ * it holds.
  */
 
 static inline int FN(read_hex4)(const CH *s, Py_ssize_t n, Py_ssize_t at, Py_UCS4 *unit)
@@ -129,6 +131,9 @@ static inline __attribute__((always_inline)) int FN(skip_number)(const CH *s, Py
     if (s[i] == '0') {
         i++;
         digits = 1;
+        if (i < n && s[i] >= '0' && s[i] <= '9') {
+            return UNSURE; /* a leading zero */
+        }
     }
     else {
         while (i < n && s[i] >= '0' && s[i] <= '9') {
@@ -168,117 +173,110 @@ static inline int FN(skip_literal)(const CH *s, Py_ssize_t n, Py_ssize_t *at, co
     return OK;
 }
 
-static inline __attribute__((always_inline)) Py_ssize_t FN(skip_space)(const CH *s, Py_ssize_t n, Py_ssize_t i)
-{
-    while (i < n && s[i] <= ' ' && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t')) {
-        i++;
-    }
-    return i;
-}
-
 static int FN(vouch)(const CH *s, Py_ssize_t n)
 {
-    /* One pass without recursion: `open` holds the containers entered and not yet closed, each with
-     * the index in `names` of its first member name; `next` is what the grammar allows next. */
-    struct {
-        Py_ssize_t first;
-        int is_object;
-    } open[MAX_DEPTH + 1];
+    /* One pass over a text a JSON parser accepted, so the grammar is known to hold; only what the
+     * grammar leaves open is checked. Every ":" outside strings ends a member name (the string just
+     * read) of the innermost open object, so objects are all that is tracked: `first[depth]` is the
+     * index in `names` of the first name of each open object. */
+    Py_ssize_t first[MAX_DEPTH + 1];
     int depth = 0;
-    enum { START, VALUE, VALUE_OR_CLOSE, NAME, NAME_OR_CLOSE, COLON, COMMA_OR_CLOSE, END } next = START;
+    Py_ssize_t last_start = 0, last_end = 0; /* the last string read, quotes excluded */
+    int last_escaped = 0;
     Names names;
     names_init(&names);
     int result = UNSURE;
     Py_ssize_t i = 0;
-    for (;;) {
-        i = FN(skip_space)(s, n, i);
-        if (i >= n) {
-            if (next == END) {
-                result = OK;
-            }
-            break;
-        }
-        Py_UCS4 c = s[i];
-        if (c == '"') {
-            int escaped = 0;
-            Py_ssize_t start = i + 1;
-            if (FN(skip_string)(s, n, &i, &escaped) != OK) {
-                break;
-            }
-            if (next == NAME || next == NAME_OR_CLOSE) {
-                if (escaped) {
-                    break; /* escapes may spell one name two ways: Python compares decoded names */
-                }
-                if (names_push(&names, (const char *)(s + start), (i - 1 - start) * (Py_ssize_t)sizeof(CH)) < 0) {
-                    result = FAILED;
-                    break;
-                }
-                next = COLON;
-                continue;
-            }
-            if (next != VALUE && next != VALUE_OR_CLOSE) {
-                break;
-            }
-            next = COMMA_OR_CLOSE;
-            continue;
-        }
-        if (c == ',') {
-            if (next != COMMA_OR_CLOSE) {
-                break;
-            }
-            next = open[depth].is_object ? NAME : VALUE;
-            i++;
-            continue;
-        }
-        if (c == ':') {
-            if (next != COLON) {
-                break;
-            }
-            next = VALUE;
-            i++;
-            continue;
-        }
-        if (c == '{' || c == '[') {
-            if ((next != VALUE && next != VALUE_OR_CLOSE && !(next == START && c == '{')) || depth == MAX_DEPTH) {
-                break;
-            }
-            depth++;
-            open[depth].first = names.count;
-            open[depth].is_object = c == '{';
-            next = c == '{' ? NAME_OR_CLOSE : VALUE_OR_CLOSE;
-            i++;
-            continue;
-        }
-        if (c == '}' || c == ']') {
-            if (depth == 0 || open[depth].is_object != (c == '}')
-                || (next != COMMA_OR_CLOSE && next != (c == '}' ? NAME_OR_CLOSE : VALUE_OR_CLOSE))) {
-                break;
-            }
-            if (c == '}') {
-                int distinct = names_distinct(&names, open[depth].first);
-                if (distinct != OK) {
-                    result = distinct;
-                    break;
-                }
-                names.count = open[depth].first;
-            }
-            depth--;
-            next = depth == 0 ? END : COMMA_OR_CLOSE;
-            i++;
-            continue;
-        }
-        if (next != VALUE && next != VALUE_OR_CLOSE) {
-            break;
-        }
-        int scanned = c == 't'   ? FN(skip_literal)(s, n, &i, "true", 4)
-                      : c == 'f' ? FN(skip_literal)(s, n, &i, "false", 5)
-                      : c == 'n' ? FN(skip_literal)(s, n, &i, "null", 4)
-                                 : FN(skip_number)(s, n, &i);
-        if (scanned != OK) {
-            break;
-        }
-        next = COMMA_OR_CLOSE;
+    while (i < n && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t')) {
+        i++;
     }
+    if (i >= n || s[i] != '{') {
+        goto done; /* not an object */
+    }
+    while (i < n) {
+        Py_UCS4 c = s[i];
+        switch (c) {
+        case ' ':
+        case '\n':
+        case '\r':
+        case '\t':
+        case ',':
+        case '[':
+        case ']':
+            i++;
+            continue;
+        case '"':
+            last_start = i + 1;
+            last_escaped = 0;
+            if (FN(skip_string)(s, n, &i, &last_escaped) != OK) {
+                goto done;
+            }
+            last_end = i - 1;
+            continue;
+        case ':':
+            if (last_escaped) {
+                goto done; /* escapes may spell one name two ways: Python compares decoded names */
+            }
+            if (depth == 0 || names_push(&names, (const char *)(s + last_start),
+                                         (last_end - last_start) * (Py_ssize_t)sizeof(CH)) < 0) {
+                result = depth == 0 ? UNSURE : FAILED;
+                goto done;
+            }
+            i++;
+            continue;
+        case '{':
+            if (depth == MAX_DEPTH) {
+                goto done;
+            }
+            first[++depth] = names.count;
+            i++;
+            continue;
+        case '}': {
+            if (depth == 0) {
+                goto done;
+            }
+            int distinct = names_distinct(&names, first[depth]);
+            if (distinct != OK) {
+                result = distinct;
+                goto done;
+            }
+            names.count = first[depth--];
+            i++;
+            if (depth == 0) {
+                /* The top object is closed: only whitespace may follow. */
+                while (i < n && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t')) {
+                    i++;
+                }
+                if (i == n) {
+                    result = OK;
+                }
+                goto done;
+            }
+            continue;
+        }
+        case 't':
+            if (FN(skip_literal)(s, n, &i, "true", 4) != OK) {
+                goto done;
+            }
+            continue;
+        case 'f':
+            if (FN(skip_literal)(s, n, &i, "false", 5) != OK) {
+                goto done;
+            }
+            continue;
+        case 'n':
+            if (FN(skip_literal)(s, n, &i, "null", 4) != OK) {
+                goto done;
+            }
+            continue;
+        default:
+            /* A number (a plain one, or UNSURE), or a token no plain JSON holds: NaN, Infinity. */
+            if (FN(skip_number)(s, n, &i) != OK) {
+                goto done;
+            }
+        }
+    }
+done:
     names_free(&names);
     return result;
 }

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import BaseModel, ConfigDict, Field
 
-from scopetool import InvalidOutputError, Request, Result, bind, tool
-from scopetool._codec import NOTHING, OutputEncoder, take_decoded
+from scopetool import InvalidInvocationError, InvalidOutputError, Request, Result, bind, tool
+from scopetool._codec import NOTHING, InputDecoder, OutputEncoder, take_decoded
 
 VALUES = (
     st.integers()
@@ -117,3 +118,39 @@ def test_the_admitted_value_is_handed_out_once() -> None:
     invocation = bind(echo).contract.prepare(Request(name="echo", arguments='{"a":7}'))
     decoder = echo.input_validator()
     assert [take_decoded(invocation, decoder) for _ in range(3)] == [{"a": 7}, NOTHING, NOTHING]
+
+
+class _Plain(BaseModel):
+    x: int
+
+
+class _ByName(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+    full_name: str = Field(alias="fullName")
+
+
+def _flags(fn: Any) -> dict[str, Any]:
+    decoder = bind(tool(fn)).contract._decoder
+    assert isinstance(decoder, InputDecoder)
+    return decoder.call_flags
+
+
+def test_call_flags_are_asked_only_for_what_nested_classes_would_loosen() -> None:
+    """No nested class: no flags; a default one: strict and closed; one that takes field names: aliases too."""
+
+    def flat(a: int) -> int:
+        return a
+
+    def nested(p: _Plain, n: int) -> int:
+        return p.x + n
+
+    def by_name(p: _ByName, n: int) -> str:
+        return p.full_name * n
+
+    assert _flags(flat) == {}
+    assert _flags(nested) == {"strict": True, "extra": "forbid"}
+    assert _flags(by_name) == {"strict": True, "extra": "forbid", "by_alias": True, "by_name": False}
+    contract = bind(tool(by_name)).contract
+    with pytest.raises(InvalidInvocationError):
+        contract.prepare(Request(name="by_name", arguments='{"p":{"full_name":"Ada"},"n":1}'))
+    assert contract.prepare(Request(name="by_name", arguments='{"p":{"fullName":"Ada"},"n":1}')).arguments
