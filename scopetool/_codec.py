@@ -188,7 +188,7 @@ def _call_flags(schema: Any) -> dict[str, Any]:
         return {}
     flags: dict[str, Any] = {"strict": True, "extra": "forbid"}
     for cls in classes:
-        config = getattr(cls, "model_config", None) or getattr(cls, "__pydantic_config__", None) or {}
+        config: dict[str, Any] = getattr(cls, "model_config", None) or getattr(cls, "__pydantic_config__", None) or {}
         if config.get("validate_by_name") or config.get("populate_by_name") or config.get("validate_by_alias") is False:
             flags.update(by_alias=True, by_name=False)
     return flags
