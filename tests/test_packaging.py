@@ -1,0 +1,70 @@
+"""Packaging: the C extension is optional, at build time and at import time."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_a_wheel_builds_without_a_c_compiler(tmp_path: Path) -> None:
+    """With no working compiler the wheel still builds: pure Python, with the C sources, and no extension."""
+    source = tmp_path / "source"
+    shutil.copytree(
+        ROOT,
+        source,
+        ignore=shutil.ignore_patterns(".*", "build", "dist", "site", "*.egg-info", "__pycache__", "*.so", "*.pyd"),
+    )
+    environment = {**os.environ, "CC": "false", "LDSHARED": "false"}
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", str(tmp_path), str(source)],
+        capture_output=True,
+        text=True,
+        env=environment,
+        check=False,
+        timeout=600,
+    )
+    if result.returncode != 0 and "setuptools" in result.stderr and "No matching distribution" in result.stderr:
+        pytest.skip("the build backend (setuptools) cannot be downloaded here")
+    assert result.returncode == 0, result.stderr
+    (wheel,) = tmp_path.glob("scopetool-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "scopetool/_speedups.c" in names
+    assert "scopetool/_contract.py" in names
+    assert not [name for name in names if name.endswith((".so", ".pyd"))]
+
+
+def test_scopetool_runs_on_the_pure_python_prepare_when_the_extension_cannot_load() -> None:
+    """An extension that fails to import leaves SPEEDUPS False, and prepare still admits and rejects."""
+    code = "\n".join(
+        [
+            "import sys",
+            "sys.modules['scopetool._speedups'] = None  # importing it now raises ImportError",
+            "import scopetool._contract as c",
+            "from scopetool import InvalidInvocationError, Request, bind, tool",
+            "def add(a: int, b: int) -> int:",
+            "    return a + b",
+            "contract = bind(tool(add)).contract",
+            'assert contract.prepare(Request(\'add\', \'{"a":1,"b":2}\')).arguments == b\'{"a":1,"b":2}\'',
+            "try:",
+            '    contract.prepare(Request(\'add\', \'{"a":1,"a":2,"b":3}\'))',
+            "except InvalidInvocationError:",
+            "    pass",
+            "else:",
+            "    raise AssertionError('a duplicate member was admitted')",
+            "print(c.SPEEDUPS, c.Contract.prepare is c._prepare_python)",
+        ]
+    )
+    environment = {key: value for key, value in os.environ.items() if key != "SCOPETOOL_PURE_PYTHON"}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=environment, check=False, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False", "True"]
