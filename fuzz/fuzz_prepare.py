@@ -4,7 +4,8 @@ Every input is offered, as bytes and as text, to five contracts (typed and hand-
 harness fails on anything but admission or `InvalidInvocationError`, on a rejection without a bounded
 model-facing message, and on an admission that the standard `json` module reads differently from the
 tool, that the advertised schema (python-jsonschema, Draft 2020-12) forbids, or that holds a number
-too large for a double.
+too large for a double. Where the C fast path of `scopetool._speedups` is installed, it also fails
+when that path and the pure-Python `prepare` (the reference) admit, decode or reject differently.
 
     python fuzz/fuzz_prepare.py --short                  # CI: about a minute, seeds from fuzz/corpus
     python fuzz/fuzz_prepare.py --long                   # an hour on both cores, new inputs kept in fuzz/work
@@ -16,6 +17,7 @@ exercised, not instrumented. Crashes are written to fuzz/artifacts/.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import sys
@@ -159,6 +161,7 @@ def check(data: bytes) -> None:
     """Offer `data` (as bytes and as text) to every subject and check every invariant of the outcome."""
     from scopetool import InvalidInvocationError, Request, classify_input_rejection  # noqa: PLC0415
     from scopetool._codec import NOTHING, take_decoded  # noqa: PLC0415
+    from scopetool._contract import SPEEDUPS, _prepare_python  # noqa: PLC0415
 
     try:
         text = data.decode("utf-8", "surrogatepass")  # CESU-8 surrogates become lone surrogates in str
@@ -167,8 +170,16 @@ def check(data: bytes) -> None:
     texts: list[str | bytes] = [data, text]
     for contract, oracle, decoder in subjects():
         for arguments in texts:
+            request = Request(name=contract.name, arguments=arguments)
+            if SPEEDUPS:
+                fast = _observed(contract.prepare, request, decoder)
+                pure = _observed(functools.partial(_prepare_python, contract), request, decoder)
+                if fast != pure:
+                    raise AssertionError(
+                        f"{contract.name}: the C and pure prepare disagree on {arguments!r}: {fast} != {pure}"
+                    )
             try:
-                invocation = contract.prepare(Request(name=contract.name, arguments=arguments))
+                invocation = contract.prepare(request)
             except ArithmeticError:
                 if contract.name.startswith("raw_"):
                     continue  # documented bug: an exponent beyond Decimal's range (1e1000000) raises decimal.Overflow
@@ -194,6 +205,18 @@ def check(data: bytes) -> None:
                 raise AssertionError(f"json.loads read {read['payload']!r}, the tool gets {decoded['payload']!r}")
             if contract.name == "order" and decoded is not NOTHING and "ratio" in read["address"]:
                 _same_number(read["address"]["ratio"], decoded.address.ratio)
+
+
+def _observed(prepare: Any, request: Any, decoder: Any) -> tuple[Any, ...]:
+    """What one prepare shows: the admitted bytes and decoded value, or the error's type and message."""
+    from scopetool._codec import NOTHING, take_decoded  # noqa: PLC0415
+
+    try:
+        invocation = prepare(request)
+    except Exception as error:  # noqa: BLE001 - every outcome is compared, not only rejections
+        return ("raised", type(error), str(error))
+    decoded = NOTHING if decoder is None else take_decoded(invocation, decoder)
+    return ("admitted", invocation.arguments, type(decoded), repr(decoded))
 
 
 def _same_number(read: Any, received: float) -> None:
@@ -238,7 +261,8 @@ def main() -> None:
 
     with atheris.instrument_imports(include=["scopetool"]):
         import scopetool  # noqa: F401, PLC0415 - instrumented on import
-    subjects()
+
+        subjects()  # importing scopetool loads none of its modules: building the subjects does, instrumented
     atheris.Setup(_libfuzzer_arguments(sys.argv), test_one_input)
     atheris.Fuzz()
 

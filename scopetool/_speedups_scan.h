@@ -255,20 +255,14 @@ static int FN(vouch)(const CH *s, Py_ssize_t n)
             continue;
         }
         case 't':
-            if (FN(skip_literal)(s, n, &i, "true", 4) != OK) {
-                goto done;
-            }
-            continue;
         case 'f':
-            if (FN(skip_literal)(s, n, &i, "false", 5) != OK) {
+        case 'n': {
+            const char *word = c == 't' ? "true" : c == 'f' ? "false" : "null";
+            if (FN(skip_literal)(s, n, &i, word, (Py_ssize_t)strlen(word)) != OK) {
                 goto done;
             }
             continue;
-        case 'n':
-            if (FN(skip_literal)(s, n, &i, "null", 4) != OK) {
-                goto done;
-            }
-            continue;
+        }
         default:
             /* A number (a plain one, or UNSURE), or a token no plain JSON holds: NaN, Infinity. */
             if (FN(skip_number)(s, n, &i) != OK) {
