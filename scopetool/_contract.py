@@ -257,7 +257,7 @@ class Contract:
                 # Blank arguments mean {}: they never parse, so they are looked for only here (a
                 # document that starts with "{" is not blank, so the common case skips the walk).
                 if not raw or (raw[0] not in _OPEN_BRACE and is_blank(raw)):
-                    return self.prepare(Request(self._name, "{}"), admission)
+                    return _prepare_python(self, Request(self._name, "{}"), admission)
                 if isinstance(failure, ValidationError):
                     # The common rejection is explained only when the error is read, so raising costs
                     # little more than pydantic's own error. The failure's traceback only leads back

@@ -416,7 +416,11 @@ static PyObject *prepare(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     }
     if (value == NULL) {
         if (!opens) {
-            /* Maybe blank (which means {}): the pure path decides, validating again. */
+            /* Maybe blank (which means {}): the pure path decides, validating again. An interrupt or
+             * an exit is not a validation failure: it passes through. */
+            if (!PyErr_ExceptionMatches(PyExc_Exception)) {
+                return NULL;
+            }
             PyErr_Clear();
             return pure(self, args, nargs, kwnames);
         }
