@@ -53,22 +53,25 @@ class InvalidInvocationError(ScopetoolError, ValueError):
 
     # A rejection raised at admission may leave its explanation pending: building the model-facing
     # message costs far more than raising, and most callers read it once or never. The pending
-    # explanation gives the message and the cause; the first read of `args`, `__cause__`, ``str``,
-    # ``repr`` or pickling settles it, once, so every reader sees the same result. The slot is unset
-    # on every other instance.
-    __slots__ = ("_pending",)
+    # explanation, called with the three values kept beside it, gives the message and the cause; the
+    # first read of `args`, `__cause__`, ``str``, ``repr`` or pickling settles it, once, so every
+    # reader sees the same result. The slots are unset on every other instance. (Three slots rather
+    # than one tuple: the C prepare fills them, and a rejection then allocates one object less.)
+    __slots__ = ("_pending", "_pending_1", "_pending_2", "_pending_3")
 
-    _pending: tuple[Any, ...]  # an explanation and its arguments (see `deferred_rejection`)
+    _pending: Explanation
+    _pending_1: Any
+    _pending_2: Any
+    _pending_3: Any
 
     def _settle(self) -> None:
         with _SETTLING:  # reentrant: an explanation reads the errors it builds
-            pending: tuple[Any, ...] | None = getattr(self, "_pending", None)
-            if pending is not None:
-                explain, *arguments = pending
-                message, cause = explain(*arguments)
+            explain: Explanation | None = getattr(self, "_pending", None)
+            if explain is not None:
+                message, cause = explain(self._pending_1, self._pending_2, self._pending_3)
                 _ARGS.__set__(self, (message,))
                 _CAUSE.__set__(self, cause)
-                del self._pending
+                del self._pending, self._pending_1, self._pending_2, self._pending_3
 
     # typeshed declares both as plain attributes: a property that settles first and accepts any
     # assignment is a safe override, but pyright refuses any property over a variable.
@@ -106,22 +109,26 @@ class InvalidInvocationError(ScopetoolError, ValueError):
         return super().__reduce__()
 
 
-Explanation = Callable[..., tuple[str, BaseException | None]]
-"""Builds a pending rejection's message and cause from its arguments (see `deferred_rejection`)."""
+Explanation = Callable[[Any, Any, Any], tuple[str, BaseException | None]]
+"""Builds a pending rejection's message and cause from its three values (see `deferred_rejection`)."""
 
 _SETTLING: Final = threading.RLock()
 _ARGS: Final[Any] = BaseException.__dict__["args"]
 _CAUSE: Final[Any] = BaseException.__dict__["__cause__"]
 
 
-def deferred_rejection(explain: Explanation, *arguments: Any) -> InvalidInvocationError:
-    """An `InvalidInvocationError` whose message and cause ``explain(*arguments)`` builds when first read.
+def deferred_rejection(explain: Explanation, first: Any, second: Any, third: Any) -> InvalidInvocationError:
+    """An `InvalidInvocationError` whose message and cause ``explain(first, second, third)`` builds when read.
 
     `explain` must be deterministic and must not fail: it runs at most once, on whichever thread
-    reads the error first. (The C prepare of `scopetool._speedups` stores the same tuple.)
+    reads the error first. (The C prepare of `scopetool._speedups` fills the same slots.)
     """
     error = InvalidInvocationError.__new__(InvalidInvocationError)
-    error._pending = (explain, *arguments)  # pyright: ignore[reportPrivateUsage] - this module's own class
+    # These are this module's own class's slots.
+    error._pending = explain  # pyright: ignore[reportPrivateUsage]
+    error._pending_1 = first  # pyright: ignore[reportPrivateUsage]
+    error._pending_2 = second  # pyright: ignore[reportPrivateUsage]
+    error._pending_3 = third  # pyright: ignore[reportPrivateUsage]
     return error
 
 

@@ -275,7 +275,7 @@ static struct {
     Py_ssize_t contract_name, contract_validate, contract_flag_names, contract_flag_values;
     Py_ssize_t request_name, request_arguments;
     Py_ssize_t invocation_arguments, invocation_contract, invocation_admission, invocation_decoded;
-    Py_ssize_t error_pending;
+    Py_ssize_t error_pending, error_pending_1, error_pending_2, error_pending_3;
     Py_ssize_t surely_small, max_bytes;
     PyMethodDef method;
     int installed;
@@ -326,13 +326,10 @@ static PyObject *reject(PyObject *self, PyObject *raw)
         PyException_SetTraceback(failure, Py_None);
         error = the.error->tp_new(the.error, the.empty, NULL);
         if (error != NULL) {
-            PyObject *pending = PyTuple_Pack(4, the.explain, self, raw, failure);
-            if (pending == NULL) {
-                Py_CLEAR(error);
-            }
-            else {
-                SLOT(error, the.error_pending) = pending;
-            }
+            SLOT(error, the.error_pending) = Py_NewRef(the.explain);
+            SLOT(error, the.error_pending_1) = Py_NewRef(self);
+            SLOT(error, the.error_pending_2) = Py_NewRef(raw);
+            SLOT(error, the.error_pending_3) = Py_NewRef(failure);
         }
     }
     else {
@@ -521,7 +518,10 @@ static PyObject *install(PyObject *module, PyObject *args, PyObject *kwargs)
         || slot_offset(the.invocation, "_contract", &the.invocation_contract) < 0
         || slot_offset(the.invocation, "_admission", &the.invocation_admission) < 0
         || slot_offset(the.invocation, "_decoded", &the.invocation_decoded) < 0
-        || slot_offset(the.error, "_pending", &the.error_pending) < 0) {
+        || slot_offset(the.error, "_pending", &the.error_pending) < 0
+        || slot_offset(the.error, "_pending_1", &the.error_pending_1) < 0
+        || slot_offset(the.error, "_pending_2", &the.error_pending_2) < 0
+        || slot_offset(the.error, "_pending_3", &the.error_pending_3) < 0) {
         return NULL;
     }
     Py_INCREF(the.default_admission);

@@ -21,7 +21,8 @@ class Explainer:
         self.cause = InputRejection("fix it")
         self.runs = 0
 
-    def __call__(self) -> tuple[str, BaseException | None]:
+    def __call__(self, first: object, second: object, third: object) -> tuple[str, BaseException | None]:
+        assert (first, second, third) == ("contract", "raw", "failure")  # the values kept beside it
         self.runs += 1
         return self.message, self.cause
 
@@ -41,7 +42,7 @@ READS = {
 def test_a_deferred_rejection_settles_once_whatever_is_read_first(first: str) -> None:
     """Whatever is read first, the explanation runs once and every reader sees the same message and cause."""
     explain = Explainer()
-    error = deferred_rejection(explain)
+    error = deferred_rejection(explain, "contract", "raw", "failure")
     READS[first](error)
     assert str(error) == explain.message
     assert error.args == (explain.message,)
@@ -54,7 +55,7 @@ def test_a_deferred_rejection_settles_once_whatever_is_read_first(first: str) ->
 def test_a_deferred_rejection_is_an_ordinary_invalid_invocation_error() -> None:
     """It is caught as InvalidInvocationError, ScopetoolError and ValueError, and its type is the public one."""
     with pytest.raises(ValueError, match="fix it") as info:
-        raise deferred_rejection(Explainer())
+        raise deferred_rejection(Explainer(), "contract", "raw", "failure")
     assert type(info.value) is InvalidInvocationError
     assert isinstance(info.value, ScopetoolError)
 
@@ -62,7 +63,7 @@ def test_a_deferred_rejection_is_an_ordinary_invalid_invocation_error() -> None:
 def test_a_pickled_deferred_rejection_keeps_its_message() -> None:
     """Pickling settles the explanation first, so the copy carries the message (not the pending work)."""
     explain = Explainer()
-    restored = pickle.loads(pickle.dumps(deferred_rejection(explain)))
+    restored = pickle.loads(pickle.dumps(deferred_rejection(explain, "contract", "raw", "failure")))
     assert str(restored) == explain.message
     assert explain.runs == 1
 
@@ -70,7 +71,7 @@ def test_a_pickled_deferred_rejection_keeps_its_message() -> None:
 def test_a_printed_deferred_rejection_shows_its_cause() -> None:
     """A formatted traceback shows the rejection behind the error, as an eagerly built error's would."""
     try:
-        raise deferred_rejection(Explainer())
+        raise deferred_rejection(Explainer(), "contract", "raw", "failure")
     except InvalidInvocationError as error:
         printed = "".join(traceback.format_exception(error))
     assert "InputRejection: fix it" in printed
@@ -82,12 +83,12 @@ def test_threads_reading_a_fresh_deferred_rejection_see_one_cause() -> None:
     """Threads that read a fresh error at once see the same cause object, and the explanation runs once."""
 
     class Fresh(Explainer):
-        def __call__(self) -> tuple[str, BaseException | None]:
+        def __call__(self, first: object, second: object, third: object) -> tuple[str, BaseException | None]:
             self.runs += 1
             return self.message, InputRejection(f"fix it ({self.runs})")
 
     explain = Fresh()
-    error = deferred_rejection(explain)
+    error = deferred_rejection(explain, "contract", "raw", "failure")
     barrier = threading.Barrier(16)
     seen: list[BaseException | None] = []
 
@@ -108,7 +109,7 @@ def test_threads_reading_a_fresh_deferred_rejection_see_one_cause() -> None:
 def test_assigning_to_a_deferred_rejection_settles_it_first() -> None:
     """An assignment to args or __cause__ replaces the settled value, never the pending one."""
     explain = Explainer()
-    error = deferred_rejection(explain)
+    error = deferred_rejection(explain, "contract", "raw", "failure")
     error.args = ("replaced",)
     assert explain.runs == 1
     assert str(error) == "replaced"
