@@ -348,60 +348,16 @@ static PyObject *reject(PyObject *self, PyObject *raw)
     return NULL;
 }
 
-static PyObject *prepare(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *admit(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject *raw,
+                       int opens, PyObject *admission, PyObject *validate, PyObject *flag_names,
+                       PyObject *flag_values)
 {
-    if (kwnames != NULL || nargs < 1 || nargs > 2) {
-        return pure(self, args, nargs, kwnames);
-    }
-    PyObject *request = args[0];
-    PyObject *admission = nargs == 2 ? args[1] : the.default_admission;
-    if (Py_TYPE(request) != the.request || Py_TYPE(admission) != the.admission) {
-        return pure(self, args, nargs, kwnames);
-    }
-    PyObject *name = SLOT(request, the.request_name);
-    PyObject *own_name = SLOT(self, the.contract_name);
-    if (name != own_name) {
-        if (name == NULL || own_name == NULL || !PyUnicode_CheckExact(name)
-            || PyUnicode_GET_LENGTH(name) != PyUnicode_GET_LENGTH(own_name) || PyUnicode_Compare(name, own_name) != 0) {
-            return pure(self, args, nargs, kwnames);
-        }
-    }
-    PyObject *raw = SLOT(request, the.request_arguments);
-    PyObject *validate = SLOT(self, the.contract_validate);
-    if (raw == NULL || validate == NULL || validate == Py_None) {
-        return pure(self, args, nargs, kwnames);
-    }
-    Py_ssize_t size;
-    int opens;
-    if (PyUnicode_CheckExact(raw)) {
-        size = PyUnicode_GET_LENGTH(raw);
-        if (size > the.surely_small) {
-            return pure(self, args, nargs, kwnames); /* long: Python measures its UTF-8 size */
-        }
-        opens = size > 0 && PyUnicode_READ_CHAR(raw, 0) == '{';
-    }
-    else if (PyBytes_CheckExact(raw)) {
-        size = PyBytes_GET_SIZE(raw);
-        if (size > the.max_bytes) {
-            return pure(self, args, nargs, kwnames);
-        }
-        opens = size > 0 && PyBytes_AS_STRING(raw)[0] == '{';
-    }
-    else {
-        return pure(self, args, nargs, kwnames);
-    }
-
+    /* The common path once every input is held: validate, scan, make the Invocation. */
     PyObject *value;
-    PyObject *flag_names = SLOT(self, the.contract_flag_names);
-    PyObject *flag_values = SLOT(self, the.contract_flag_values);
-    if (flag_names != NULL && flag_names != Py_None) {
+    if (flag_names != NULL) {
         /* The keyword flags the contract's validator needs on every call (nested prebuilt models). */
         Py_ssize_t count = PyTuple_GET_SIZE(flag_values);
         PyObject *call[8];
-        if (!PyTuple_CheckExact(flag_names) || !PyTuple_CheckExact(flag_values) || count > 7
-            || PyTuple_GET_SIZE(flag_names) != count) {
-            return pure(self, args, nargs, kwnames);
-        }
         call[0] = raw;
         for (Py_ssize_t k = 0; k < count; k++) {
             call[k + 1] = PyTuple_GET_ITEM(flag_values, k);
@@ -454,6 +410,73 @@ static PyObject *prepare(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     SLOT(invocation, the.invocation_admission) = Py_NewRef(admission);
     SLOT(invocation, the.invocation_decoded) = decoded;
     return invocation;
+}
+
+static PyObject *prepare(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (kwnames != NULL || nargs < 1 || nargs > 2) {
+        return pure(self, args, nargs, kwnames);
+    }
+    PyObject *request = args[0];
+    PyObject *admission = nargs == 2 ? args[1] : the.default_admission;
+    if (Py_TYPE(request) != the.request || Py_TYPE(admission) != the.admission) {
+        return pure(self, args, nargs, kwnames);
+    }
+    PyObject *name = SLOT(request, the.request_name);
+    PyObject *own_name = SLOT(self, the.contract_name);
+    if (name != own_name) {
+        if (name == NULL || own_name == NULL || !PyUnicode_CheckExact(name)
+            || PyUnicode_GET_LENGTH(name) != PyUnicode_GET_LENGTH(own_name) || PyUnicode_Compare(name, own_name) != 0) {
+            return pure(self, args, nargs, kwnames);
+        }
+    }
+    PyObject *raw = SLOT(request, the.request_arguments);
+    PyObject *validate = SLOT(self, the.contract_validate);
+    if (raw == NULL || validate == NULL || validate == Py_None) {
+        return pure(self, args, nargs, kwnames);
+    }
+    Py_ssize_t size;
+    int opens;
+    if (PyUnicode_CheckExact(raw)) {
+        size = PyUnicode_GET_LENGTH(raw);
+        if (size > the.surely_small) {
+            return pure(self, args, nargs, kwnames); /* long: Python measures its UTF-8 size */
+        }
+        opens = size > 0 && PyUnicode_READ_CHAR(raw, 0) == '{';
+    }
+    else if (PyBytes_CheckExact(raw)) {
+        size = PyBytes_GET_SIZE(raw);
+        if (size > the.max_bytes) {
+            return pure(self, args, nargs, kwnames);
+        }
+        opens = size > 0 && PyBytes_AS_STRING(raw)[0] == '{';
+    }
+    else {
+        return pure(self, args, nargs, kwnames);
+    }
+
+    PyObject *flag_names = SLOT(self, the.contract_flag_names);
+    PyObject *flag_values = SLOT(self, the.contract_flag_values);
+    if (flag_names == Py_None) {
+        flag_names = NULL;
+    }
+    else if (flag_names == NULL || flag_values == NULL || !PyTuple_CheckExact(flag_names)
+             || !PyTuple_CheckExact(flag_values) || PyTuple_GET_SIZE(flag_values) > 7
+             || PyTuple_GET_SIZE(flag_names) != PyTuple_GET_SIZE(flag_values)) {
+        return pure(self, args, nargs, kwnames);
+    }
+    /* Held from here on: Python code runs inside the validator, and nothing it does to the request or
+     * the contract may free what this call still reads. */
+    Py_INCREF(raw);
+    Py_INCREF(validate);
+    Py_XINCREF(flag_names);
+    Py_XINCREF(flag_values);
+    PyObject *result = admit(self, args, nargs, kwnames, raw, opens, admission, validate, flag_names, flag_values);
+    Py_DECREF(raw);
+    Py_DECREF(validate);
+    Py_XDECREF(flag_names);
+    Py_XDECREF(flag_values);
+    return result;
 }
 
 /* -- install */

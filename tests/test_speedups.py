@@ -1313,3 +1313,36 @@ def test_the_requirement_fails_a_run_without_the_extension() -> None:
     assert completed.returncode == 1, completed.stdout
     assert "1 failed" in completed.stdout
     assert "SCOPETOOL_REQUIRE_SPEEDUPS=1, but the C fast path is not installed" in completed.stdout
+
+
+_HELD: dict[str, Any] = {}
+
+
+class _Rewriter(BaseModel):
+    """A nested model whose validator swaps the request's arguments while prepare is validating them."""
+
+    x: int
+
+    @field_validator("x")
+    @classmethod
+    def swap(cls, value: int) -> int:
+        object.__setattr__(_HELD.pop("request"), "arguments", "{}")  # drops the last reference to the text
+        return value
+
+
+def _rewritten(inner: _Rewriter, n: int) -> int:
+    """A tool whose nested model rewrites the request mid-validation."""
+    return inner.x + n
+
+
+@pytest.mark.parametrize("prepare", [Contract.prepare, _prepare_python], ids=["c", "pure"])
+def test_a_request_changed_during_validation_cannot_pull_the_text_from_under_prepare(prepare: Any) -> None:
+    """prepare holds the text it validates: the invocation keeps exactly those bytes, whatever a validator does."""
+    contract = bind(tool(_rewritten)).contract
+    for _ in range(200):
+        text = json.dumps({"inner": {"x": 1}, "n": 2}, separators=(",", ":"))
+        request = _HELD["request"] = Request("_rewritten", text.encode().decode())  # the only reference
+        del text
+        invocation = prepare(contract, request)
+        assert invocation.arguments == b'{"inner":{"x":1},"n":2}'
+        assert request.arguments == "{}"
