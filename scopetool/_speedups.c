@@ -17,6 +17,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include <stdint.h>
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -230,6 +231,192 @@ static Py_ssize_t utf8_sequence(const Py_UCS1 *s, Py_ssize_t n, Py_ssize_t i)
 #undef FN
 #undef UTF8
 
+#if defined(__SSE2__) && defined(__GNUC__)
+/* -- the same scan, 64 bytes at a time, for one-byte text without a backslash (most arguments)
+ *
+ * Bit masks over each block tell where the quotes, the structure (":", "{", "}"), the digits and the
+ * tokens no plain number holds are; a prefix XOR of the quotes marks what lies inside strings. Only
+ * the structure is visited one by one. A backslash anywhere sends the text to the scalar scan. */
+
+#define RESCAN 2
+
+typedef struct {
+    __m128i part[4];
+} Block;
+
+static inline uint64_t block_bits(const Block *block, __m128i (*test)(__m128i))
+{
+    uint64_t bits = 0;
+    for (int k = 0; k < 4; k++) {
+        bits |= (uint64_t)(uint32_t)_mm_movemask_epi8(test(block->part[k])) << (16 * k);
+    }
+    return bits;
+}
+
+static inline __m128i is_quote(__m128i v) { return _mm_cmpeq_epi8(v, _mm_set1_epi8('"')); }
+static inline __m128i is_backslash(__m128i v) { return _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')); }
+static inline __m128i is_structure(__m128i v)
+{
+    return _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(':')),
+                        _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('{')), _mm_cmpeq_epi8(v, _mm_set1_epi8('}'))));
+}
+static inline __m128i is_digit(__m128i v)
+{
+    return _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)), _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
+}
+static inline __m128i is_dot(__m128i v) { return _mm_cmpeq_epi8(v, _mm_set1_epi8('.')); }
+static inline __m128i is_small_e(__m128i v) { return _mm_cmpeq_epi8(v, _mm_set1_epi8('e')); }
+static inline __m128i is_never_plain(__m128i v)
+{
+    /* Outside strings these start NaN or Infinity, or are an exponent's "E". */
+    return _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('N')),
+                        _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('I')), _mm_cmpeq_epi8(v, _mm_set1_epi8('E'))));
+}
+
+static inline uint64_t prefix_xor(uint64_t bits)
+{
+    bits ^= bits << 1;
+    bits ^= bits << 2;
+    bits ^= bits << 4;
+    bits ^= bits << 8;
+    bits ^= bits << 16;
+    bits ^= bits << 32;
+    return bits;
+}
+
+static inline void note_quotes(uint64_t quotes, Py_ssize_t base, Py_ssize_t *last, Py_ssize_t *before)
+{
+    /* Keep the positions of the last two quotes seen, for a name that a later block's ":" ends. */
+    if (quotes != 0) {
+        int top = 63 - __builtin_clzll(quotes);
+        uint64_t rest = quotes & ~(UINT64_C(1) << top);
+        *before = rest != 0 ? base + 63 - __builtin_clzll(rest) : *last;
+        *last = base + top;
+    }
+}
+
+static inline int is_space(Py_UCS1 c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+static int vouch_blocks(const Py_UCS1 *s, Py_ssize_t n)
+{
+    Py_ssize_t first[MAX_DEPTH + 1];
+    int depth = 0;
+    uint64_t inside = 0;                  /* all ones while a string is open across a block boundary */
+    uint64_t digit_before = 0;            /* 1 when the previous block ended with a digit */
+    Py_ssize_t run = 0;                   /* digits and dots reaching the end of the previous block */
+    Py_ssize_t last_quote = -1, quote_before = -1; /* the last two quotes of the earlier blocks */
+    Names names;
+    names_init(&names);
+    int result = UNSURE;
+    Py_ssize_t i = 0;
+    while (i < n && is_space(s[i])) {
+        i++;
+    }
+    if (i >= n || s[i] != '{') {
+        goto done;
+    }
+    for (Py_ssize_t base = 0; base < n; base += 64) {
+        Py_UCS1 padded[64];
+        const Py_UCS1 *p = s + base;
+        if (n - base < 64) {
+            memset(padded, ' ', sizeof padded); /* whitespace: nothing to see */
+            memcpy(padded, p, (size_t)(n - base));
+            p = padded;
+        }
+        Block block;
+        for (int k = 0; k < 4; k++) {
+            block.part[k] = _mm_loadu_si128((const __m128i *)(p + 16 * k));
+        }
+        if (block_bits(&block, is_backslash) != 0) {
+            result = RESCAN;
+            goto done;
+        }
+        uint64_t quotes = block_bits(&block, is_quote);
+        uint64_t in_string = prefix_xor(quotes) ^ inside; /* opening quotes and what strings hold */
+        inside = (uint64_t)((int64_t)in_string >> 63);
+        uint64_t outside = ~(in_string | quotes);
+        if (outside == 0) {
+            /* All string: nothing else to look at (quotes, if any, were tracked above). */
+            digit_before = 0;
+            run = 0;
+            note_quotes(quotes, base, &last_quote, &quote_before);
+            continue;
+        }
+        uint64_t digits = block_bits(&block, is_digit) & outside;
+        uint64_t exponent = block_bits(&block, is_small_e) & outside & ((digits << 1) | digit_before);
+        if ((block_bits(&block, is_never_plain) & outside) != 0 || exponent != 0) {
+            goto done;
+        }
+        digit_before = digits >> 63;
+        /* A number of 16 digits and dots may still hold only 15 digits: the scalar scan counts them. */
+        uint64_t numeric = digits | (block_bits(&block, is_dot) & outside);
+        Py_ssize_t leading = numeric == ~(uint64_t)0 ? 64 : __builtin_ctzll(~numeric);
+        uint64_t long_run = numeric;
+        long_run &= long_run >> 1;
+        long_run &= long_run >> 2;
+        long_run &= long_run >> 4;
+        long_run &= long_run >> 8;
+        if (run + leading >= 16 || long_run != 0) {
+            result = RESCAN;
+            goto done;
+        }
+        run = numeric == ~(uint64_t)0 ? run + 64 : __builtin_clzll(~numeric);
+        uint64_t events = block_bits(&block, is_structure) & outside;
+        while (events != 0) {
+            int bit = __builtin_ctzll(events);
+            events &= events - 1;
+            Py_ssize_t at = base + bit;
+            if (s[at] == ':') {
+                /* The name is the string just before: between the last two quotes. */
+                uint64_t before = quotes & ((UINT64_C(1) << bit) - 1);
+                Py_ssize_t close = last_quote, open = quote_before;
+                if (before != 0) {
+                    int top = 63 - __builtin_clzll(before);
+                    close = base + top;
+                    before &= ~(UINT64_C(1) << top);
+                    open = before != 0 ? base + 63 - __builtin_clzll(before) : last_quote;
+                }
+                if (open < 0 || close <= open) {
+                    goto done;
+                }
+                if (depth == 0 || names_push(&names, (const char *)(s + open + 1), close - open - 1) < 0) {
+                    result = depth == 0 ? UNSURE : FAILED;
+                    goto done;
+                }
+            }
+            else if (s[at] == '{') {
+                if (depth == MAX_DEPTH) {
+                    goto done;
+                }
+                first[++depth] = names.count;
+            }
+            else {
+                if (depth == 0) {
+                    goto done;
+                }
+                int distinct = names_distinct(&names, first[depth]);
+                if (distinct != OK) {
+                    result = distinct;
+                    goto done;
+                }
+                names.count = first[depth--];
+                if (depth == 0) {
+                    /* The top object is closed: only whitespace may follow. */
+                    for (at++; at < n && is_space(s[at]); at++) {
+                    }
+                    result = at == n ? OK : UNSURE;
+                    goto done;
+                }
+            }
+        }
+        note_quotes(quotes, base, &last_quote, &quote_before);
+    }
+done:
+    names_free(&names);
+    return result;
+}
+#endif
+
 static int vouch(PyObject *raw)
 {
     /* OK, UNSURE or FAILED for exact str or bytes (the callers check the type). */
@@ -239,12 +426,26 @@ static int vouch(PyObject *raw)
     }
 #endif
     if (PyBytes_CheckExact(raw)) {
-        return vouch_utf8((const Py_UCS1 *)PyBytes_AS_STRING(raw), PyBytes_GET_SIZE(raw));
+        const Py_UCS1 *bytes = (const Py_UCS1 *)PyBytes_AS_STRING(raw);
+#if defined(__SSE2__) && defined(__GNUC__)
+        int fast = vouch_blocks(bytes, PyBytes_GET_SIZE(raw));
+        if (fast != RESCAN) {
+            return fast;
+        }
+#endif
+        return vouch_utf8(bytes, PyBytes_GET_SIZE(raw));
     }
     Py_ssize_t n = PyUnicode_GET_LENGTH(raw);
     switch (PyUnicode_KIND(raw)) {
-    case PyUnicode_1BYTE_KIND:
+    case PyUnicode_1BYTE_KIND: {
+#if defined(__SSE2__) && defined(__GNUC__)
+        int fast = vouch_blocks(PyUnicode_1BYTE_DATA(raw), n);
+        if (fast != RESCAN) {
+            return fast;
+        }
+#endif
         return vouch_ucs1(PyUnicode_1BYTE_DATA(raw), n);
+    }
     case PyUnicode_2BYTE_KIND:
         return vouch_ucs2(PyUnicode_2BYTE_DATA(raw), n);
     default:
