@@ -332,6 +332,60 @@ def breakdown(rounds: int, target: float) -> list[dict[str, Any]]:
     return rows
 
 
+def rejections(rounds: int, target: float) -> list[dict[str, Any]]:
+    """What a rejection costs, per invalid case: median ns over interleaved rounds.
+
+    "rejection" is prepare less its validator's own failure: catching pydantic's ValidationError and
+    raising scopetool's InvalidInvocationError instead (its message pending until read).
+    """
+    rows = []
+    for name, fn, raw in CASES[1::2]:
+        contract = bind(tool(fn)).contract
+        validate, flags = contract._validate, contract._flags
+        assert validate is not None
+        request = Request(name=fn.__name__, arguments=raw)
+
+        def schema(r: str, validate: Callable[..., Any] = validate, flags: dict[str, Any] = flags) -> Any:
+            return validate(r, **flags)
+
+        def read(_: str, prepare: Callable[[Request], Any] = contract.prepare, request: Request = request) -> str:
+            try:
+                prepare(request)
+            except Exception as error:
+                return str(error)
+            raise AssertionError("admitted")
+
+        ns = interleaved_medians(
+            {
+                "bare": (bare_validator(fn, raw), raw),
+                "schema": (schema, raw),
+                "prepare": (scopetool_prepare(fn, raw), raw),
+                "read": (read, raw),
+            },
+            rounds,
+            target,
+        )
+        ns["rejection"] = ns["prepare"] - ns["schema"]
+        rows.append({"case": name, "bytes": len(raw), "ns": ns})
+    return rows
+
+
+def rejections_table(rows: list[dict[str, Any]]) -> list[str]:
+    """Markdown: one row per invalid case (ns, and the ratio to the bare validator's own failure)."""
+    lines = [
+        "| case | bare validate_json raising (ns) | the contract's validator raising | Contract.prepare raising "
+        "| the rejection itself (prepare less its validator) | prepare, then the message read |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        ns = row["ns"]
+        cells = [
+            f"{ns[key]:.0f} ns ({ns[key] / ns['bare']:.2f}x)" for key in ("schema", "prepare", "rejection", "read")
+        ]
+        lines.append(f"| {row['case']} ({row['bytes']} B) | {ns['bare']:.0f} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def breakdown_table(rows: list[dict[str, Any]]) -> list[str]:
     """Markdown: one row per check, one column per valid case (ns, and the ratio to the bare validator)."""
     lines = [
@@ -365,6 +419,8 @@ def report(rounds: int, target: float) -> str:
     )
     lines += ["", "What each check of prepare costs on its own (valid documents):", ""]
     lines += breakdown_table(breakdown(rounds, target))
+    lines += ["", "What a rejection costs (invalid documents):", ""]
+    lines += rejections_table(rejections(rounds, target))
     return "\n".join(lines) + "\n"
 
 

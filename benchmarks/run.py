@@ -190,6 +190,7 @@ def main() -> None:
     command = "python benchmarks/run.py " + " ".join(sys.argv[1:])
     rows, notes = peers.measure(args.rounds, args.target)
     checks = admission.breakdown(args.rounds, args.target)
+    refusals = admission.rejections(args.rounds, args.target)
     results = overhead.measure(args.rounds, args.target, args.imports)
     png = args.out / "report.png"
     drew = chart(rows, png)
@@ -225,6 +226,12 @@ def main() -> None:
         "the bare validator).",
         "",
         *admission.breakdown_table(checks),
+        "",
+        "What a rejection costs, on the invalid documents: the validator's own failure, then prepare's (which "
+        "raises scopetool's `InvalidInvocationError` in place of pydantic's `ValidationError`, its message "
+        "built only when read), then the message read.",
+        "",
+        *admission.rejections_table(refusals),
         "",
         "## Where scopetool is slower",
         "",
