@@ -140,6 +140,14 @@ static int names_distinct(Names *names, Py_ssize_t first)
     return result;
 }
 
+static int close_object(Names *names, Py_ssize_t first)
+{
+    /* An object ends: OK when its names (from `first` on) are all different; they are dropped. */
+    int result = names_distinct(names, first);
+    names->count = first;
+    return result;
+}
+
 /* -- characters a string holds as they are: not '"', not '\\', not a control, ASCII */
 
 static unsigned char plain_ascii[128];
@@ -255,23 +263,20 @@ static inline uint64_t block_bits(const Block *block, __m128i (*test)(__m128i))
 
 static inline __m128i is_quote(__m128i v) { return _mm_cmpeq_epi8(v, _mm_set1_epi8('"')); }
 static inline __m128i is_backslash(__m128i v) { return _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')); }
-static inline __m128i is_structure(__m128i v)
+static inline __m128i is_any_of(__m128i v, char a, char b, char c)
 {
-    return _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(':')),
-                        _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('{')), _mm_cmpeq_epi8(v, _mm_set1_epi8('}'))));
+    return _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(a)),
+                        _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(b)), _mm_cmpeq_epi8(v, _mm_set1_epi8(c))));
 }
+static inline __m128i is_structure(__m128i v) { return is_any_of(v, ':', '{', '}'); }
 static inline __m128i is_digit(__m128i v)
 {
     return _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)), _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
 }
 static inline __m128i is_dot(__m128i v) { return _mm_cmpeq_epi8(v, _mm_set1_epi8('.')); }
 static inline __m128i is_small_e(__m128i v) { return _mm_cmpeq_epi8(v, _mm_set1_epi8('e')); }
-static inline __m128i is_never_plain(__m128i v)
-{
-    /* Outside strings these start NaN or Infinity, or are an exponent's "E". */
-    return _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('N')),
-                        _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('I')), _mm_cmpeq_epi8(v, _mm_set1_epi8('E'))));
-}
+/* Outside strings these start NaN or Infinity, or are an exponent's "E". */
+static inline __m128i is_never_plain(__m128i v) { return is_any_of(v, 'N', 'I', 'E'); }
 
 static inline uint64_t prefix_xor(uint64_t bits)
 {
@@ -394,12 +399,11 @@ static int vouch_blocks(const Py_UCS1 *s, Py_ssize_t n)
                 if (depth == 0) {
                     goto done;
                 }
-                int distinct = names_distinct(&names, first[depth]);
+                int distinct = close_object(&names, first[depth--]);
                 if (distinct != OK) {
                     result = distinct;
                     goto done;
                 }
-                names.count = first[depth--];
                 if (depth == 0) {
                     /* The top object is closed: only whitespace may follow. */
                     for (at++; at < n && is_space(s[at]); at++) {

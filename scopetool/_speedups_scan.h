@@ -235,12 +235,11 @@ static int FN(vouch)(const CH *s, Py_ssize_t n)
             if (depth == 0) {
                 goto done;
             }
-            int distinct = names_distinct(&names, first[depth]);
+            int distinct = close_object(&names, first[depth--]);
             if (distinct != OK) {
                 result = distinct;
                 goto done;
             }
-            names.count = first[depth--];
             i++;
             if (depth == 0) {
                 /* The top object is closed: only whitespace may follow. */
