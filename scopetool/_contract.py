@@ -534,13 +534,17 @@ def _install_speedups() -> bool:
     """Put the C `prepare` of `scopetool._speedups` on `Contract`, unless it is missing or turned off.
 
     The C method takes the common path itself and hands every other case to `_prepare_python`, so
-    both admit and reject exactly the same requests. SCOPETOOL_PURE_PYTHON=1 keeps the pure one.
+    both admit and reject exactly the same requests. SCOPETOOL_PURE_PYTHON=1 keeps the pure one, and
+    so does a second import of this module (``importlib.reload``): the C method is bound to the
+    classes of the first.
     """
     if os.environ.get("SCOPETOOL_PURE_PYTHON", "") not in ("", "0"):
         return False
     try:
         from . import _speedups  # noqa: PLC0415 - optional, compiled at install where a C compiler is found
     except ImportError:
+        return False
+    if _speedups.installed():
         return False
     method = _speedups.install(
         contract=Contract,

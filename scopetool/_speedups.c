@@ -786,11 +786,17 @@ static PyObject *install(PyObject *module, PyObject *args, PyObject *kwargs)
     return PyDescr_NewMethod(the.contract, &the.method);
 }
 
+static PyObject *installed(PyObject *module, PyObject *unused)
+{
+    return PyBool_FromLong(the.installed);
+}
+
 static PyMethodDef methods[] = {
     {"scan", (PyCFunction)scan, METH_O,
      "scan(raw, /)\n--\n\nWhether this module vouches for raw (str or bytes), a text a JSON parser accepted: one "
      "object, no repeated member name, no NaN, Infinity, exponent or number of more than 15 digits, well-formed "
      "strings. False means only 'cannot tell'; for text that is not JSON the answer means nothing."},
+    {"installed", installed, METH_NOARGS, "installed()\n--\n\nWhether install() has run in this process."},
     {"install", (PyCFunction)(void (*)(void))install, METH_VARARGS | METH_KEYWORDS,
      "Resolve the classes and slots once; return the C `prepare` as a method descriptor of the contract class."},
     {NULL, NULL, 0, NULL},

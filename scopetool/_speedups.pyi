@@ -9,6 +9,9 @@ def scan(raw: str | bytes, /) -> bool:
     more than 15 digits, well-formed strings. For text that is not JSON the answer means nothing.
     """
 
+def installed() -> bool:
+    """Whether `install` has run in this process (it runs once)."""
+
 def install(
     *,
     contract: type,

@@ -68,3 +68,25 @@ def test_scopetool_runs_on_the_pure_python_prepare_when_the_extension_cannot_loa
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["False", "True"]
+
+
+def test_reloading_the_contract_module_keeps_a_working_prepare() -> None:
+    """importlib.reload of scopetool._contract works: the new classes run the pure prepare (C binds the first)."""
+    code = "\n".join(
+        [
+            "import importlib",
+            "import scopetool._contract as c",
+            "first = c.SPEEDUPS",
+            "importlib.reload(c)",
+            "from scopetool import Definition",
+            "contract = c.Contract(Definition(name='t', input_schema={'type': 'object'}))",
+            "assert contract.prepare(c.Request('t', '{}')).arguments == b'{}'",
+            "print(first, c.SPEEDUPS, c.Contract.prepare is c._prepare_python)",
+        ]
+    )
+    environment = {key: value for key, value in os.environ.items() if key != "SCOPETOOL_PURE_PYTHON"}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=environment, check=False, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[1:] == ["False", "True"]
