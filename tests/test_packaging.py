@@ -62,12 +62,7 @@ def test_scopetool_runs_on_the_pure_python_prepare_when_the_extension_cannot_loa
             "print(c.SPEEDUPS, c.Contract.prepare is c._prepare_python)",
         ]
     )
-    environment = {key: value for key, value in os.environ.items() if key != "SCOPETOOL_PURE_PYTHON"}
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=environment, check=False, timeout=120
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["False", "True"]
+    assert _run_fresh(code) == ["False", "True"]
 
 
 def test_reloading_the_contract_module_keeps_a_working_prepare() -> None:
@@ -84,9 +79,14 @@ def test_reloading_the_contract_module_keeps_a_working_prepare() -> None:
             "print(first, c.SPEEDUPS, c.Contract.prepare is c._prepare_python)",
         ]
     )
+    assert _run_fresh(code)[1:] == ["False", "True"]
+
+
+def _run_fresh(code: str) -> list[str]:
+    """What `code` prints, split into words, run in a fresh interpreter with the C path allowed."""
     environment = {key: value for key, value in os.environ.items() if key != "SCOPETOOL_PURE_PYTHON"}
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=environment, check=False, timeout=120
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split()[1:] == ["False", "True"]
+    return result.stdout.split()
