@@ -514,19 +514,25 @@ static PyObject *reject(PyObject *self, PyObject *raw)
      * message is explained when first read; any other failure is classified by Python now. */
     PyObject *type, *failure, *traceback;
     PyErr_Fetch(&type, &failure, &traceback);
-    PyErr_NormalizeException(&type, &failure, &traceback);
-    if (failure == NULL) {
-        Py_XDECREF(type);
-        Py_XDECREF(traceback);
-        return NULL;
+    /* pydantic-core raises its ValidationError as an instance, so the common case needs neither the
+     * normalization nor a walk of the class hierarchy. */
+    int validation = failure != NULL && type == the.validation_error && Py_TYPE(failure) == (PyTypeObject *)type;
+    if (!validation) {
+        PyErr_NormalizeException(&type, &failure, &traceback);
+        if (failure == NULL) {
+            Py_XDECREF(type);
+            Py_XDECREF(traceback);
+            return NULL;
+        }
+        if (!PyErr_GivenExceptionMatches(type, PyExc_Exception)) {
+            /* KeyboardInterrupt, SystemExit and the like pass through untouched, as in the pure path. */
+            PyErr_Restore(type, failure, traceback);
+            return NULL;
+        }
+        validation = PyErr_GivenExceptionMatches(type, the.validation_error);
     }
     PyObject *error;
-    if (!PyErr_GivenExceptionMatches(type, PyExc_Exception)) {
-        /* KeyboardInterrupt, SystemExit and the like pass through untouched, as in the pure path. */
-        PyErr_Restore(type, failure, traceback);
-        return NULL;
-    }
-    if (PyErr_GivenExceptionMatches(type, the.validation_error)) {
+    if (validation) {
         /* Its traceback only leads into the validator: dropped, as the pure path does. */
         PyException_SetTraceback(failure, Py_None);
         error = the.error->tp_new(the.error, the.empty, NULL);
