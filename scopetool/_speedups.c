@@ -82,9 +82,18 @@ static int names_push(Names *names, const char *start, Py_ssize_t size)
     return 0;
 }
 
-static int spans_equal(const Span *a, const Span *b)
+static inline int spans_equal(const Span *a, const Span *b)
 {
-    return a->size == b->size && memcmp(a->start, b->start, (size_t)a->size) == 0;
+    /* Names are short and mostly differ early: a byte loop beats a call to memcmp. */
+    if (a->size != b->size) {
+        return 0;
+    }
+    for (Py_ssize_t k = 0; k < a->size; k++) {
+        if (a->start[k] != b->start[k]) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 static size_t span_hash(const Span *span)
@@ -242,9 +251,11 @@ static Py_ssize_t utf8_sequence(const Py_UCS1 *s, Py_ssize_t n, Py_ssize_t i)
 #if defined(__SSE2__) && defined(__GNUC__)
 /* -- the same scan, 64 bytes at a time, for one-byte text without a backslash (most arguments)
  *
- * Bit masks over each block tell where the quotes, the structure (":", "{", "}"), the digits and the
- * tokens no plain number holds are; a prefix XOR of the quotes marks what lies inside strings. Only
- * the structure is visited one by one. A backslash anywhere sends the text to the scalar scan. */
+ * Bit masks over each block tell where the quotes, the structure (":", "{", "}"), the digits and dots,
+ * the letters e and E, and the N and I that start NaN and Infinity are; a prefix XOR of the quotes marks
+ * what lies inside strings. The text is JSON, so outside strings an "e" or "E" right after a digit is
+ * an exponent and anywhere else belongs to true or false. Only the structure is visited one by one. A
+ * backslash anywhere sends the text to the scalar scan. */
 
 #define RESCAN 2
 
@@ -269,14 +280,25 @@ static inline __m128i is_any_of(__m128i v, char a, char b, char c)
                         _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(b)), _mm_cmpeq_epi8(v, _mm_set1_epi8(c))));
 }
 static inline __m128i is_structure(__m128i v) { return is_any_of(v, ':', '{', '}'); }
-static inline __m128i is_digit(__m128i v)
+/* '.', '/' and the digits: outside strings only numbers hold them (a '/' is never there). */
+static inline __m128i is_numeric(__m128i v)
 {
-    return _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)), _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
+    return _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('.' - 1)), _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
 }
-static inline __m128i is_dot(__m128i v) { return _mm_cmpeq_epi8(v, _mm_set1_epi8('.')); }
-static inline __m128i is_small_e(__m128i v) { return _mm_cmpeq_epi8(v, _mm_set1_epi8('e')); }
-/* Outside strings these start NaN or Infinity, or are an exponent's "E". */
-static inline __m128i is_never_plain(__m128i v) { return is_any_of(v, 'N', 'I', 'E'); }
+/* "e" or "E": outside strings, an exponent right after a digit, else part of true or false. */
+static inline __m128i is_e(__m128i v) { return _mm_cmpeq_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)), _mm_set1_epi8('e')); }
+/* Outside strings these start NaN or Infinity. */
+static inline __m128i is_n_or_i(__m128i v)
+{
+    return _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('N')), _mm_cmpeq_epi8(v, _mm_set1_epi8('I')));
+}
+
+static inline int block_has(const Block *block, __m128i (*test)(__m128i))
+{
+    /* Whether any byte of the block passes `test`: one mask instead of four. */
+    return _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(test(block->part[0]), test(block->part[1])),
+                                          _mm_or_si128(test(block->part[2]), test(block->part[3])))) != 0;
+}
 
 static inline uint64_t prefix_xor(uint64_t bits)
 {
@@ -307,7 +329,7 @@ static int vouch_blocks(const Py_UCS1 *s, Py_ssize_t n)
     Py_ssize_t first[MAX_DEPTH + 1];
     int depth = 0;
     uint64_t inside = 0;                  /* all ones while a string is open across a block boundary */
-    uint64_t digit_before = 0;            /* 1 when the previous block ended with a digit */
+    uint64_t numeric_before = 0;          /* 1 when the previous block ended with a digit or a dot */
     Py_ssize_t run = 0;                   /* digits and dots reaching the end of the previous block */
     Py_ssize_t last_quote = -1, quote_before = -1; /* the last two quotes of the earlier blocks */
     Names names;
@@ -332,7 +354,7 @@ static int vouch_blocks(const Py_UCS1 *s, Py_ssize_t n)
         for (int k = 0; k < 4; k++) {
             block.part[k] = _mm_loadu_si128((const __m128i *)(p + 16 * k));
         }
-        if (block_bits(&block, is_backslash) != 0) {
+        if (block_has(&block, is_backslash)) {
             result = RESCAN;
             goto done;
         }
@@ -342,19 +364,18 @@ static int vouch_blocks(const Py_UCS1 *s, Py_ssize_t n)
         uint64_t outside = ~(in_string | quotes);
         if (outside == 0) {
             /* All string: nothing else to look at (quotes, if any, were tracked above). */
-            digit_before = 0;
+            numeric_before = 0;
             run = 0;
             note_quotes(quotes, base, &last_quote, &quote_before);
             continue;
         }
-        uint64_t digits = block_bits(&block, is_digit) & outside;
-        uint64_t exponent = block_bits(&block, is_small_e) & outside & ((digits << 1) | digit_before);
-        if ((block_bits(&block, is_never_plain) & outside) != 0 || exponent != 0) {
+        uint64_t numeric = block_bits(&block, is_numeric) & outside;
+        uint64_t exponent = block_bits(&block, is_e) & outside & ((numeric << 1) | numeric_before);
+        if (exponent != 0 || (block_has(&block, is_n_or_i) && (block_bits(&block, is_n_or_i) & outside) != 0)) {
             goto done;
         }
-        digit_before = digits >> 63;
+        numeric_before = numeric >> 63;
         /* A number of 16 digits and dots may still hold only 15 digits: the scalar scan counts them. */
-        uint64_t numeric = digits | (block_bits(&block, is_dot) & outside);
         Py_ssize_t leading = numeric == ~(uint64_t)0 ? 64 : __builtin_ctzll(~numeric);
         uint64_t long_run = numeric;
         long_run &= long_run >> 1;

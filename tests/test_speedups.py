@@ -459,6 +459,40 @@ def test_scan_answers_for_any_text(document: str | bytes) -> None:
         assert scan(form) in (True, False)
 
 
+# Numbers the block scan must not vouch for, and plain values it must, each tried at every offset
+# around its 64-byte block boundaries (the scan looks at a digit and the letter after it in one pass).
+BOUNDARY_REFUSED = ["1e5", "1E5", "1.5E3", "12.5e-3", "NaN", "Infinity", "-Infinity", "1234567890123456"]
+BOUNDARY_VOUCHED = ["true", "false", "null", "123456789012345", "0.5", '"1E5 NaN Infinity \\/"', '"e1"']
+
+
+def at_offset(value: str, offset: int) -> str:
+    """An object whose member `value` starts `offset` characters into the text (offset >= 14)."""
+    return '{"pad":"' + "x" * (offset - 14) + '","v":' + value + "}"
+
+
+@needs_speedups
+@pytest.mark.parametrize("value", BOUNDARY_REFUSED)
+def test_scan_refuses_a_number_across_any_block_boundary(value: str) -> None:
+    """An exponent, NaN, Infinity or 16 digits is caught wherever the blocks split it."""
+    for offset in [*range(50, 70), *range(118, 132)]:
+        document = at_offset(value, offset)
+        assert document.index(":" + value) + 1 == offset
+        assert accepted(document)
+        assert scan(document) is False, (value, offset)
+        assert scan(document.encode()) is False, (value, offset)
+
+
+@needs_speedups
+@pytest.mark.parametrize("value", BOUNDARY_VOUCHED)
+def test_scan_vouches_for_plain_values_across_any_block_boundary(value: str) -> None:
+    """Literals, plain numbers and strings holding look-alikes are vouched for wherever the blocks split them."""
+    for offset in [*range(50, 70), *range(118, 132)]:
+        document = at_offset(value, offset)
+        assert refusal(document) is None
+        assert scan(document) is True, (value, offset)
+        assert scan(document.encode()) is True, (value, offset)
+
+
 def assert_sound(document: str | bytes) -> None:
     """Scan answers with a bool; for JSON text, it vouches only when strict I-JSON accepts it and no rule breaks."""
     vouched = scan(document)
