@@ -38,6 +38,7 @@ def test_a_wheel_builds_without_a_c_compiler(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert "scopetool/_speedups.c" in names
     assert "scopetool/_contract.py" in names
+    assert [name for name in names if name.endswith(".dist-info/licenses/LICENSE")]
     assert not [name for name in names if name.endswith((".so", ".pyd"))]
 
 
