@@ -19,6 +19,7 @@ import concurrent.futures
 import contextlib
 import secrets
 import sqlite3
+import sys
 import threading
 from collections.abc import Callable, Coroutine, Generator, Mapping
 from pathlib import Path
@@ -140,9 +141,13 @@ class DbosBackend:
         """Configure and launch DBOS for this process (recovering this executor's pending calls).
 
         Raises:
-            RuntimeError: another `DbosBackend` is open in this process.
+            RuntimeError: another `DbosBackend` is open in this process, or the database is SQLite and
+                DBOS cannot keep its records in it on this Python (SQLite before 3.42 on Python 3.12+).
         """
         global _open  # noqa: PLW0603 - DBOS itself is one instance per process
+        problem = _sqlite_problem(self._url)
+        if problem is not None:
+            raise RuntimeError(problem)
         with _open_lock:
             if _open is not None:
                 raise RuntimeError("a DbosBackend is already open in this process (DBOS runs one instance per process)")
@@ -384,6 +389,33 @@ def _latest(events: Mapping[str, Any]) -> tuple[int, dict[str, Any] | None]:
     last = max(rounds)
     state: dict[str, Any] = events[_STATE + str(last)]
     return last, state
+
+
+def _sqlite_problem(database_url: str) -> str | None:
+    """Why DBOS cannot keep its records in this SQLite database on this Python; None when it can.
+
+    On Python 3.12 and later DBOS's SQLite tables default their timestamps to ``unixepoch('subsec')``,
+    which SQLite before 3.42 does not know: every launch would then fail on a NOT NULL constraint deep
+    inside DBOS. Other databases, and older Pythons, are never a problem here.
+    """
+    if sys.version_info < (3, 12) or sqlalchemy.make_url(database_url).get_backend_name() != "sqlite":
+        return None
+    if _subsecond_unixepoch():
+        return None
+    return (
+        f"DBOS on Python {sys.version_info[0]}.{sys.version_info[1]} needs SQLite 3.42 or newer for a SQLite "
+        f"database, and this Python uses SQLite {sqlite3.sqlite_version}: give a PostgreSQL database_url, or "
+        "use a Python built with a newer SQLite"
+    )
+
+
+def _subsecond_unixepoch() -> bool:
+    """Whether this Python's SQLite evaluates ``unixepoch('subsec')`` (SQLite 3.42 and later)."""
+    with contextlib.closing(sqlite3.connect(":memory:")) as probe:
+        try:
+            return probe.execute("SELECT unixepoch('subsec')").fetchone()[0] is not None
+        except sqlite3.OperationalError:  # before 3.38 there is no unixepoch at all
+            return False
 
 
 def _use_write_ahead_log(url: str) -> None:

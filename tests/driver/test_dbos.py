@@ -31,6 +31,7 @@ from scopetool import (
     tool,
 )
 from scopetool.driver import CallStatus, Driver, Turn, mint_key
+from scopetool.driver import dbos as dbos_module
 from scopetool.driver.dbos import DbosBackend
 from scopetool.providers import ToolCall, openai_chat
 
@@ -296,7 +297,7 @@ async def test_a_failed_open_leaves_dbos_closed(durable: Durable) -> None:
 async def test_misuse_is_refused(durable: Durable, tmp_path: Any) -> None:
     """One backend per process, only while open, only with its own registry's bindings."""
     with pytest.raises(RuntimeError, match="already open"):
-        DbosBackend(REGISTRY, f"sqlite:///{tmp_path / 'other.sqlite'}").open()
+        DbosBackend(REGISTRY, durable.url).open()
     other = Driver(Registry(echo), durable.backend)
     with pytest.raises(ValueError, match="'echo' is not bound in the registry"):
         await other.run(fresh(), calls(("echo", "x")))
@@ -317,3 +318,34 @@ def test_bad_settings_are_refused() -> None:
         DbosBackend(REGISTRY, "")
     with pytest.raises(ValueError, match="poll_interval"):
         DbosBackend(REGISTRY, "sqlite:///x", poll_interval=0)
+
+
+def test_sqlite_too_old_for_dbos_on_this_python_is_refused_with_the_reason(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    """On Python 3.12+ with SQLite before 3.42, open says why instead of failing inside DBOS."""
+    url = f"sqlite:///{tmp_path / 'calls.sqlite'}"
+    monkeypatch.setattr(dbos_module.sys, "version_info", (3, 12, 0, "final", 0))
+    monkeypatch.setattr(dbos_module, "_subsecond_unixepoch", lambda: False)
+    backend = DbosBackend(REGISTRY, url)
+    with pytest.raises(RuntimeError, match=r"DBOS on Python 3\.12 needs SQLite 3\.42 or newer") as refused:
+        backend.open()
+    assert "PostgreSQL" in str(refused.value)
+    assert not (tmp_path / "calls.sqlite").exists()  # nothing was created
+    with pytest.raises(RuntimeError, match="not open"):
+        asyncio.run(backend.secret())
+    # A SQLite that knows unixepoch('subsec'), another database, or an older Python: no problem.
+    monkeypatch.setattr(dbos_module, "_subsecond_unixepoch", lambda: True)
+    assert dbos_module._sqlite_problem(url) is None  # pyright: ignore[reportPrivateUsage]
+    monkeypatch.setattr(dbos_module, "_subsecond_unixepoch", lambda: False)
+    assert dbos_module._sqlite_problem("postgresql://u@h:5432/calls") is None  # pyright: ignore[reportPrivateUsage]
+    monkeypatch.setattr(dbos_module.sys, "version_info", (3, 11, 9, "final", 0))
+    assert dbos_module._sqlite_problem(url) is None  # pyright: ignore[reportPrivateUsage]
+
+
+def test_the_sqlite_probe_matches_this_sqlite_version() -> None:
+    """The probe answers True exactly where SQLite is 3.42 or newer (unixepoch('subsec'))."""
+    import sqlite3
+
+    expected = sqlite3.sqlite_version_info >= (3, 42, 0)
+    assert dbos_module._subsecond_unixepoch() is expected  # pyright: ignore[reportPrivateUsage]
