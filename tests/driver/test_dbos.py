@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import threading
 import uuid
 from collections.abc import Iterator
@@ -345,7 +346,5 @@ def test_sqlite_too_old_for_dbos_on_this_python_is_refused_with_the_reason(
 
 def test_the_sqlite_probe_matches_this_sqlite_version() -> None:
     """The probe answers True exactly where SQLite is 3.42 or newer (unixepoch('subsec'))."""
-    import sqlite3
-
     expected = sqlite3.sqlite_version_info >= (3, 42, 0)
     assert dbos_module._subsecond_unixepoch() is expected  # pyright: ignore[reportPrivateUsage]
