@@ -149,13 +149,20 @@ static int names_distinct(Names *names, Py_ssize_t first)
     return result;
 }
 
-static int close_object(Names *names, Py_ssize_t first)
+static int close_innermost(Names *names, const Py_ssize_t *first, int *depth)
 {
-    /* An object ends: OK when its names (from `first` on) are all different; they are dropped. */
-    int result = names_distinct(names, first);
-    names->count = first;
+    /* A '}' outside strings ends the innermost open object (its names start at first[*depth]): OK when
+     * its names are all different (they are dropped), UNSURE when two are equal or none is open. */
+    if (*depth == 0) {
+        return UNSURE;
+    }
+    Py_ssize_t start = first[(*depth)--];
+    int result = names_distinct(names, start);
+    names->count = start;
     return result;
 }
+
+static inline int is_space(Py_UCS4 c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 /* -- characters a string holds as they are: not '"', not '\\', not a control, ASCII */
 
@@ -322,8 +329,6 @@ static inline void note_quotes(uint64_t quotes, Py_ssize_t base, Py_ssize_t *las
     }
 }
 
-static inline int is_space(Py_UCS1 c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
 static int vouch_blocks(const Py_UCS1 *s, Py_ssize_t n)
 {
     Py_ssize_t first[MAX_DEPTH + 1];
@@ -335,10 +340,7 @@ static int vouch_blocks(const Py_UCS1 *s, Py_ssize_t n)
     Names names;
     names_init(&names);
     int result = UNSURE;
-    Py_ssize_t i = 0;
-    while (i < n && is_space(s[i])) {
-        i++;
-    }
+    Py_ssize_t i = skip_space_ucs1(s, n, 0);
     if (i >= n || s[i] != '{') {
         goto done;
     }
@@ -417,19 +419,14 @@ static int vouch_blocks(const Py_UCS1 *s, Py_ssize_t n)
                 first[++depth] = names.count;
             }
             else {
-                if (depth == 0) {
-                    goto done;
-                }
-                int distinct = close_object(&names, first[depth--]);
-                if (distinct != OK) {
-                    result = distinct;
+                int closed = close_innermost(&names, first, &depth);
+                if (closed != OK) {
+                    result = closed;
                     goto done;
                 }
                 if (depth == 0) {
                     /* The top object is closed: only whitespace may follow. */
-                    for (at++; at < n && is_space(s[at]); at++) {
-                    }
-                    result = at == n ? OK : UNSURE;
+                    result = skip_space_ucs1(s, n, at + 1) == n ? OK : UNSURE;
                     goto done;
                 }
             }

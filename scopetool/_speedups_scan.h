@@ -9,6 +9,15 @@
  * it holds.
  */
 
+static inline Py_ssize_t FN(skip_space)(const CH *s, Py_ssize_t n, Py_ssize_t i)
+{
+    /* The index of the first character at or after s[i] that is not JSON whitespace (n when none). */
+    while (i < n && is_space(s[i])) {
+        i++;
+    }
+    return i;
+}
+
 static inline int FN(read_hex4)(const CH *s, Py_ssize_t n, Py_ssize_t at, Py_UCS4 *unit)
 {
     /* The four hex digits of a \u escape at s[at]. */
@@ -186,10 +195,7 @@ static int FN(vouch)(const CH *s, Py_ssize_t n)
     Names names;
     names_init(&names);
     int result = UNSURE;
-    Py_ssize_t i = 0;
-    while (i < n && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t')) {
-        i++;
-    }
+    Py_ssize_t i = FN(skip_space)(s, n, 0);
     if (i >= n || s[i] != '{') {
         goto done; /* not an object */
     }
@@ -232,25 +238,17 @@ static int FN(vouch)(const CH *s, Py_ssize_t n)
             i++;
             continue;
         case '}': {
-            if (depth == 0) {
+            int closed = close_innermost(&names, first, &depth);
+            if (closed != OK) {
+                result = closed;
                 goto done;
             }
-            int distinct = close_object(&names, first[depth--]);
-            if (distinct != OK) {
-                result = distinct;
+            if (depth == 0) {
+                /* The top object is closed: only whitespace may follow. */
+                result = FN(skip_space)(s, n, i + 1) == n ? OK : UNSURE;
                 goto done;
             }
             i++;
-            if (depth == 0) {
-                /* The top object is closed: only whitespace may follow. */
-                while (i < n && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t')) {
-                    i++;
-                }
-                if (i == n) {
-                    result = OK;
-                }
-                goto done;
-            }
             continue;
         }
         case 't':
