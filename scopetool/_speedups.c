@@ -577,25 +577,49 @@ static PyObject *reject(PyObject *self, PyObject *raw)
     return NULL;
 }
 
+static int read_validator(PyObject *self, PyObject **validate, PyObject **flag_names, PyObject **flag_values)
+{
+    /* The contract's validator and the keyword flags it needs on every call (nested prebuilt models):
+     * 0 when they are as `install` expects (flag names NULL for none), -1 when not. */
+    *validate = SLOT(self, the.contract_validate);
+    *flag_names = SLOT(self, the.contract_flag_names);
+    *flag_values = SLOT(self, the.contract_flag_values);
+    if (*validate == NULL || *validate == Py_None) {
+        return -1;
+    }
+    if (*flag_names == Py_None) {
+        *flag_names = NULL;
+        return 0;
+    }
+    if (*flag_names == NULL || *flag_values == NULL || !PyTuple_CheckExact(*flag_names)
+        || !PyTuple_CheckExact(*flag_values) || PyTuple_GET_SIZE(*flag_values) > 7
+        || PyTuple_GET_SIZE(*flag_names) != PyTuple_GET_SIZE(*flag_values)) {
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *call_validator(PyObject *raw, PyObject *validate, PyObject *flag_names, PyObject *flag_values)
+{
+    /* The validator on raw, with the flags read by `read_validator` passed as keywords. */
+    if (flag_names == NULL) {
+        return PyObject_Vectorcall(validate, &raw, 1, NULL);
+    }
+    Py_ssize_t count = PyTuple_GET_SIZE(flag_values);
+    PyObject *call[8];
+    call[0] = raw;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        call[k + 1] = PyTuple_GET_ITEM(flag_values, k);
+    }
+    return PyObject_Vectorcall(validate, call, 1, flag_names);
+}
+
 static PyObject *admit(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject *raw,
                        int opens, PyObject *admission, PyObject *validate, PyObject *flag_names,
                        PyObject *flag_values)
 {
     /* The common path once every input is held: validate, scan, make the Invocation. */
-    PyObject *value;
-    if (flag_names != NULL) {
-        /* The keyword flags the contract's validator needs on every call (nested prebuilt models). */
-        Py_ssize_t count = PyTuple_GET_SIZE(flag_values);
-        PyObject *call[8];
-        call[0] = raw;
-        for (Py_ssize_t k = 0; k < count; k++) {
-            call[k + 1] = PyTuple_GET_ITEM(flag_values, k);
-        }
-        value = PyObject_Vectorcall(validate, call, 1, flag_names);
-    }
-    else {
-        value = PyObject_Vectorcall(validate, &raw, 1, NULL);
-    }
+    PyObject *value = call_validator(raw, validate, flag_names, flag_values);
     if (value == NULL) {
         if (!opens) {
             /* Maybe blank (which means {}): the pure path decides, validating again. An interrupt or
@@ -660,8 +684,8 @@ static PyObject *prepare(PyObject *self, PyObject *const *args, Py_ssize_t nargs
         }
     }
     PyObject *raw = SLOT(request, the.request_arguments);
-    PyObject *validate = SLOT(self, the.contract_validate);
-    if (raw == NULL || validate == NULL || validate == Py_None) {
+    PyObject *validate, *flag_names, *flag_values;
+    if (raw == NULL || read_validator(self, &validate, &flag_names, &flag_values) < 0) {
         return pure(self, args, nargs, kwnames);
     }
     Py_ssize_t size;
@@ -684,16 +708,6 @@ static PyObject *prepare(PyObject *self, PyObject *const *args, Py_ssize_t nargs
         return pure(self, args, nargs, kwnames);
     }
 
-    PyObject *flag_names = SLOT(self, the.contract_flag_names);
-    PyObject *flag_values = SLOT(self, the.contract_flag_values);
-    if (flag_names == Py_None) {
-        flag_names = NULL;
-    }
-    else if (flag_names == NULL || flag_values == NULL || !PyTuple_CheckExact(flag_names)
-             || !PyTuple_CheckExact(flag_values) || PyTuple_GET_SIZE(flag_values) > 7
-             || PyTuple_GET_SIZE(flag_names) != PyTuple_GET_SIZE(flag_values)) {
-        return pure(self, args, nargs, kwnames);
-    }
     /* Held from here on: Python code runs inside the validator, and nothing it does to the request or
      * the contract may free what this call still reads. */
     Py_INCREF(raw);
@@ -706,6 +720,32 @@ static PyObject *prepare(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     Py_XDECREF(flag_names);
     Py_XDECREF(flag_values);
     return result;
+}
+
+static PyObject *validate_as_prepare(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    /* validate(contract, raw): the contract's validator on raw, called as prepare calls it. */
+    if (nargs != 2) {
+        PyErr_Format(PyExc_TypeError, "validate() takes a contract and its raw arguments (%zd given)", nargs);
+        return NULL;
+    }
+    PyObject *contract = args[0], *raw = args[1], *validator, *flag_names, *flag_values;
+    if (!the.installed || Py_TYPE(contract) != the.contract) {
+        PyErr_Format(PyExc_TypeError, "validate() takes a Contract, not %.100s", Py_TYPE(contract)->tp_name);
+        return NULL;
+    }
+    if (read_validator(contract, &validator, &flag_names, &flag_values) < 0) {
+        PyErr_SetString(PyExc_TypeError, "validate() needs a contract whose validator prepare calls in C");
+        return NULL;
+    }
+    Py_INCREF(validator);
+    Py_XINCREF(flag_names);
+    Py_XINCREF(flag_values);
+    PyObject *value = call_validator(raw, validator, flag_names, flag_values);
+    Py_DECREF(validator);
+    Py_XDECREF(flag_names);
+    Py_XDECREF(flag_values);
+    return value;
 }
 
 /* -- install */
@@ -820,6 +860,10 @@ static PyMethodDef methods[] = {
      "scan(raw, /)\n--\n\nWhether this module vouches for raw (str or bytes), a text a JSON parser accepted: one "
      "object, no repeated member name, no NaN, Infinity, exponent or number of more than 15 digits, well-formed "
      "strings. False means only 'cannot tell'; for text that is not JSON the answer means nothing."},
+    {"validate", (PyCFunction)(void (*)(void))validate_as_prepare, METH_FASTCALL,
+     "validate(contract, raw, /)\n--\n\nThe contract's validator on raw, called exactly as the C prepare calls it "
+     "(with the keyword flags it needs on every call): its value, or its exception. For timing prepare's parts "
+     "apart."},
     {"installed", installed, METH_NOARGS, "installed()\n--\n\nWhether install() has run in this process."},
     {"install", (PyCFunction)(void (*)(void))install, METH_VARARGS | METH_KEYWORDS,
      "Resolve the classes and slots once; return the C `prepare` as a method descriptor of the contract class."},

@@ -28,7 +28,7 @@ import jiter
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pydantic import BaseModel, field_validator
+from pydantic import BaseModel, ValidationError, field_validator
 
 from scopetool import (
     MAX_INPUT_BYTES,
@@ -49,7 +49,7 @@ from scopetool._codec import NOTHING, take_decoded
 from scopetool._contract import SPEEDUPS, _prepare_python
 
 if SPEEDUPS:
-    from scopetool._speedups import scan
+    from scopetool._speedups import scan, validate
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "s3cr3t-SPEEDUPS-4a1f"
@@ -1380,3 +1380,60 @@ def test_a_request_changed_during_validation_cannot_pull_the_text_from_under_pre
         invocation = prepare(contract, request)
         assert invocation.arguments == b'{"inner":{"x":1},"n":2}'
         assert request.arguments == "{}"
+
+
+# `_speedups.validate`: the contract's validator called as the C prepare calls it (the benchmarks time
+# prepare's parts apart with it, so it must make the very call prepare makes).
+VALIDATED = {
+    "pair": ('{"a":1,"b":2}', '{"a":1,"b":"2"}'),
+    "order": (
+        '{"id":7,"items":[{"sku":"x"}],"ship_to":{"street":"Main"}}',
+        '{"id":7,"ship_to":{"street":"Main","zip":"1"}}',
+    ),
+    "batch": ('{"items":[{"sku":"x","qty":2}]}', '{"items":[{"sku":"x","qty":2,"colour":"red"}]}'),
+}
+
+
+@needs_speedups
+@pytest.mark.parametrize("name", list(VALIDATED))
+def test_validate_returns_and_raises_what_the_flagged_validator_does(name: str) -> None:
+    """Its value equals the validator's with the contract's flags, and its failures are the same errors."""
+    contract = SUBJECTS[name].contract
+    flagged = contract._validate
+    assert flagged is not None
+    accepted, refused = VALIDATED[name]
+    for raw in (accepted, accepted.encode()):
+        assert validate(contract, raw) == flagged(raw, **contract._flags)
+    with pytest.raises(ValidationError) as caught:
+        validate(contract, refused)
+    with pytest.raises(ValidationError) as expected:
+        flagged(refused, **contract._flags)
+    assert caught.value.errors() == expected.value.errors()
+
+
+@needs_speedups
+def test_validate_passes_the_flags_nested_models_need() -> None:
+    """A member a nested (lax) model would ignore is refused: the strict, closed flags went with the call."""
+    contract = SUBJECTS["batch"].contract
+    refused = VALIDATED["batch"][1]
+    assert contract._flags, "the batch tool's nested model needs flags"
+    assert contract._validate is not None
+    contract._validate(refused)  # without the flags the nested model lets the extra member through
+    with pytest.raises(ValidationError, match="colour"):
+        validate(contract, refused)
+
+
+@needs_speedups
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ((), "takes a contract and its raw arguments"),
+        ((PAIR,), "takes a contract and its raw arguments"),
+        ((object(), "{}"), "takes a Contract, not object"),
+        ((SUBJECTS["weather"].contract, "{}"), "needs a contract whose validator prepare calls in C"),
+    ],
+)
+def test_validate_refuses_what_prepare_would_not_call_in_c(arguments: tuple[Any, ...], message: str) -> None:
+    """Wrong arity, a non-contract, or a contract validated in Python only: a TypeError naming which."""
+    with pytest.raises(TypeError, match=message):
+        validate(*arguments)
