@@ -225,9 +225,7 @@ def main() -> None:
         "Each check of `Contract.prepare` timed on its own, on the valid documents (ns per call, and the ratio to "
         "the bare validator). The contract's validator is called as prepare calls it (on the C path through "
         "`scopetool._speedups.validate`, which makes the same call from C), so what prepare adds to it is the "
-        "difference. The rows that are differences (the rest of prepare here, the rejection itself below) can be "
-        "smaller than the run-to-run noise of what they are subtracted from on the larger documents, and then "
-        "come out negative; `benchmarks/instructions.py` counts instructions, which that noise does not move.",
+        f"difference. {admission.DIFFERENCES_NOTE}",
         "",
         *admission.breakdown_table(checks),
         "",
