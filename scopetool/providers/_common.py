@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -262,7 +263,9 @@ async def run_call(registry: Registry, call: ToolCall, admission: Admission | No
 
     An unknown name gives an `UnknownToolError`; a rejected call gives its `InvalidInvocationError`; a
     tool's error is returned as is. Nothing is raised for any of them, so one bad call never ends a
-    model's turn; cancellation (a `BaseException`) still propagates.
+    model's turn, or a server: that includes what a tool (or its validator) raises beyond `Exception`,
+    a `KeyboardInterrupt`, a `SystemExit` (``sys.exit``) or an `asyncio.CancelledError` nobody asked
+    for (see `call_outcome`). Only the cancellation of the task that awaits the call propagates.
 
     Example:
         ```python
@@ -283,10 +286,28 @@ async def run_call(registry: Registry, call: ToolCall, admission: Admission | No
     binding = registry.resolve(call.name)
     if binding is None:
         return UnknownToolError(call.name)
+    return await call_outcome(binding, call.request, admission or _NO_ADMISSION)
+
+
+async def call_outcome(binding: Binding, request: Request, admission: Admission) -> Result | BaseException:
+    """Admit `request` with `binding` and run it: the result, or whatever it raised, as the outcome.
+
+    Every exception is the call's outcome, `BaseException`s included: a `KeyboardInterrupt` or a
+    `SystemExit` out of a tool is the tool's own (a real Ctrl-C under `asyncio.run` cancels the main
+    task instead), and so is a `CancelledError` while the awaiting task is not being cancelled.
+    Only that task's cancellation propagates.
+    """
     try:
-        invocation = binding.contract.prepare(call.request, admission or _NO_ADMISSION)
+        invocation = binding.contract.prepare(request, admission)
         return await binding.call(invocation)
     except Exception as error:  # noqa: BLE001 - every error is an outcome the model is told about (redacted)
+        return error
+    except GeneratorExit:
+        raise  # the coroutine itself is being closed
+    except BaseException as error:
+        task = asyncio.current_task()
+        if isinstance(error, asyncio.CancelledError) and task is not None and task.cancelling():
+            raise  # the caller's cancellation (a client's, a shutdown's), not the tool's doing
         return error
 
 

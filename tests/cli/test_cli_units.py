@@ -221,18 +221,6 @@ def test_reasons_label_every_problem_once_and_skip_the_overflow_line() -> None:
     assert reasons("invalid arguments for tool 'add' (1 problem):\n- $.a: must be odd", "add") == ("invalid value",)
 
 
-def test_span_finds_the_exact_text_of_a_member() -> None:
-    """The arguments' exact bytes are found through escapes, nesting, strings that look like JSON, repeats."""
-    raw = b'{"x": "}\\"{", "\\u0061rgs": {"n": [1, {"y": "]"}]} , "args":  {"last": true} ,"z": {}}'
-    start, end = _validate._span(raw, ("args",))
-    assert raw[start:end] == b'{"last": true}'
-    nested = b'{"toolUse": {"input": {"a": 1}, "name": "add"}}'
-    start, end = _validate._span(nested, ("toolUse", "input"))
-    assert nested[start:end] == b'{"a": 1}'
-    assert _validate._member(b'[{"a": 1}]', 0, 10, "a") is None
-    assert _validate._member(b'{"a": 1}', 0, 8, "b") is None
-
-
 def test_read_lines_skips_an_over_long_line_in_bounded_chunks() -> None:
     """A line over `LINE_LIMIT` bytes comes as None, and reading goes on at the next line."""
     long = b"x" * (LINE_LIMIT + 5)
