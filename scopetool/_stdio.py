@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import BinaryIO, TextIO
 
-__all__ = ["reserved_stdin", "reserved_stdout"]
+__all__ = ["output_stream", "reserved_stdin", "reserved_stdout"]
 
 _held_stdout: list[TextIO] = []
 _held_stdin: list[BinaryIO] = []
@@ -44,6 +44,11 @@ def reserved_stdout() -> Iterator[TextIO]:
         sys.stdout = original
         _held_stdout.pop()
         give_back()
+
+
+def output_stream() -> TextIO:
+    """The stream of the `reserved_stdout` in force (``sys.stdout`` when there is none)."""
+    return _held_stdout[-1] if _held_stdout else sys.stdout
 
 
 @contextlib.contextmanager

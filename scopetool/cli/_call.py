@@ -24,7 +24,7 @@ from .._output import MediaBlock, Output, TextBlock
 from .._progress import Progress, progress_reporter
 from .._rejection import classify_input_rejection
 from ..providers import outcome_output
-from ._common import ExitCode, UsageError, describe, dump_json, one_line, say
+from ._common import ExitCode, UsageError, describe, dump_json, one_line, say, stdout
 from ._target import load_registry
 
 __all__ = ["PENDING_MEMBERS", "run"]
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         return _not_completed(call.name, error)
     if result.input_request is not None:
         return _pending(call, invocation.arguments.decode(), result.input_request)
-    sys.stdout.write(_text(result.output) + "\n")
+    stdout().write(_text(result.output) + "\n")
     return ExitCode.OK
 
 
@@ -116,7 +116,7 @@ def _resumed(args: argparse.Namespace) -> _Call:
 
 def _not_completed(name: str, error: BaseException) -> int:
     output, _ = outcome_output(name, error)
-    sys.stdout.write(_text(output) + "\n")
+    stdout().write(_text(output) + "\n")
     failure = classify_failure(error)
     if failure is not None:
         private = f" (its private cause: {describe(failure.cause)})" if failure.cause is not None else ""
@@ -140,7 +140,7 @@ def _pending(call: _Call, arguments: str, request: InputRequest) -> int:
         "idempotency_key": call.key,
         "input_request": loads_exact(request.to_json()),
     }
-    sys.stdout.write(dump_json(document) + "\n")
+    stdout().write(dump_json(document) + "\n")
     say(
         'the tool asks for input: save the JSON above to a file, add a "response" member holding the answer, '
         "then run: scopetool call TARGET --continuation FILE"

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Final, NoReturn
 
 from .. import __version__
+from .._stdio import reserved_stdout
 from ._common import PROVIDERS, ExitCode, UsageError, say
 
 __all__ = ["build_parser", "main"]
@@ -126,13 +127,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     run: Callable[[argparse.Namespace], int] = module.run
     _utf8(sys.stdout)
     try:
-        return run(args)
-    except UsageError as error:
-        say(str(error))
-        return ExitCode.USAGE
-    except KeyboardInterrupt:
-        say("interrupted")
-        return ExitCode.INTERRUPTED
+        # From here on, standard output is the command's alone: a print of the TARGET's module (on
+        # import or later), of a tool or of a child process goes to standard error.
+        with reserved_stdout():
+            try:
+                return run(args)
+            except UsageError as error:
+                say(str(error))
+                return ExitCode.USAGE
+            except KeyboardInterrupt:
+                say("interrupted")
+                return ExitCode.INTERRUPTED
     except BrokenPipeError:
         # The reader went away (as with `| head`): stop quietly, and let nothing flush into the closed pipe.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -42,7 +42,7 @@ from .._json import MAX_INPUT_BYTES, is_object, parse_lenient, syntax_problem, v
 from .._registry import Registry
 from .._rejection import classify_input_rejection
 from ..providers import Export, ProviderError, ToolCall, UnknownToolError, outcome_output
-from ._common import PROVIDERS, ExitCode, UsageError, export_tools, provider_function
+from ._common import PROVIDERS, ExitCode, UsageError, export_tools, provider_function, stdout
 from ._target import load_registry
 
 __all__ = [
@@ -493,7 +493,7 @@ def run(args: argparse.Namespace) -> int:
         bar = _bar(stream)
         if bar is not None:
             lines = bar.wrap(lines)
-        tally = validate_lines(lines, checker, sys.stdout, None if bar is None else bar.clear)
+        tally = validate_lines(lines, checker, stdout(), None if bar is None else bar.clear)
     except BrokenPipeError:
         raise  # the reader of the report went away: not a problem with the file
     except OSError as error:
@@ -501,7 +501,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()
-    sys.stdout.write(tally.summary() + "\n")
+    stdout().write(tally.summary() + "\n")
     return ExitCode.FAILED if tally.rejected or tally.unreadable else ExitCode.OK
 
 

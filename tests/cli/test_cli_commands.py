@@ -13,6 +13,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import FIXTURES, Command, run_process
@@ -402,3 +403,45 @@ def test_serve_without_the_mcp_sdk_says_how_to_install_it() -> None:
     result = subprocess.run([sys.executable, "-c", code], cwd=FIXTURES, capture_output=True, text=True, check=False)
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr == "scopetool: scopetool serve needs the MCP SDK: pip install 'scopetool[mcp]'\n"
+
+
+NOISE = ("noisy: print on import", "noisy: os.write(1) on import", "noisy: a child process on import")
+"""What ``fixtures/noisy.py`` prints on import: through Python, through file descriptor 1, from a child process."""
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (("definitions", "noisy.py:registry"), lambda out: json.loads(out)[0]["name"] == "shout"),
+        (("definitions", "noisy.py:shout", "--provider", "openai_chat"), lambda out: len(json.loads(out)) == 1),
+        (("call", "noisy.py:registry", "shout", '{"text": "hi"}'), lambda out: out == "HI\n"),
+        (("check", "noisy.py:registry"), lambda out: out == "no problems in 1 tool (8 providers checked)\n"),
+        (("validate", "noisy.py:registry", "-"), lambda out: out.startswith("1 calls: 1 admitted")),
+    ],
+    ids=["definitions", "definitions-provider", "call", "check", "validate"],
+)
+def test_what_a_target_prints_never_reaches_standard_output(
+    command: Command, argv: tuple[str, ...], expected: Any
+) -> None:
+    """The TARGET's module printing on import, and its tool when called, write to standard error."""
+    ran = command(*argv, stdin='{"name": "shout", "arguments": {"text": "x"}}\n' if argv[-1] == "-" else None)
+    assert ran.returncode == 0 and "noisy" not in ran.stdout and expected(ran.stdout), ran
+    assert "noisy: print on import" in ran.stderr
+    if command is run_process:  # a new process: what the descriptor and a child process write is seen too
+        assert all(line in ran.stderr for line in NOISE), ran.stderr
+        assert argv[0] != "call" or "noisy: os.write(1) in the tool" in ran.stderr
+
+
+def test_serve_keeps_standard_output_for_the_protocol_from_the_start() -> None:
+    """``scopetool serve`` of a module that prints on import and in its tool: stdout holds only JSON-RPC."""
+    hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "shout", "arguments": {"text": "hi"}}},
+    ]
+    ran = run_process("serve", "noisy.py:registry", stdin="".join(json.dumps(m) + "\n" for m in messages))
+    answers = [json.loads(line) for line in ran.stdout.splitlines()]  # every line is a protocol message
+    assert ran.returncode == 0 and [a["id"] for a in answers] == [1, 2]
+    assert answers[1]["result"]["content"] == [{"type": "text", "text": "HI"}]
+    assert all(line in ran.stderr for line in (*NOISE, "noisy: print in the tool", "noisy: os.write(1) in the tool"))
