@@ -76,13 +76,29 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     call.add_argument("target", metavar="TARGET", help=_TARGET_HELP)
-    call.add_argument("name", metavar="NAME", nargs="?", help="the tool to call (taken from FILE with --continuation)")
+    call.add_argument(
+        "name",
+        metavar="NAME",
+        nargs="?",
+        help="the tool to call (may be left out when TARGET holds one tool; taken from FILE with --continuation)",
+    )
     call.add_argument(
         "arguments", metavar="ARGS", nargs="?", help="the arguments as JSON text; - reads standard input; absent: {}"
     )
     call.add_argument("--idempotency-key", metavar="KEY", help="the call's idempotency key")
     call.add_argument("--continuation", metavar="FILE", help="resume the pending call saved in FILE")
     call.add_argument("--answer", metavar="JSON", help="the answer to the pending call, instead of FILE's 'response'")
+    call.add_argument(
+        "--provider",
+        choices=PROVIDERS,
+        help="read ARGS as this provider's parse_tool_calls does (a null a strict export introduced means omitted)",
+    )
+    call.add_argument(
+        "--strict",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="with --provider: the export's strict mode (default: the adapter's own default)",
+    )
 
     check = commands.add_parser(
         "check",

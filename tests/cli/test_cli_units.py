@@ -19,7 +19,7 @@ from conftest import FIXTURES, forget_fixture_modules
 from pydantic import Field
 
 from scopetool import Definition, Invocation, Registry, Result, tool
-from scopetool.cli import _main, _validate, main
+from scopetool.cli import _call, _main, _validate, main
 from scopetool.cli._common import dump_json
 from scopetool.cli._serve import MISSING_SDK, import_problem
 from scopetool.cli._validate import (
@@ -366,12 +366,26 @@ def test_serve_answers_an_mcp_client_over_stdio() -> None:
 def test_main_survives_interruption_and_a_closed_pipe(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """Ctrl-C is exit code 130 and one line; a reader that went away ends the command quietly."""
+    """Ctrl-C is exit code 130 and one line (a tool raising KeyboardInterrupt only fails its call); a reader
+    that went away ends the command quietly."""
     (tmp_path / "tools.py").write_text(
-        "from scopetool import tool\n\n@tool\nasync def stop() -> str:\n    raise KeyboardInterrupt\n", encoding="utf-8"
+        "import sys\nfrom scopetool import tool\n\n@tool\nasync def stop() -> str:\n    raise KeyboardInterrupt\n\n"
+        "@tool\ndef leave() -> str:\n    sys.exit(0)\n\ntools = [stop, leave]\n",
+        encoding="utf-8",
     )
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", list(sys.path))
+    for name, raised in (("stop", "KeyboardInterrupt"), ("leave", "SystemExit")):
+        assert main(["call", "tools.py:tools", name]) == 1
+        assert capsys.readouterr() == (
+            f'error: tool "{name}" failed\n',
+            f"scopetool: the call raised {raised}; the model is shown only the generic text above\n",
+        )
+
+    def interrupted(args: object) -> int:
+        raise KeyboardInterrupt  # Ctrl-C while the command runs
+
+    monkeypatch.setattr(_call, "run", interrupted)
     assert main(["call", "tools.py:stop", "stop"]) == 130
     assert capsys.readouterr().err == "scopetool: interrupted\n"
 
