@@ -14,7 +14,7 @@ import contextlib
 import io
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from typing import BinaryIO, TextIO
 
 __all__ = ["output_stream", "reserved_stdin", "reserved_stdout"]
@@ -24,7 +24,7 @@ _held_stdin: list[BinaryIO] = []
 
 
 @contextlib.contextmanager
-def reserved_stdout() -> Iterator[TextIO]:
+def reserved_stdout() -> Generator[TextIO]:
     """Standard output for the caller alone (UTF-8 text), until the block ends; see the module.
 
     Raises:
@@ -52,7 +52,7 @@ def output_stream() -> TextIO:
 
 
 @contextlib.contextmanager
-def reserved_stdin() -> Iterator[BinaryIO]:
+def reserved_stdin() -> Generator[BinaryIO]:
     """Standard input for the caller alone (bytes), until the block ends; everything else reads an empty input."""
     if _held_stdin:
         yield _held_stdin[-1]

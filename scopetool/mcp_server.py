@@ -71,7 +71,7 @@ except ImportError as _missing:
 from . import __version__
 from ._contract import Admission, Request
 from ._input import Continuation, InputRequest, InvalidInputRequestError
-from ._json import is_array, is_object, parse_lenient, syntax_problem, value_span, member_spans
+from ._json import is_array, is_object, member_spans, parse_lenient, syntax_problem, value_span
 from ._output import Result
 from ._progress import Progress, progress_reporter
 from ._registry import Registry
@@ -293,7 +293,12 @@ def _invalid(raw: bytes, value: object, why: str) -> tuple[SessionMessage | None
     """A ``-32600`` for a message that cannot be read: to the client, or to the server for a response."""
     request_id = _unique_id(raw, value)
     error = _jsonrpc_error(request_id, mcp_types.INVALID_REQUEST, f"Invalid request: {why}")
-    if request_id is not None and is_object(value) and "method" not in value and ("result" in value or "error" in value):
+    if (
+        request_id is not None
+        and is_object(value)
+        and "method" not in value
+        and ("result" in value or "error" in value)
+    ):
         return error, None
     return None, error
 

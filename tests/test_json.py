@@ -568,7 +568,11 @@ def test_parse_lenient_reads_what_breaks_only_i_json(raw: bytes, problem: str | 
 
 @pytest.mark.parametrize(
     ("raw", "why"),
-    [(b"\xff{}", "not UTF-8 (byte 1)"), (b'{"a": }', "not JSON: Expecting value (character 7)"), (b"[" * 100_000, "nested")],
+    [
+        (b"\xff{}", "not UTF-8 (byte 1)"),
+        (b'{"a": }', "not JSON: Expecting value (character 7)"),
+        (b"[" * 100_000, "nested"),
+    ],
 )
 def test_parse_lenient_says_why_a_text_is_not_json(raw: bytes, why: str) -> None:
     """Not JSON at all: a ValueError saying why and where, never what."""

@@ -81,8 +81,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _as_provider_reads(arguments: str | bytes, export: Export, name: str) -> str | bytes:
-    """The arguments as that provider's ``parse_tool_calls`` reads them with `export`: a null a strict export
-    introduced for an optional field stands for "omitted"."""
+    """The arguments as that provider's ``parse_tool_calls`` reads them with `export` (`repair_nulls`).
+
+    A null a strict export introduced for an optional field stands for "omitted": it is dropped.
+    """
     if isinstance(arguments, bytes):
         try:
             text = arguments.decode("utf-8")
@@ -98,7 +100,12 @@ def _fresh(args: argparse.Namespace, registry: Registry) -> _Call:
     name: str | None = args.name
     raw: str | None = args.arguments
     only = registry.names()[0] if len(registry) == 1 else None
-    if only is not None and name != only and raw is None and (name is None or name == "-" or name.lstrip().startswith("{")):
+    if (
+        only is not None
+        and name != only
+        and raw is None
+        and (name is None or name == "-" or name.lstrip().startswith("{"))
+    ):
         name, raw = only, name  # a TARGET of one tool needs no NAME: what was given is ARGS
     if name is None:
         raise UsageError("call needs the NAME of the tool to call (or --continuation FILE)")
@@ -140,7 +147,9 @@ def _resumed(args: argparse.Namespace) -> _Call:
     except InvalidInputRequestError as error:
         raise UsageError(f"{path!r}: {error}") from None
     try:
-        continuation = request.continuation_from_json(canonical_json(document["response"]) if answer is None else answer)
+        continuation = request.continuation_from_json(
+            canonical_json(document["response"]) if answer is None else answer
+        )
     except InvalidInputRequestError as error:  # the answer's fault, wherever it was given
         where = "--answer" if answer is not None else f"{path!r}"
         raise UsageError(f"{where}: {error}") from None

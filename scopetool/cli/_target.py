@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import cast
+from typing import TypeGuard, cast
 
 from .._binding import Binding, Tool
 from .._errors import DuplicateToolError, InvalidToolError
@@ -91,7 +91,11 @@ def _registry(value: object, target: str) -> Registry:
     for index, item in enumerate(items):
         if not _is_tool(item):
             hint = " (decorate the function with @scopetool.tool)" if callable(item) else ""
-            what = f"{target!r}[{index}] must be a tool" if listed else f"{target!r} must name a Registry, a tool or a list of tools"
+            what = (
+                f"{target!r}[{index}] must be a tool"
+                if listed
+                else f"{target!r} must name a Registry, a tool or a list of tools"
+            )
             raise UsageError(f"{what}, not {type(item).__name__}{hint}")
         tools.append(item)
     try:
@@ -102,7 +106,7 @@ def _registry(value: object, target: str) -> Registry:
         raise UsageError(f"{target!r}: registering its tools raised {describe(error)}") from None
 
 
-def _is_tool(item: object) -> bool:
+def _is_tool(item: object) -> TypeGuard[Binding | Tool]:
     """Whether `item` is a Binding or a tool; an object whose attributes raise when looked at is not."""
     try:
         return isinstance(item, Binding | Tool)

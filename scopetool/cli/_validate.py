@@ -35,7 +35,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Final, TextIO, TypeVar, final
 
-
 from .._contract import Request
 from .._errors import InvalidInvocationError
 from .._json import MAX_INPUT_BYTES, is_object, parse_lenient, syntax_problem, value_span

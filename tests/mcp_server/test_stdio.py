@@ -220,7 +220,10 @@ def test_every_hostile_line_is_answered_and_the_server_keeps_serving() -> None:
     for request_id in (7, 10, 11):
         error = got[request_id]["error"]
         assert error["code"] == types.INVALID_REQUEST and "the same member name twice" in error["message"]
-    assert got[12]["error"]["code"] == types.INVALID_REQUEST and "not a JSON-RPC 2.0 message" in got[12]["error"]["message"]
+    assert (
+        got[12]["error"]["code"] == types.INVALID_REQUEST
+        and "not a JSON-RPC 2.0 message" in got[12]["error"]["message"]
+    )
     assert result_text(got[13]) == "42" and sorted(got) == [1, 2, 3, 4, 7, 10, 11, 12, 13]
     assert sorted(e["code"] for e in unnamed) == [types.PARSE_ERROR] * 3 + [types.INVALID_REQUEST] * 3
     assert {e["message"] for e in unnamed if e["code"] == types.PARSE_ERROR} == {
