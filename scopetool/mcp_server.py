@@ -12,7 +12,10 @@ What a client sees:
 * ``tools/call``: the call is admitted by the tool's `Contract.prepare` (the SDK does not validate
   arguments itself), run through its `Binding`, and answered with
   `scopetool.providers.mcp.result_message`: a rejection, a `Failure`, an unknown tool or any other
-  error is an ``isError`` result with only model-safe text.
+  error (a tool's ``KeyboardInterrupt``, ``sys.exit`` or ``CancelledError`` too) is an ``isError``
+  result with only model-safe text.
+* Over stdio, every line is checked as I-JSON (RFC 7493) before the SDK parses it, so a repeated
+  member name cannot be collapsed on the way to ``prepare``; every request gets an answer.
 * Progress: when the request carries a ``progressToken``, every `report_progress` of the call becomes
   a ``notifications/progress``, in order (reports that do not advance are dropped: MCP requires the
   progress value to increase).
@@ -145,8 +148,11 @@ async def serve_stdio(
 ) -> None:
     """Serve `registry` over this process's stdin and stdout until the client disconnects.
 
-    While serving, anything a tool prints to stdout goes to stderr instead, so it cannot corrupt the
-    protocol stream. When stdin ends, every request already read is still answered before this
+    While serving, stdin and stdout are the protocol's alone: anything else printed to stdout (a
+    tool's print, a child process) goes to stderr, and anything else reading stdin reads an empty
+    input. Every line read must be I-JSON before the SDK reads it; one that is not, or is not JSON-RPC,
+    is answered with a JSON-RPC error (``-32700`` or ``-32600``), or, when only a ``tools/call``'s
+    arguments break I-JSON, with the call's rejection. When stdin ends, every request already read is still answered before this
     returns: calls still running go on for up to `shutdown_grace` seconds (``math.inf``: no bound),
     then are cancelled and answered with a ``Connection closed`` error; a request for input the client
     can no longer answer ends its call with an error result at once. Other arguments are those of
