@@ -152,11 +152,12 @@ async def serve_stdio(
     tool's print, a child process) goes to stderr, and anything else reading stdin reads an empty
     input. Every line read must be I-JSON before the SDK reads it; one that is not, or is not JSON-RPC,
     is answered with a JSON-RPC error (``-32700`` or ``-32600``), or, when only a ``tools/call``'s
-    arguments break I-JSON, with the call's rejection. When stdin ends, every request already read is still answered before this
-    returns: calls still running go on for up to `shutdown_grace` seconds (``math.inf``: no bound),
-    then are cancelled and answered with a ``Connection closed`` error; a request for input the client
-    can no longer answer ends its call with an error result at once. Other arguments are those of
-    `create_server`.
+    arguments break I-JSON, with the call's rejection.
+
+    When stdin ends, every request already read is still answered before this returns: calls still
+    running go on for up to `shutdown_grace` seconds (``math.inf``: no bound), then are cancelled and
+    answered with a ``Connection closed`` error; a request for input the client can no longer answer
+    ends its call with an error result at once. Other arguments are those of `create_server`.
 
     Raises:
         ValueError: `shutdown_grace` is negative or NaN.

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias, TypeGuard, cast, final
 
 from .._binding import Binding, Tool
-from .._contract import Admission, Request
+from .._contract import Admission, Invocation, Request
 from .._definition import Definition
 from .._errors import ScopetoolError
 from .._json import JsonObject, canonical_json, is_array, is_object, loads_exact, syntax_problem
@@ -293,22 +293,38 @@ async def call_outcome(binding: Binding, request: Request, admission: Admission)
     """Admit `request` with `binding` and run it: the result, or whatever it raised, as the outcome.
 
     Every exception is the call's outcome, `BaseException`s included: a `KeyboardInterrupt` or a
-    `SystemExit` out of a tool is the tool's own (a real Ctrl-C under `asyncio.run` cancels the main
-    task instead), and so is a `CancelledError` while the awaiting task is not being cancelled.
-    Only that task's cancellation propagates.
+    `SystemExit` out of a tool (or its validator) is the tool's own (a real Ctrl-C under `asyncio.run`
+    cancels the main task instead), and so is a `CancelledError` while the awaiting task is not being
+    cancelled. Only that task's cancellation propagates (see `invocation_outcome`).
     """
     try:
         invocation = binding.contract.prepare(request, admission)
+    except BaseException as error:  # noqa: BLE001 - sorted by _outcome_of
+        return _outcome_of(error)
+    return await invocation_outcome(binding, invocation)
+
+
+async def invocation_outcome(binding: Binding, invocation: Invocation) -> Result | BaseException:
+    """Run an admitted invocation: its result, or whatever the tool raised, as the outcome.
+
+    Only the cancellation of the awaiting task (a client's, a shutdown's) propagates, and the closing
+    of this coroutine; everything else the tool raises, `BaseException`s included, is returned.
+    """
+    try:
         return await binding.call(invocation)
-    except Exception as error:  # noqa: BLE001 - every error is an outcome the model is told about (redacted)
-        return error
-    except GeneratorExit:
-        raise  # the coroutine itself is being closed
-    except BaseException as error:
+    except BaseException as error:  # noqa: BLE001 - sorted by _outcome_of
+        return _outcome_of(error)
+
+
+def _outcome_of(error: BaseException) -> BaseException:
+    """`error` as a call's outcome; raised again when it is not the call's to report."""
+    if isinstance(error, GeneratorExit):
+        raise error  # the coroutine itself is being closed
+    if isinstance(error, asyncio.CancelledError):
         task = asyncio.current_task()
-        if isinstance(error, asyncio.CancelledError) and task is not None and task.cancelling():
-            raise  # the caller's cancellation (a client's, a shutdown's), not the tool's doing
-        return error
+        if task is not None and task.cancelling():
+            raise error  # the caller's cancellation, not the tool's doing
+    return error
 
 
 _NO_ADMISSION: Final = Admission()

@@ -26,7 +26,7 @@ from mcp import Client, ClientSession, StdioServerParameters, stdio_client, type
 from mcp.client.session import ClientRequestContext
 from mcp_fixture_tools import HOSTILE, SECRET, registry
 
-from scopetool.mcp_server import run_stdio, serve_stdio
+from scopetool.mcp_server import _read_line, run_stdio, serve_stdio
 
 FIXTURE = Path(__file__).with_name("mcp_fixture_tools.py")
 SERVER = StdioServerParameters(command=sys.executable, args=["-m", "scopetool", "serve", f"{FIXTURE}:registry"])
@@ -182,8 +182,8 @@ async def test_a_tool_that_raises_past_exception_is_one_error_result_and_the_ser
         assert SECRET not in results[name].model_dump_json()
 
 
-def test_every_hostile_line_is_answered_and_the_server_keeps_serving() -> None:
-    """Raw lines that break I-JSON or JSON-RPC: each request gets an answer, then a valid call still runs."""
+def hostile_lines() -> bytes:
+    """Raw lines that break I-JSON or JSON-RPC, between a handshake and a valid call (id 13)."""
     lines = [
         wire(initialize()).encode(),
         b'{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "greet",'
@@ -207,11 +207,12 @@ def test_every_hostile_line_is_answered_and_the_server_keeps_serving() -> None:
         b"\n",  # blank: skipped
         wire([call(13, "add", a=20, b=22)]).encode(),
     ]
-    done = subprocess.run(
-        [SERVER.command, *SERVER.args], input=b"".join(lines), capture_output=True, timeout=60, check=False
-    )
-    assert done.returncode == 0
-    messages = [json.loads(line) for line in done.stdout.splitlines()]
+    return b"".join(lines)
+
+
+def check_hostile_answers(output: bytes) -> None:
+    """Each request of `hostile_lines` answered as docs/mcp-server.md says, and the server still serving."""
+    messages = [json.loads(line) for line in output.splitlines()]
     got = {m["id"]: m for m in messages if m.get("id") is not None}
     unnamed = [m["error"] for m in messages if "id" in m and m["id"] is None]
     for request_id, problem in ((2, "same member name twice"), (3, "invalid escape"), (4, "NaN and Infinity")):
@@ -231,6 +232,15 @@ def test_every_hostile_line_is_answered_and_the_server_keeps_serving() -> None:
         "Parse error: not JSON: Expecting ':' delimiter (character 38)",
         "Parse error: not UTF-8 (byte 73)",
     }
+
+
+def test_every_hostile_line_is_answered_and_the_server_keeps_serving() -> None:
+    """``scopetool serve``: each request among raw hostile lines gets an answer, then a valid call still runs."""
+    done = subprocess.run(
+        [SERVER.command, *SERVER.args], input=hostile_lines(), capture_output=True, timeout=60, check=False
+    )
+    assert done.returncode == 0
+    check_hostile_answers(done.stdout)
 
 
 def test_an_answer_to_an_elicitation_that_breaks_i_json_ends_the_call() -> None:
@@ -338,6 +348,13 @@ class Piped:
         self.monkeypatch.setattr(sys, "stdin", self.files.enter_context(source.open(encoding="utf-8")))
         self.monkeypatch.setattr(sys, "stdout", self.files.enter_context(sink.open("w", encoding="utf-8")))
 
+    def feed_bytes(self, data: bytes) -> None:
+        """Write `data` as the whole input, as it is; the output starts empty."""
+        source, sink = self.folder / "stdin.jsonl", self.folder / "stdout.jsonl"
+        source.write_bytes(data)
+        self.monkeypatch.setattr(sys, "stdin", self.files.enter_context(source.open(encoding="utf-8")))
+        self.monkeypatch.setattr(sys, "stdout", self.files.enter_context(sink.open("w", encoding="utf-8")))
+
     def output(self) -> str:
         """Everything the server wrote."""
         return (self.folder / "stdout.jsonl").read_text(encoding="utf-8")
@@ -348,6 +365,37 @@ def piped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Piped]:
     """Stdin and stdout as files, closed after the test."""
     with ExitStack() as files:
         yield Piped(tmp_path, monkeypatch, files)
+
+
+def test_hostile_lines_in_process(piped: Piped) -> None:
+    """The same hostile lines, served in process by `run_stdio`."""
+    piped.feed_bytes(hostile_lines())
+    run_stdio(registry)
+    check_hostile_answers(piped.output().encode())
+
+
+@pytest.mark.parametrize(
+    ("line", "to_server", "code", "request_id"),
+    [
+        (b'{"jsonrpc": "2.0", "id": 5, "result": {"a": 1, "a": 2}}', True, types.INVALID_REQUEST, 5),
+        (b'{"jsonrpc": "2.0", "id": 5, "result": 3}', True, types.INVALID_REQUEST, 5),
+        (b'{"jsonrpc": "2.0", "id": true, "method": "x", "params": {"a": NaN}}', False, types.INVALID_REQUEST, None),
+        (b'{"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "\\ud800"}}', False, -32600, None),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": [NaN]}', False, types.INVALID_REQUEST, 1),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"a": NaN}}', False, -32600, 1),
+        (b"[NaN]", False, types.INVALID_REQUEST, None),
+    ],
+)
+def test_a_line_that_cannot_be_read_is_answered_to_the_right_side(
+    line: bytes, to_server: bool, code: int, request_id: int | None
+) -> None:
+    """A client's response that cannot be read is an error to the server; anything else, to the client."""
+    for_server, for_client = _read_line(line)
+    answer = for_server if to_server else for_client
+    assert (for_server is None, for_client is None) == (not to_server, to_server) and answer is not None
+    error = answer.message
+    assert isinstance(error, types.JSONRPCError) and (error.error.code, error.id) == (code, request_id)
+    assert _read_line(b"  \r\n") == (None, None)
 
 
 def test_run_stdio_answers_what_it_read_before_the_input_ended(piped: Piped) -> None:
