@@ -100,10 +100,8 @@ def _registry(value: object, target: str) -> Registry:
         tools.append(item)
     try:
         return Registry(*tools)
-    except (InvalidToolError, DuplicateToolError) as error:
+    except (InvalidToolError, DuplicateToolError) as error:  # binding reports what a definition() raised
         raise UsageError(f"{target!r}: {error}") from None
-    except Exception as error:  # noqa: BLE001 - a tool's definition() is the user's code: it may raise anything
-        raise UsageError(f"{target!r}: registering its tools raised {describe(error)}") from None
 
 
 def _is_tool(item: object) -> TypeGuard[Binding | Tool]:

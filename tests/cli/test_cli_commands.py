@@ -79,6 +79,7 @@ CASES = [
         err="reading 'lazy.other' of 'odd_targets.py' raised KeyError",
     ),
     case("definitions", "odd_targets.py:undefinable", code=2, err="definition: reading it raised ValueError"),
+    case("definitions", "odd_targets.py:lazy", code=2, err="must name a Registry, a tool or a list of tools, not Lazy"),
     case("definitions", "cli_tools.py:undecorated", code=2, err="(decorate the function with @scopetool.tool)"),
     case("definitions", "cli_tools.py:DUPLICATES", code=2, err="duplicate tool: 'add'"),
     case("definitions", "broken_import.py:x", code=2, err="raised RuntimeError: this module cannot be imported"),
@@ -168,6 +169,16 @@ CASES = [
         "gemini",
         code=1,
         err="cannot be exported to gemini",
+    ),
+    case(
+        "call", "odd_targets.py:search", "-", "--provider", "openai_chat", stdin='{"query": "x", "limit": null}', code=0
+    ),
+    case(
+        "call",
+        "odd_targets.py:liar",
+        code=1,
+        out='error: tool "liar" failed\n',
+        err="the call raised InvalidOutputError; the model is shown only the generic text above",
     ),
     case("call", T, "nope", code=2, err="no tool named 'nope' in cli_tools.py:registry; its tools: add, count"),
     case("call", T, code=2, err="call needs the NAME of the tool"),

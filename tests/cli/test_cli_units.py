@@ -33,6 +33,7 @@ from scopetool.cli._validate import (
     reasons,
     validate_lines,
 )
+from scopetool.providers import openai_chat
 
 
 @tool
@@ -432,3 +433,16 @@ def test_validate_reports_a_read_error_on_one_line(
         assert main(["validate", f"{FIXTURES / 'cli_tools.py'}:add", "-"]) == 2
     assert capsys.readouterr().err == "scopetool: cannot read '-': Input/output error\n"
     forget_fixture_modules()
+
+
+def test_arguments_that_are_not_utf8_are_left_for_the_contract() -> None:
+    """``call --provider`` leaves bytes that are not UTF-8 as they are: the contract rejects them."""
+    export = openai_chat.export_tools(Registry(add_optional))
+    assert _call._as_provider_reads(b"\xff{}", export, "add_optional") == b"\xff{}"
+    assert _call._as_provider_reads(b'{"a": 1, "b": null}', export, "add_optional") == '{"a":1}'
+
+
+@tool
+def add_optional(a: int, b: int = 2) -> int:
+    """Add two integers, the second 2 unless given."""
+    return a + b
