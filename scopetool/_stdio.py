@@ -80,6 +80,7 @@ def _fileno(stream: object) -> int | None:
 def _claim_stdout(original: TextIO) -> tuple[TextIO, Callable[[], None]]:
     """The stream to write the output to, and how to give standard output back."""
     if _fileno(original) != 1:  # a stream that is not the descriptor (a test's capture, a file): used in place
+        _utf8(original)
         return original, original.flush
     original.flush()
     private = os.dup(1)
@@ -101,6 +102,12 @@ def _claim_stdout(original: TextIO) -> tuple[TextIO, Callable[[], None]]:
             os.close(private)
 
     return stream, give_back
+
+
+def _utf8(stream: object) -> None:
+    """Make a text stream write UTF-8 whatever the locale says, so JSON and tool texts print as they are."""
+    if isinstance(stream, io.TextIOWrapper) and stream.encoding.lower().replace("-", "") != "utf8":
+        stream.reconfigure(encoding="utf-8")
 
 
 def _claim_stdin(original: TextIO | None) -> tuple[BinaryIO, Callable[[], None]]:

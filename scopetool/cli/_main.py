@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import io
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -141,7 +140,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return stop.code if isinstance(stop.code, int) else ExitCode.USAGE
     module = importlib.import_module(f"scopetool.cli._{args.command}")
     run: Callable[[argparse.Namespace], int] = module.run
-    _utf8(sys.stdout)
     try:
         # From here on, standard output is the command's alone: a print of the TARGET's module (on
         # import or later), of a tool or of a child process goes to standard error.
@@ -158,9 +156,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader went away (as with `| head`): stop quietly, and let nothing flush into the closed pipe.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return ExitCode.FAILED
-
-
-def _utf8(stream: object) -> None:
-    """Make a text stream write UTF-8 whatever the locale says, so JSON and tool texts print as they are."""
-    if isinstance(stream, io.TextIOWrapper) and stream.encoding.lower().replace("-", "") != "utf8":
-        stream.reconfigure(encoding="utf-8")

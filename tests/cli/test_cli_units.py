@@ -18,8 +18,8 @@ import pytest
 from conftest import FIXTURES, forget_fixture_modules
 from pydantic import Field
 
-from scopetool import Definition, Invocation, Registry, Result, tool
-from scopetool.cli import _call, _main, _validate, main
+from scopetool import Definition, Invocation, Registry, Result, _stdio, tool
+from scopetool.cli import _call, _validate, main
 from scopetool.cli._common import dump_json
 from scopetool.cli._serve import MISSING_SDK, import_problem
 from scopetool.cli._validate import (
@@ -410,7 +410,7 @@ def test_main_survives_interruption_and_a_closed_pipe(
 def test_output_is_utf8_whatever_the_locale_says() -> None:
     """A text stream in another encoding is switched to UTF-8 before anything is printed."""
     stream = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
-    _main._utf8(stream)
+    _stdio._utf8(stream)
     stream.write("grüß")
     stream.flush()
     assert stream.buffer.getvalue() == "grüß".encode()  # type: ignore[attr-defined]
