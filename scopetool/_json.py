@@ -31,8 +31,11 @@ __all__ = [
     "json_type",
     "loads_exact",
     "may_hold_non_finite",
+    "member_spans",
     "parse_checked",
+    "parse_lenient",
     "syntax_problem",
+    "value_span",
 ]
 
 JsonObject: TypeAlias = dict[str, Any]
@@ -60,6 +63,9 @@ _WHITE_SPACE: Final = frozenset(
     "\u2028\u2029\u202f\u205f\u3000"
 )
 _JITER_POSITION: Final = re.compile(r"^(?P<what>.*) at line (?P<line>\d+) column (?P<column>\d+)$", re.S)
+_MAYBE_HUGE: Final = re.compile(rb"[0-9](?:[eE]|[0-9]{308})")
+_TOKEN: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[][{}:,]', re.S)
+_JSON_SPACE: Final = b" \t\r\n"
 
 
 def is_blank(raw: str | bytes) -> bool:
@@ -168,6 +174,99 @@ def _non_finite(value: Any, path: list[int | str]) -> list[int | str] | None:
 _MAX_DOUBLE: Final = Decimal(sys.float_info.max)
 
 
+def parse_lenient(raw: bytes) -> tuple[Any, JsonSyntaxProblem | None]:
+    """Parse a JSON document that may break I-JSON: its value, and what breaks RFC 7493 in it, if anything.
+
+    A strict document parses as `parse_checked` reads it. One that breaks only I-JSON (a repeated
+    member name, a lone surrogate, NaN, a number beyond a double) is read as Python's json module
+    reads it, the last of repeated names winning, so a caller can still find its parts (`value_span`)
+    and answer it; the problem says what is wrong.
+
+    Raises:
+        ValueError: `raw` is not JSON at all; the message says why and where, never what.
+    """
+    try:
+        value = jiter.from_json(raw, allow_inf_nan=False, catch_duplicate_keys=True)
+    except ValueError:
+        return _lenient(raw), syntax_problem(raw, require_object=False)
+    return value, syntax_problem(raw, require_object=False) if _MAYBE_HUGE.search(raw) else None
+
+
+def _lenient(raw: bytes) -> Any:
+    try:
+        text = raw.decode()
+    except UnicodeDecodeError as error:
+        raise ValueError(f"not UTF-8 (byte {error.start + 1})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"not JSON: {error.msg} (character {error.pos + 1})") from None
+    except RecursionError:
+        raise ValueError("not JSON: nested too deeply") from None
+
+
+def value_span(raw: bytes, path: tuple[str, ...]) -> tuple[int, int] | None:
+    """Where the value at `path` (member names from the top) is in the JSON text `raw`, or None.
+
+    `raw` is one document `parse_lenient` read. A repeated name counts once, the last time, as the
+    parsers read it; the span excludes the white space around the value.
+    """
+    start, end = 0, len(raw)
+    for key in path:
+        spans = member_spans(raw, key, start, end)
+        if not spans:
+            return None
+        start, end = spans[-1]
+    return start, end
+
+
+def member_spans(raw: bytes, key: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """The spans of every member named `key` (escapes decoded) of the object that starts in ``raw[start:end]``.
+
+    More than one means the name is repeated; none, that it is absent or the value is not an object.
+    """
+    depth = 0
+    name: object = None
+    value_start = start
+    expect_name = in_object = False
+    found: list[tuple[int, int]] = []
+    for token in _TOKEN.finditer(raw, start, len(raw) if end is None else end):
+        first = raw[token.start()]
+        if depth == 1 and in_object:
+            if first == 0x22:  # a string: a member name where one is expected
+                if expect_name:
+                    name = json.loads(token[0])
+                    expect_name = False
+                continue
+            if first == 0x3A:  # ":"
+                value_start = token.end()
+                continue
+            if first in (0x2C, 0x7D):  # "," or "}" ends a member
+                if name == key:
+                    found.append(_trimmed(raw, value_start, token.start()))
+                if first == 0x7D:
+                    return found
+                name, expect_name = None, True
+                continue
+        if first in (0x7B, 0x5B):  # "{" or "["
+            depth += 1
+            if depth == 1:
+                expect_name = in_object = first == 0x7B
+        elif first in (0x7D, 0x5D):
+            depth -= 1
+            if not depth:  # the outermost value was an array
+                return found
+    return found
+
+
+def _trimmed(raw: bytes, start: int, end: int) -> tuple[int, int]:
+    while start < end and raw[start] in _JSON_SPACE:
+        start += 1
+    while end > start and raw[end - 1] in _JSON_SPACE:
+        end -= 1
+    return start, end
+
+
 def _describe(error: str, raw: bytes) -> JsonSyntaxProblem:
     match = _JITER_POSITION.match(error)
     what, where = (match["what"], f" (line {match['line']}, column {match['column']})") if match else (error, "")
@@ -191,7 +290,7 @@ def _describe(error: str, raw: bytes) -> JsonSyntaxProblem:
         return JsonSyntaxProblem(f"NaN and Infinity are not JSON numbers{where}")
     if what == "number out of range":
         return JsonSyntaxProblem(f"a number is out of range{where}")
-    return JsonSyntaxProblem(f"the arguments are not valid JSON: {what}{where}")
+    return JsonSyntaxProblem(f"not valid JSON: {what}{where}")
 
 
 def _at_non_finite(raw: bytes, line: int, column: int) -> bool:

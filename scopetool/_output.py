@@ -120,7 +120,9 @@ class Output:
             object.__setattr__(self, "content", content)
         for index, block in enumerate(content):
             if not isinstance(block, TextBlock | MediaBlock):
-                raise InvalidOutputError(f"output: content[{index}] is a {type(block).__name__}, not a content block")
+                raise InvalidOutputError(
+                    f"output: content[{index}] must be a content block, not {type(block).__name__}"
+                )
         if self.details is not None:
             object.__setattr__(self, "details", _checked_json(self.details, "output: details"))
 

@@ -12,7 +12,10 @@ What a client sees:
 * ``tools/call``: the call is admitted by the tool's `Contract.prepare` (the SDK does not validate
   arguments itself), run through its `Binding`, and answered with
   `scopetool.providers.mcp.result_message`: a rejection, a `Failure`, an unknown tool or any other
-  error is an ``isError`` result with only model-safe text.
+  error (a tool's ``KeyboardInterrupt``, ``sys.exit`` or ``CancelledError`` too) is an ``isError``
+  result with only model-safe text.
+* Over stdio, every line is checked as I-JSON (RFC 7493) before the SDK parses it, so a repeated
+  member name cannot be collapsed on the way to ``prepare``; every request gets an answer.
 * Progress: when the request carries a ``progressToken``, every `report_progress` of the call becomes
   a ``notifications/progress``, in order (reports that do not advance are dropped: MCP requires the
   progress value to increase).
@@ -59,10 +62,9 @@ try:
     from mcp.server.lowlevel import Server
     from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
     from mcp.server.session import ServerSession
-    from mcp.server.stdio import stdio_server
     from mcp.shared.dispatcher import coerce_request_id
     from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
-    from mcp.shared.message import SessionMessage
+    from mcp.shared.message import ServerMessageMetadata, SessionMessage
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 except ImportError as _missing:
     raise ImportError(
@@ -72,10 +74,11 @@ except ImportError as _missing:
 from . import __version__
 from ._contract import Admission, Request
 from ._input import Continuation, InputRequest, InvalidInputRequestError
-from ._json import is_array, is_object
+from ._json import is_array, is_object, member_spans, parse_lenient, syntax_problem, value_span
 from ._output import Result
 from ._progress import Progress, progress_reporter
 from ._registry import Registry
+from ._stdio import reserved_stdin, reserved_stdout
 from .providers._common import Export, ToolCall, UnknownToolError, run_call
 from .providers.mcp import export_tools, list_tools_result, result_message
 
@@ -145,12 +148,16 @@ async def serve_stdio(
 ) -> None:
     """Serve `registry` over this process's stdin and stdout until the client disconnects.
 
-    While serving, anything a tool prints to stdout goes to stderr instead, so it cannot corrupt the
-    protocol stream. When stdin ends, every request already read is still answered before this
-    returns: calls still running go on for up to `shutdown_grace` seconds (``math.inf``: no bound),
-    then are cancelled and answered with a ``Connection closed`` error; a request for input the client
-    can no longer answer ends its call with an error result at once. Other arguments are those of
-    `create_server`.
+    While serving, stdin and stdout are the protocol's alone: anything else printed to stdout (a
+    tool's print, a child process) goes to stderr, and anything else reading stdin reads an empty
+    input. Every line read must be I-JSON before the SDK reads it; one that is not, or is not JSON-RPC,
+    is answered with a JSON-RPC error (``-32700`` or ``-32600``), or, when only a ``tools/call``'s
+    arguments break I-JSON, with the call's rejection.
+
+    When stdin ends, every request already read is still answered before this returns: calls still
+    running go on for up to `shutdown_grace` seconds (``math.inf``: no bound), then are cancelled and
+    answered with a ``Connection closed`` error; a request for input the client can no longer answer
+    ends its call with an error result at once. Other arguments are those of `create_server`.
 
     Raises:
         ValueError: `shutdown_grace` is negative or NaN.
@@ -161,7 +168,7 @@ async def serve_stdio(
     pending = _Pending()
     try:
         async with (
-            stdio_server() as (read_stream, write_stream),
+            _stdio() as (read_stream, write_stream),
             _Input(read_stream, pending, shutdown_grace) as received,
             _Output(write_stream, pending) as sent,
         ):
@@ -187,6 +194,143 @@ def run_stdio(
     )
 
 
+_BLANK: Final = b" \t\r\n"
+
+
+@contextlib.asynccontextmanager
+async def _stdio() -> AsyncGenerator[tuple[_Source, _Sink]]:
+    """The stdio transport: newline-delimited JSON-RPC on this process's stdin and stdout, read strictly.
+
+    Standard input and output are reserved for it (`scopetool._stdio`). Each line read is checked as
+    I-JSON by `_read_line` before the SDK parses it; a line that is refused is answered here.
+    """
+    with reserved_stdin() as stdin, reserved_stdout() as stdout:
+        to_server, received = anyio.create_memory_object_stream[SessionMessage](0)
+        sent, outgoing = anyio.create_memory_object_stream[SessionMessage](0)
+
+        async def read() -> None:
+            async with to_server:
+                async for line in anyio.wrap_file(stdin):
+                    message, answer = _read_line(line)
+                    if message is not None:
+                        await to_server.send(message)
+                    if answer is not None:
+                        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                            await sent.send(answer)
+
+        async def write() -> None:
+            async with outgoing:
+                async for item in outgoing:
+                    text = item.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    await anyio.to_thread.run_sync(_write_line, stdout, text)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(read)
+            group.start_soon(write)
+            yield received, sent
+
+
+def _write_line(stream: Any, text: str) -> None:
+    stream.write(text + "\n")
+    stream.flush()
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class _RawArguments:
+    """The exact text of a ``tools/call`` request's arguments, for a request whose arguments break I-JSON.
+
+    The SDK would parse them and the server re-encode them, hiding a repeated member name; this
+    carries them to `Contract.prepare` as the client sent them (as the request's transport context).
+    """
+
+    text: bytes
+
+
+def _read_line(raw: bytes) -> tuple[SessionMessage | None, SessionMessage | None]:
+    """One line of input: the message for the server, and the error answering the client, either or none.
+
+    The whole line must be I-JSON (RFC 7493: no repeated member name at any depth, no lone surrogate,
+    no NaN or Infinity, no number beyond a double) before the SDK reads anything of it:
+
+    * not JSON at all: a ``-32700`` parse error (id null);
+    * a ``tools/call`` request that breaks I-JSON inside its ``arguments`` only: the request, with the
+      arguments' exact text for `Contract.prepare`, whose rejection is the call's ``isError`` result;
+    * anything else that breaks I-JSON, or is not a JSON-RPC message: a ``-32600`` invalid request,
+      with the request's id when it is one unique string or integer (null otherwise); a response the
+      client sends (the answer to an elicitation) becomes that error instead, so the server's request
+      ends as unanswered.
+    """
+    if not raw.strip(_BLANK):
+        return None, None
+    try:
+        value, problem = parse_lenient(raw)
+    except ValueError as error:
+        return None, _jsonrpc_error(None, mcp_types.PARSE_ERROR, f"Parse error: {error}")
+    metadata = None
+    if problem is not None:
+        span = _arguments_span(raw, value)
+        if span is None:
+            return _invalid(raw, value, f"the message is not I-JSON (RFC 7493): {problem.message}")
+        start, end = span
+        metadata = ServerMessageMetadata(request_context=_RawArguments(raw[start:end]))
+        raw = raw[:start] + b"{}" + raw[end:]
+    try:
+        message = mcp_types.jsonrpc_message_adapter.validate_json(raw, by_name=False)
+    except ValueError:
+        return _invalid(raw, value, "not a JSON-RPC 2.0 message")
+    return SessionMessage(message, metadata), None
+
+
+def _arguments_span(raw: bytes, value: object) -> tuple[int, int] | None:
+    """Where the arguments of a ``tools/call`` request are, when they hold every I-JSON problem of the line."""
+    if not is_object(value) or value.get("method") != "tools/call":
+        return None
+    params = value.get("params")
+    if not is_object(params) or "arguments" not in params:
+        return None
+    span = value_span(raw, ("params", "arguments"))
+    if span is None:  # pragma: no cover - the member was parsed from this very line
+        return None
+    start, end = span
+    return span if syntax_problem(raw[:start] + b"{}" + raw[end:], require_object=False) is None else None
+
+
+def _invalid(raw: bytes, value: object, why: str) -> tuple[SessionMessage | None, SessionMessage | None]:
+    """A ``-32600`` for a message that cannot be read: to the client, or to the server for a response."""
+    request_id = _unique_id(raw, value)
+    error = _jsonrpc_error(request_id, mcp_types.INVALID_REQUEST, f"Invalid request: {why}")
+    if (
+        request_id is not None
+        and is_object(value)
+        and "method" not in value
+        and ("result" in value or "error" in value)
+    ):
+        return error, None
+    return None, error
+
+
+def _unique_id(raw: bytes, value: object) -> mcp_types.RequestId | None:
+    """The message's id when it has exactly one, a strict string or integer; None otherwise."""
+    if not is_object(value):
+        return None
+    spans = member_spans(raw, "id")
+    if len(spans) != 1:
+        return None
+    start, end = spans[0]
+    text = raw[start:end]
+    if syntax_problem(text, require_object=False) is not None:
+        return None
+    found = value["id"]
+    return found if isinstance(found, str | int) and not isinstance(found, bool) else None
+
+
+def _jsonrpc_error(request_id: mcp_types.RequestId | None, code: int, message: str) -> SessionMessage:
+    return SessionMessage(
+        mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=mcp_types.ErrorData(code=code, message=message))
+    )
+
+
 # Why the streams are wrapped: the SDK's server loop (`JSONRPCDispatcher.run`, mcp 2.3) cancels every
 # request in flight as soon as its read stream ends, and the stdio transport ends it at EOF on stdin.
 # A handler not started yet is then dropped with no answer at all, one running is answered with a
@@ -200,7 +344,7 @@ def run_stdio(
 class _Source(Protocol):
     """What `_Input` needs of the transport's read stream."""
 
-    async def receive(self) -> SessionMessage | Exception: ...
+    async def receive(self) -> SessionMessage: ...
     async def aclose(self) -> None: ...
 
 
@@ -224,10 +368,8 @@ class _Pending:
         """The server's requests the client has not answered."""
         self._changed = anyio.Event()
 
-    def read(self, item: SessionMessage | Exception) -> None:
-        """Note a message from the client (an unparsable line is nothing to answer)."""
-        if isinstance(item, Exception):
-            return
+    def read(self, item: SessionMessage) -> None:
+        """Note a message from the client."""
         message = item.message
         if isinstance(message, mcp_types.JSONRPCRequest):
             self.unanswered.add(coerce_request_id(message.id))
@@ -277,7 +419,7 @@ class _Input:
         self._grace = grace
         self._deadline: float | None = None  # set when stdin ends
 
-    async def receive(self) -> SessionMessage | Exception:
+    async def receive(self) -> SessionMessage:
         """The next message from the client, or an error answering a request it can no longer answer.
 
         Raises:
@@ -307,7 +449,7 @@ class _Input:
     def __aiter__(self) -> _Input:
         return self
 
-    async def __anext__(self) -> SessionMessage | Exception:
+    async def __anext__(self) -> SessionMessage:
         try:
             return await self.receive()
         except anyio.EndOfStream:
@@ -554,10 +696,14 @@ class _Tools:
         name, call_id = params.name, None if ctx.request_id is None else str(ctx.request_id)
         if name not in self._names:
             return result_message(ToolCall(call_id, Request(name)), UnknownToolError(name), self._export)
-        try:
-            arguments = json.dumps(params.arguments or {}, ensure_ascii=False, allow_nan=False)
-        except ValueError:
-            return _error(_NOT_JSON, name)
+        arguments: str | bytes
+        if isinstance(ctx.request, _RawArguments):  # the exact text, where the client's broke I-JSON
+            arguments = ctx.request.text
+        else:
+            try:  # what the transport parsed (over stdio, from a line that is I-JSON)
+                arguments = json.dumps(params.arguments or {}, ensure_ascii=False, allow_nan=False)
+            except ValueError:
+                return _error(_NOT_JSON, name)
         call = ToolCall(call_id, Request(name, arguments))
         try:
             admission, rounds = Admission(), 0

@@ -12,7 +12,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scopetool import MAX_INPUT_BYTES
-from scopetool._json import JsonSyntaxProblem, canonical_json, is_blank, loads_exact, syntax_problem
+from scopetool._json import (
+    JsonSyntaxProblem,
+    canonical_json,
+    is_blank,
+    loads_exact,
+    member_spans,
+    parse_lenient,
+    syntax_problem,
+    value_span,
+)
 
 SECRET = "zq-SECRET-7c41e9"
 SECRET_BYTES = SECRET.encode()
@@ -524,3 +533,49 @@ def test_canonical_json_matches_sorted_dumps_outside_astral_keys(value: object) 
 
     if not has_astral_key(value):
         assert canonical_json(value) == text.encode("utf-8")
+
+
+def test_value_span_finds_the_exact_text_of_a_member() -> None:
+    """The exact bytes of a member are found through escapes, nesting, strings that look like JSON, repeats."""
+    raw = b'{"x": "}\\"{", "\\u0061rgs": {"n": [1, {"y": "]"}]} , "args":  {"last": true} ,"z": {}}'
+    start, end = value_span(raw, ("args",)) or (0, 0)
+    assert raw[start:end] == b'{"last": true}'
+    assert len(member_spans(raw, "args")) == 2 and len(member_spans(raw, "z")) == 1
+    nested = b'{"toolUse": {"input": {"a": 1}, "name": "add"}}'
+    start, end = value_span(nested, ("toolUse", "input")) or (0, 0)
+    assert nested[start:end] == b'{"a": 1}'
+    assert member_spans(b'[{"a": 1}, "a", 2]', "a") == []  # an array has no members
+    assert member_spans(b'"a"', "a") == [] and value_span(b'{"a": 1}', ("b",)) is None
+
+
+@pytest.mark.parametrize(
+    ("raw", "problem"),
+    [
+        (b'{"a": 1}', None),
+        (b'{"a": 1, "\\u0061": 2}', "the same member name twice"),
+        (b'{"a": "\\ud800"}', "invalid escape"),
+        (b'{"a": NaN}', "NaN and Infinity are not JSON numbers"),
+        (b'{"a": 1e400}', "too large for a double"),
+    ],
+)
+def test_parse_lenient_reads_what_breaks_only_i_json(raw: bytes, problem: str | None) -> None:
+    """A document that breaks only I-JSON is still read (the last name wins), with the problem named."""
+    value, found = parse_lenient(raw)
+    assert isinstance(value, dict) and "a" in value
+    assert (found is None) == (problem is None)
+    assert found is None or problem is None or problem in found.message
+
+
+@pytest.mark.parametrize(
+    ("raw", "why"),
+    [
+        (b"\xff{}", "not UTF-8 (byte 1)"),
+        (b'{"a": }', "not JSON: Expecting value (character 7)"),
+        (b"[" * 100_000, "nested"),
+    ],
+)
+def test_parse_lenient_says_why_a_text_is_not_json(raw: bytes, why: str) -> None:
+    """Not JSON at all: a ValueError saying why and where, never what."""
+    with pytest.raises(ValueError, match="not") as caught:
+        parse_lenient(raw)
+    assert why in str(caught.value)

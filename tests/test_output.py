@@ -226,7 +226,7 @@ def test_output_content_must_be_a_sequence(content: object) -> None:
 )
 def test_output_content_rejects_non_blocks(content: object) -> None:
     """Every content item must be a TextBlock or MediaBlock; the error names its index."""
-    with pytest.raises(InvalidOutputError, match=r"content\["):
+    with pytest.raises(InvalidOutputError, match=r"content\[\d\] must be a content block, not [A-Za-z]+$"):
         Output(content=content)  # type: ignore[arg-type]
 
 

@@ -16,15 +16,18 @@ from pathlib import Path
 from typing import Final
 
 from .._contract import Admission, IdempotencyKey, Request
-from .._errors import InputValidationError, InvalidInvocationError
+from .._errors import InputValidationError
 from .._input import Continuation, InputRequest, InvalidInputRequestError
-from .._json import canonical_json, is_object, loads_exact
+from .._json import canonical_json, is_blank, is_object, loads_exact
 from .._outcome import classify_failure
-from .._output import MediaBlock, Output, TextBlock
+from .._output import MediaBlock, Output, Result, TextBlock
 from .._progress import Progress, progress_reporter
+from .._registry import Registry
 from .._rejection import classify_input_rejection
-from ..providers import outcome_output
-from ._common import ExitCode, UsageError, describe, dump_json, one_line, say
+from ..providers import Export, ProviderError, outcome_output
+from ..providers._common import call_outcome, repair_nulls
+from ._common import ExitCode, UsageError, dump_json, export_tools, one_line, say, stdout
+from ._definitions import export_options
 from ._target import load_registry
 
 __all__ = ["PENDING_MEMBERS", "run"]
@@ -43,41 +46,75 @@ class _Call:
 
 def run(args: argparse.Namespace) -> int:
     """Admit and run one call; print its outcome as the model would see it (or the pending call)."""
-    call = _resumed(args) if args.continuation is not None else _fresh(args)
+    options = export_options(args.provider, args.strict, None)
+    resumed = args.continuation is not None
     registry = load_registry(args.target)
+    call = _resumed(args) if resumed else _fresh(args, registry)
     binding = registry.resolve(call.name)
     if binding is None:
         raise UsageError(f"no tool named {call.name!r} in {args.target}; its tools: {', '.join(registry.names())}")
+    arguments = call.arguments
+    if args.provider is not None and not resumed:
+        try:
+            export = export_tools(args.provider, binding, **options)
+        except ProviderError as error:
+            say(str(error))
+            return ExitCode.FAILED
+        arguments = _as_provider_reads(arguments, export, call.name)
     key = IdempotencyKey(call.key) if call.key else None
     admission = Admission(idempotency_key=key, continuation=call.continuation)
-    try:
-        invocation = binding.contract.prepare(Request(name=call.name, arguments=call.arguments), admission)
-    except InvalidInvocationError as error:
-        return _not_completed(call.name, error)
-    try:
-        with progress_reporter(_show_progress):
-            result = asyncio.run(binding.call(invocation))
-        binding.contract.validate_result(result)
-    except Exception as error:  # noqa: BLE001 - every error is an outcome, shown as the model would see it
-        return _not_completed(call.name, error)
-    if result.input_request is not None:
-        return _pending(call, invocation.arguments.decode(), result.input_request)
-    sys.stdout.write(_text(result.output) + "\n")
+    request = Request(name=call.name, arguments=arguments)
+    with progress_reporter(_show_progress):
+        outcome = asyncio.run(call_outcome(binding, request, admission))
+    if isinstance(outcome, Result):
+        try:
+            binding.contract.validate_result(outcome)
+        except Exception as error:  # noqa: BLE001 - a result that breaks its schema is an outcome like any error
+            outcome = error
+    if isinstance(outcome, BaseException):
+        return _not_completed(call.name, outcome)
+    if outcome.input_request is not None:
+        admitted = arguments if isinstance(arguments, str) else arguments.decode()  # admitted: UTF-8
+        return _pending(call, "{}" if is_blank(admitted) else admitted, outcome.input_request)
+    stdout().write(_text(outcome.output) + "\n")
     return ExitCode.OK
 
 
-def _fresh(args: argparse.Namespace) -> _Call:
-    if args.name is None:
-        raise UsageError("call needs the NAME of the tool to call (or --continuation FILE)")
+def _as_provider_reads(arguments: str | bytes, export: Export, name: str) -> str | bytes:
+    """The arguments as that provider's ``parse_tool_calls`` reads them with `export` (`repair_nulls`).
+
+    A null a strict export introduced for an optional field stands for "omitted": it is dropped.
+    """
+    if isinstance(arguments, bytes):
+        try:
+            text = arguments.decode("utf-8")
+        except UnicodeDecodeError:
+            return arguments  # the contract says what is wrong with them
+        return repair_nulls(text, export, name)
+    return repair_nulls(arguments, export, name)
+
+
+def _fresh(args: argparse.Namespace, registry: Registry) -> _Call:
     if args.answer is not None:
         raise UsageError("--answer answers a pending call: use it with --continuation FILE")
+    name: str | None = args.name
     raw: str | None = args.arguments
+    only = registry.names()[0] if len(registry) == 1 else None
+    if (
+        only is not None
+        and name != only
+        and raw is None
+        and (name is None or name == "-" or name.lstrip().startswith("{"))
+    ):
+        name, raw = only, name  # a TARGET of one tool needs no NAME: what was given is ARGS
+    if name is None:
+        raise UsageError("call needs the NAME of the tool to call (or --continuation FILE)")
     arguments: str | bytes = ""
     if raw == "-":
         arguments = sys.stdin.buffer.read()
     elif raw is not None:
         arguments = raw
-    return _Call(name=args.name, arguments=arguments, key=args.idempotency_key)
+    return _Call(name=name, arguments=arguments, key=args.idempotency_key)
 
 
 def _resumed(args: argparse.Namespace) -> _Call:
@@ -107,19 +144,24 @@ def _resumed(args: argparse.Namespace) -> _Call:
         raise UsageError(f'{path!r} already holds an answer in "response": drop it or --answer')
     try:
         request = InputRequest.from_json(canonical_json(document["input_request"]))
-        response = canonical_json(document["response"]) if answer is None else answer
-        continuation = request.continuation_from_json(response)
     except InvalidInputRequestError as error:
         raise UsageError(f"{path!r}: {error}") from None
+    try:
+        continuation = request.continuation_from_json(
+            canonical_json(document["response"]) if answer is None else answer
+        )
+    except InvalidInputRequestError as error:  # the answer's fault, wherever it was given
+        where = "--answer" if answer is not None else f"{path!r}"
+        raise UsageError(f"{where}: {error}") from None
     return _Call(name=name, arguments=arguments, key=key, continuation=continuation)
 
 
 def _not_completed(name: str, error: BaseException) -> int:
     output, _ = outcome_output(name, error)
-    sys.stdout.write(_text(output) + "\n")
+    stdout().write(_text(output) + "\n")
     failure = classify_failure(error)
     if failure is not None:
-        private = f" (its private cause: {describe(failure.cause)})" if failure.cause is not None else ""
+        private = f" (its private cause: {type(failure.cause).__name__})" if failure.cause is not None else ""
         say(f"the call ended with a {failure.kind.value} outcome{private}: the model is shown the output above")
         return ExitCode.FAILED
     if classify_input_rejection(error) is not None:
@@ -127,9 +169,13 @@ def _not_completed(name: str, error: BaseException) -> int:
         return ExitCode.REJECTED
     cause = error.__cause__
     if isinstance(cause, InputValidationError):
-        cause = cause.cause
-    behind = f" (caused by {describe(cause)})" if cause is not None else ""
-    say(f"the call raised {describe(error)}{behind}; the model is shown only the generic text above")
+        say(
+            f"the input validator of {name!r} raised {type(cause.cause).__name__}; "
+            "the model is shown only the generic text above"
+        )
+        return ExitCode.FAILED
+    behind = f" (caused by {type(cause).__name__})" if cause is not None else ""
+    say(f"the call raised {type(error).__name__}{behind}; the model is shown only the generic text above")
     return ExitCode.FAILED
 
 
@@ -140,7 +186,7 @@ def _pending(call: _Call, arguments: str, request: InputRequest) -> int:
         "idempotency_key": call.key,
         "input_request": loads_exact(request.to_json()),
     }
-    sys.stdout.write(dump_json(document) + "\n")
+    stdout().write(dump_json(document) + "\n")
     say(
         'the tool asks for input: save the JSON above to a file, add a "response" member holding the answer, '
         "then run: scopetool call TARGET --continuation FILE"

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import inspect
 import re
-import sys
 import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from .._func import Func
 from .._json import JsonObject, is_object
 from .._registry import Registry
 from ..providers import ProviderError
-from ._common import PROVIDERS, STRICT_PROVIDERS, ExitCode, export_tools
+from ._common import PROVIDERS, STRICT_PROVIDERS, ExitCode, export_tools, stdout
 from ._target import load_registry
 
 __all__ = ["ALL", "Finding", "lint", "run"]
@@ -61,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     strict: bool = args.strict
     registry = load_registry(args.target)
     findings = lint(registry, providers)
-    out = sys.stdout
+    out = stdout()
     for finding in findings:
         out.write(finding.line(strict=strict) + "\n")
     errors = sum(1 for f in findings if f.error or strict)

@@ -12,6 +12,7 @@ from typing import Any, Final, TextIO
 import jiter
 
 from .._json import is_array, is_object
+from .._stdio import output_stream
 from ..providers import Export
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "one_line",
     "provider_function",
     "say",
+    "stdout",
 ]
 
 
@@ -86,6 +88,11 @@ def describe(error: BaseException) -> str:
     """``Type: message`` of an exception, on one line (the type alone when the message is empty)."""
     text = one_line(str(error))
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def stdout() -> TextIO:
+    """Where a command writes its output: standard output, which `main` keeps for it alone."""
+    return output_stream()
 
 
 def say(message: str, stream: TextIO | None = None) -> None:

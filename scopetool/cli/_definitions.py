@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from .._definition import Definition
 from .._json import loads_exact
 from ..providers import ProviderError
-from ._common import STRICT_PROVIDERS, ExitCode, UsageError, dump_json, export_tools, say
+from ._common import STRICT_PROVIDERS, ExitCode, UsageError, dump_json, export_tools, say, stdout
 from ._target import load_registry
 
 __all__ = ["export_options", "neutral", "run"]
@@ -23,14 +22,14 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--report needs --provider: the neutral form is what the contract enforces, unchanged")
     registry = load_registry(args.target)
     if provider is None:
-        sys.stdout.write(dump_json([neutral(d) for d in registry.definitions()]) + "\n")
+        stdout().write(dump_json([neutral(d) for d in registry.definitions()]) + "\n")
         return ExitCode.OK
     try:
         export = export_tools(provider, registry, **options)
     except ProviderError as error:
         say(str(error))
         return ExitCode.FAILED
-    sys.stdout.write((str(export.report) if args.report else dump_json(export.tools)) + "\n")
+    stdout().write((str(export.report) if args.report else dump_json(export.tools)) + "\n")
     return ExitCode.OK
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import io
 import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Final, NoReturn
 
 from .. import __version__
+from .._stdio import reserved_stdout
 from ._common import PROVIDERS, ExitCode, UsageError, say
 
 __all__ = ["build_parser", "main"]
@@ -75,13 +75,29 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     call.add_argument("target", metavar="TARGET", help=_TARGET_HELP)
-    call.add_argument("name", metavar="NAME", nargs="?", help="the tool to call (taken from FILE with --continuation)")
+    call.add_argument(
+        "name",
+        metavar="NAME",
+        nargs="?",
+        help="the tool to call (may be left out when TARGET holds one tool; taken from FILE with --continuation)",
+    )
     call.add_argument(
         "arguments", metavar="ARGS", nargs="?", help="the arguments as JSON text; - reads standard input; absent: {}"
     )
     call.add_argument("--idempotency-key", metavar="KEY", help="the call's idempotency key")
     call.add_argument("--continuation", metavar="FILE", help="resume the pending call saved in FILE")
     call.add_argument("--answer", metavar="JSON", help="the answer to the pending call, instead of FILE's 'response'")
+    call.add_argument(
+        "--provider",
+        choices=PROVIDERS,
+        help="read ARGS as this provider's parse_tool_calls does (a null a strict export introduced means omitted)",
+    )
+    call.add_argument(
+        "--strict",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="with --provider: the export's strict mode (default: the adapter's own default)",
+    )
 
     check = commands.add_parser(
         "check",
@@ -124,22 +140,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return stop.code if isinstance(stop.code, int) else ExitCode.USAGE
     module = importlib.import_module(f"scopetool.cli._{args.command}")
     run: Callable[[argparse.Namespace], int] = module.run
-    _utf8(sys.stdout)
     try:
-        return run(args)
-    except UsageError as error:
-        say(str(error))
-        return ExitCode.USAGE
-    except KeyboardInterrupt:
-        say("interrupted")
-        return ExitCode.INTERRUPTED
+        # From here on, standard output is the command's alone: a print of the TARGET's module (on
+        # import or later), of a tool or of a child process goes to standard error.
+        with reserved_stdout():
+            try:
+                return run(args)
+            except UsageError as error:
+                say(str(error))
+                return ExitCode.USAGE
+            except KeyboardInterrupt:
+                say("interrupted")
+                return ExitCode.INTERRUPTED
     except BrokenPipeError:
         # The reader went away (as with `| head`): stop quietly, and let nothing flush into the closed pipe.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return ExitCode.FAILED
-
-
-def _utf8(stream: object) -> None:
-    """Make a text stream write UTF-8 whatever the locale says, so JSON and tool texts print as they are."""
-    if isinstance(stream, io.TextIOWrapper) and stream.encoding.lower().replace("-", "") != "utf8":
-        stream.reconfigure(encoding="utf-8")

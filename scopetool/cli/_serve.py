@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Final
 
 from .._registry import Registry
+from .._stdio import reserved_stdin
 from ._common import ExitCode, UsageError, describe
 from ._target import load_registry
 
@@ -18,14 +19,19 @@ MISSING_SDK: Final = "scopetool serve needs the MCP SDK: pip install 'scopetool[
 
 
 def run(args: argparse.Namespace) -> int:
-    """Load TARGET and serve it over stdio until the client disconnects."""
-    registry = load_registry(args.target)
-    try:
-        module = importlib.import_module("scopetool.mcp_server")
-    except ImportError as error:
-        raise UsageError(import_problem(error)) from None
-    run_stdio: Callable[[Registry], None] = module.run_stdio
-    run_stdio(registry)
+    """Load TARGET and serve it over stdio until the client disconnects.
+
+    Standard input is the protocol's from the start, as standard output is (`main`): the TARGET's
+    module reads an empty input, even on import.
+    """
+    with reserved_stdin():
+        registry = load_registry(args.target)
+        try:
+            module = importlib.import_module("scopetool.mcp_server")
+        except ImportError as error:
+            raise UsageError(import_problem(error)) from None
+        run_stdio: Callable[[Registry], None] = module.run_stdio
+        run_stdio(registry)
     return ExitCode.OK
 
 

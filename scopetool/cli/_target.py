@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import cast
+from typing import TypeGuard, cast
 
 from .._binding import Binding, Tool
 from .._errors import DuplicateToolError, InvalidToolError
@@ -41,6 +41,8 @@ def load_registry(target: str) -> Registry:
             value = getattr(value, part)
         except AttributeError:
             raise UsageError(f"{location!r} has no attribute {attribute!r}") from None
+        except Exception as error:  # noqa: BLE001 - a property or __getattr__ of the user's may raise anything
+            raise UsageError(f"reading {attribute!r} of {location!r} raised {describe(error)}") from None
     return _registry(value, target)
 
 
@@ -83,16 +85,28 @@ def _import(location: str) -> ModuleType:
 def _registry(value: object, target: str) -> Registry:
     if isinstance(value, Registry):
         return value
-    items = list(cast("list[object] | tuple[object, ...]", value)) if isinstance(value, list | tuple) else [value]
+    listed = isinstance(value, list | tuple)
+    items = list(cast("list[object] | tuple[object, ...]", value)) if listed else [value]
     tools: list[Binding | Tool] = []
-    for item in items:
-        if not isinstance(item, Binding | Tool):
+    for index, item in enumerate(items):
+        if not _is_tool(item):
             hint = " (decorate the function with @scopetool.tool)" if callable(item) else ""
-            raise UsageError(
-                f"{target!r} holds a {type(item).__name__}, not a Registry, a tool or a list of tools{hint}"
+            what = (
+                f"{target!r}[{index}] must be a tool"
+                if listed
+                else f"{target!r} must name a Registry, a tool or a list of tools"
             )
+            raise UsageError(f"{what}, not {type(item).__name__}{hint}")
         tools.append(item)
     try:
         return Registry(*tools)
-    except (InvalidToolError, DuplicateToolError) as error:
+    except (InvalidToolError, DuplicateToolError) as error:  # binding reports what a definition() raised
         raise UsageError(f"{target!r}: {error}") from None
+
+
+def _is_tool(item: object) -> TypeGuard[Binding | Tool]:
+    """Whether `item` is a Binding or a tool; an object whose attributes raise when looked at is not."""
+    try:
+        return isinstance(item, Binding | Tool)
+    except Exception:  # noqa: BLE001 - the Tool check reads the object's attributes, which may raise anything
+        return False

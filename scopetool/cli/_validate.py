@@ -35,15 +35,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Final, TextIO, TypeVar, final
 
-import jiter
-
 from .._contract import Request
 from .._errors import InvalidInvocationError
-from .._json import MAX_INPUT_BYTES, is_object, syntax_problem
+from .._json import MAX_INPUT_BYTES, is_object, parse_lenient, syntax_problem, value_span
 from .._registry import Registry
 from .._rejection import classify_input_rejection
 from ..providers import Export, ProviderError, ToolCall, UnknownToolError, outcome_output
-from ._common import PROVIDERS, ExitCode, UsageError, export_tools, provider_function
+from ._common import PROVIDERS, ExitCode, UsageError, export_tools, provider_function, stdout
 from ._target import load_registry
 
 __all__ = [
@@ -77,8 +75,6 @@ _FAST: Final = re.compile(
     rf'"arguments"{_WS}:{_WS}(\{{.*\}}){_WS}\}}{_WS}',
     re.S,
 )
-_TOKEN: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[][{}:,]', re.S)
-_MAYBE_HUGE: Final = re.compile(rb"[0-9](?:[eE]|[0-9]{308})")
 _JSON_SPACE: Final = b" \t\r\n"
 _NEUTRAL_MEMBERS: Final = frozenset({"name", "arguments", "id"})
 _ABSENT: Final = object()
@@ -177,11 +173,9 @@ class LineChecker:
         if not raw.strip(_JSON_SPACE):
             return BLANK
         try:
-            item: Any = jiter.from_json(raw, allow_inf_nan=False, catch_duplicate_keys=True)
-            problem = syntax_problem(raw, require_object=False) if _MAYBE_HUGE.search(raw) else None
-        except ValueError:
-            item = _lenient(raw)
-            problem = syntax_problem(raw, require_object=False)
+            item, problem = parse_lenient(raw)
+        except ValueError as error:
+            raise _UnreadableError(str(error)) from None
         if not is_object(item):
             raise _UnreadableError("not a JSON object")
         line_format, path = self._shape(item)
@@ -289,20 +283,6 @@ def _detect(item: dict[str, Any]) -> str:
     raise _UnreadableError('not a tool call: expected {"name": ..., "arguments": ...} or a provider\'s tool call item')
 
 
-def _lenient(raw: bytes) -> Any:
-    """The line parsed as leniently as Python's json module reads it (repeated names, NaN, lone surrogates)."""
-    try:
-        text = raw.decode()
-    except UnicodeDecodeError as error:
-        raise _UnreadableError(f"not UTF-8 (byte {error.start + 1})") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise _UnreadableError(f"not JSON: {error.msg} (character {error.pos + 1})") from None
-    except RecursionError:
-        raise _UnreadableError("not JSON: nested too deeply") from None
-
-
 def _get(item: dict[str, Any], path: tuple[str, ...]) -> Any:
     node: Any = item
     for key in path:
@@ -332,59 +312,11 @@ def _neutral_arguments(raw: bytes, path: tuple[str, ...], value: object) -> str 
 
 
 def _span(raw: bytes, path: tuple[str, ...]) -> tuple[int, int]:
-    """Where the value at `path` (member names from the top, present in the parsed line) is in `raw`.
-
-    A repeated name counts once, the last time, as the parsers do.
-    """
-    start, end = 0, len(raw)
-    for key in path:
-        found = _member(raw, start, end, key)
-        if found is None:  # pragma: no cover - the member was parsed from this very line
-            raise _UnreadableError("the arguments cannot be located in the line")
-        start, end = found
-    return start, end
-
-
-def _member(raw: bytes, start: int, end: int, key: str) -> tuple[int, int] | None:
-    """The span of member `key` of the object starting in ``raw[start:end]`` (the last, when repeated)."""
-    depth = 0
-    name: object = None
-    value_start = start
-    expect_name = False
-    found: tuple[int, int] | None = None
-    for token in _TOKEN.finditer(raw, start, end):
-        first = raw[token.start()]
-        if depth == 1:
-            if first == 0x22:  # a string: a member name where one is expected
-                if expect_name:
-                    name = json.loads(token[0])
-                    expect_name = False
-                continue
-            if first == 0x3A:  # ":"
-                value_start = token.end()
-                continue
-            if first in (0x2C, 0x7D):  # "," or "}" ends a member
-                if name == key:
-                    found = _trimmed(raw, value_start, token.start())
-                if first == 0x7D:
-                    return found
-                name, expect_name = None, True
-                continue
-        if first in (0x7B, 0x5B):  # "{" or "["
-            depth += 1
-            if depth == 1:
-                expect_name = first == 0x7B
-        elif first in (0x7D, 0x5D):
-            depth -= 1
-    return found
-
-
-def _trimmed(raw: bytes, start: int, end: int) -> tuple[int, int]:
-    while start < end and raw[start] in _JSON_SPACE:
-        start += 1
-    while end > start and raw[end - 1] in _JSON_SPACE:
-        end -= 1
-    return start, end
+    """Where the value at `path` (present in the parsed line) is in `raw`: the last of a repeated name."""
+    span = value_span(raw, path)
+    if span is None:  # pragma: no cover - the member was parsed from this very line
+        raise _UnreadableError("the arguments cannot be located in the line")
+    return span
 
 
 def reasons(message: str, tool: str) -> tuple[str, ...]:
@@ -560,7 +492,7 @@ def run(args: argparse.Namespace) -> int:
         bar = _bar(stream)
         if bar is not None:
             lines = bar.wrap(lines)
-        tally = validate_lines(lines, checker, sys.stdout, None if bar is None else bar.clear)
+        tally = validate_lines(lines, checker, stdout(), None if bar is None else bar.clear)
     except BrokenPipeError:
         raise  # the reader of the report went away: not a problem with the file
     except OSError as error:
@@ -568,7 +500,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()
-    sys.stdout.write(tally.summary() + "\n")
+    stdout().write(tally.summary() + "\n")
     return ExitCode.FAILED if tally.rejected or tally.unreadable else ExitCode.OK
 
 

@@ -27,7 +27,7 @@ from .._input import InputRequest
 from .._outcome import Failure, FailureKind, classify_failure
 from .._output import ContentBlock, MediaBlock, Output, Result, TextBlock
 from .._rejection import classify_input_rejection
-from ..providers._common import UnknownToolError, outcome_output
+from ..providers._common import UnknownToolError, invocation_outcome, outcome_output
 
 __all__ = [
     "Record",
@@ -57,12 +57,12 @@ class StoredCauseError(RuntimeError):
 async def run_invocation(binding: Binding, invocation: Invocation) -> Record:
     """Run one admitted invocation and record its outcome; never raises for the tool's errors.
 
-    Cancellation (a `BaseException`) still propagates: a cancelled call has no outcome.
+    That includes a tool's own `KeyboardInterrupt`, `SystemExit` or `CancelledError`; only the
+    cancellation of the awaiting task propagates: a cancelled call has no outcome.
     """
-    try:
-        result = await binding.call(invocation)
-    except Exception as error:  # noqa: BLE001 - every error is an outcome; the model sees only its public part
-        return error_record(binding.name, error)
+    result = await invocation_outcome(binding, invocation)
+    if isinstance(result, BaseException):
+        return error_record(binding.name, result)
     if result.input_request is not None:
         return {"kind": "input", "request": result.input_request.to_json().decode("utf-8")}
     return {"kind": "result", "output": _encode_output(result.output)}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -9,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias, TypeGuard, cast, final
 
 from .._binding import Binding, Tool
-from .._contract import Admission, Request
+from .._contract import Admission, Invocation, Request
 from .._definition import Definition
 from .._errors import ScopetoolError
 from .._json import JsonObject, canonical_json, is_array, is_object, loads_exact, syntax_problem
@@ -262,7 +263,9 @@ async def run_call(registry: Registry, call: ToolCall, admission: Admission | No
 
     An unknown name gives an `UnknownToolError`; a rejected call gives its `InvalidInvocationError`; a
     tool's error is returned as is. Nothing is raised for any of them, so one bad call never ends a
-    model's turn; cancellation (a `BaseException`) still propagates.
+    model's turn, or a server: that includes what a tool (or its validator) raises beyond `Exception`,
+    a `KeyboardInterrupt`, a `SystemExit` (``sys.exit``) or an `asyncio.CancelledError` nobody asked
+    for (see `call_outcome`). Only the cancellation of the task that awaits the call propagates.
 
     Example:
         ```python
@@ -283,11 +286,45 @@ async def run_call(registry: Registry, call: ToolCall, admission: Admission | No
     binding = registry.resolve(call.name)
     if binding is None:
         return UnknownToolError(call.name)
+    return await call_outcome(binding, call.request, admission or _NO_ADMISSION)
+
+
+async def call_outcome(binding: Binding, request: Request, admission: Admission) -> Result | BaseException:
+    """Admit `request` with `binding` and run it: the result, or whatever it raised, as the outcome.
+
+    Every exception is the call's outcome, `BaseException`s included: a `KeyboardInterrupt` or a
+    `SystemExit` out of a tool (or its validator) is the tool's own (a real Ctrl-C under `asyncio.run`
+    cancels the main task instead), and so is a `CancelledError` while the awaiting task is not being
+    cancelled. Only that task's cancellation propagates (see `invocation_outcome`).
+    """
     try:
-        invocation = binding.contract.prepare(call.request, admission or _NO_ADMISSION)
+        invocation = binding.contract.prepare(request, admission)
+    except BaseException as error:  # noqa: BLE001 - sorted by _outcome_of
+        return _outcome_of(error)
+    return await invocation_outcome(binding, invocation)
+
+
+async def invocation_outcome(binding: Binding, invocation: Invocation) -> Result | BaseException:
+    """Run an admitted invocation: its result, or whatever the tool raised, as the outcome.
+
+    Only the cancellation of the awaiting task (a client's, a shutdown's) propagates, and the closing
+    of this coroutine; everything else the tool raises, `BaseException`s included, is returned.
+    """
+    try:
         return await binding.call(invocation)
-    except Exception as error:  # noqa: BLE001 - every error is an outcome the model is told about (redacted)
-        return error
+    except BaseException as error:  # noqa: BLE001 - sorted by _outcome_of
+        return _outcome_of(error)
+
+
+def _outcome_of(error: BaseException) -> BaseException:
+    """`error` as a call's outcome; raised again when it is not the call's to report."""
+    if isinstance(error, GeneratorExit):
+        raise error  # the coroutine itself is being closed
+    if isinstance(error, asyncio.CancelledError):
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise error  # the caller's cancellation, not the tool's doing
+    return error
 
 
 _NO_ADMISSION: Final = Admission()

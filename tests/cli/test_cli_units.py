@@ -18,8 +18,8 @@ import pytest
 from conftest import FIXTURES, forget_fixture_modules
 from pydantic import Field
 
-from scopetool import Definition, Invocation, Registry, Result, tool
-from scopetool.cli import _main, _validate, main
+from scopetool import Definition, Invocation, Registry, Result, _stdio, tool
+from scopetool.cli import _call, _validate, main
 from scopetool.cli._common import dump_json
 from scopetool.cli._serve import MISSING_SDK, import_problem
 from scopetool.cli._validate import (
@@ -33,6 +33,7 @@ from scopetool.cli._validate import (
     reasons,
     validate_lines,
 )
+from scopetool.providers import openai_chat
 
 
 @tool
@@ -221,18 +222,6 @@ def test_reasons_label_every_problem_once_and_skip_the_overflow_line() -> None:
     assert reasons("invalid arguments for tool 'add' (1 problem):\n- $.a: must be odd", "add") == ("invalid value",)
 
 
-def test_span_finds_the_exact_text_of_a_member() -> None:
-    """The arguments' exact bytes are found through escapes, nesting, strings that look like JSON, repeats."""
-    raw = b'{"x": "}\\"{", "\\u0061rgs": {"n": [1, {"y": "]"}]} , "args":  {"last": true} ,"z": {}}'
-    start, end = _validate._span(raw, ("args",))
-    assert raw[start:end] == b'{"last": true}'
-    nested = b'{"toolUse": {"input": {"a": 1}, "name": "add"}}'
-    start, end = _validate._span(nested, ("toolUse", "input"))
-    assert nested[start:end] == b'{"a": 1}'
-    assert _validate._member(b'[{"a": 1}]', 0, 10, "a") is None
-    assert _validate._member(b'{"a": 1}', 0, 8, "b") is None
-
-
 def test_read_lines_skips_an_over_long_line_in_bounded_chunks() -> None:
     """A line over `LINE_LIMIT` bytes comes as None, and reading goes on at the next line."""
     long = b"x" * (LINE_LIMIT + 5)
@@ -378,12 +367,26 @@ def test_serve_answers_an_mcp_client_over_stdio() -> None:
 def test_main_survives_interruption_and_a_closed_pipe(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """Ctrl-C is exit code 130 and one line; a reader that went away ends the command quietly."""
+    """Ctrl-C is exit code 130 and one line (a tool raising KeyboardInterrupt only fails its call); a reader
+    that went away ends the command quietly."""
     (tmp_path / "tools.py").write_text(
-        "from scopetool import tool\n\n@tool\nasync def stop() -> str:\n    raise KeyboardInterrupt\n", encoding="utf-8"
+        "import sys\nfrom scopetool import tool\n\n@tool\nasync def stop() -> str:\n    raise KeyboardInterrupt\n\n"
+        "@tool\ndef leave() -> str:\n    sys.exit(0)\n\ntools = [stop, leave]\n",
+        encoding="utf-8",
     )
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", list(sys.path))
+    for name, raised in (("stop", "KeyboardInterrupt"), ("leave", "SystemExit")):
+        assert main(["call", "tools.py:tools", name]) == 1
+        assert capsys.readouterr() == (
+            f'error: tool "{name}" failed\n',
+            f"scopetool: the call raised {raised}; the model is shown only the generic text above\n",
+        )
+
+    def interrupted(args: object) -> int:
+        raise KeyboardInterrupt  # Ctrl-C while the command runs
+
+    monkeypatch.setattr(_call, "run", interrupted)
     assert main(["call", "tools.py:stop", "stop"]) == 130
     assert capsys.readouterr().err == "scopetool: interrupted\n"
 
@@ -407,7 +410,7 @@ def test_main_survives_interruption_and_a_closed_pipe(
 def test_output_is_utf8_whatever_the_locale_says() -> None:
     """A text stream in another encoding is switched to UTF-8 before anything is printed."""
     stream = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
-    _main._utf8(stream)
+    _stdio._utf8(stream)
     stream.write("grüß")
     stream.flush()
     assert stream.buffer.getvalue() == "grüß".encode()  # type: ignore[attr-defined]
@@ -430,3 +433,16 @@ def test_validate_reports_a_read_error_on_one_line(
         assert main(["validate", f"{FIXTURES / 'cli_tools.py'}:add", "-"]) == 2
     assert capsys.readouterr().err == "scopetool: cannot read '-': Input/output error\n"
     forget_fixture_modules()
+
+
+def test_arguments_that_are_not_utf8_are_left_for_the_contract() -> None:
+    """``call --provider`` leaves bytes that are not UTF-8 as they are: the contract rejects them."""
+    export = openai_chat.export_tools(Registry(add_optional))
+    assert _call._as_provider_reads(b"\xff{}", export, "add_optional") == b"\xff{}"
+    assert _call._as_provider_reads(b'{"a": 1, "b": null}', export, "add_optional") == '{"a":1}'
+
+
+@tool
+def add_optional(a: int, b: int = 2) -> int:
+    """Add two integers, the second 2 unless given."""
+    return a + b

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -108,3 +109,53 @@ async def test_a_request_for_a_missing_tool_or_bad_arguments_is_an_error_record(
     binding = Registry(show).resolve("show")
     rejected = await run_request(binding, "show", '{"x": 1}', Admission())
     assert "unknown field" in (decode_outcome(rejected).output.text() or "")
+
+
+@pytest.mark.parametrize(
+    "raised", [KeyboardInterrupt("secret"), SystemExit(3), asyncio.CancelledError("secret")], ids=type
+)
+async def test_a_tool_raising_past_exception_is_an_error_record(raised: BaseException) -> None:
+    """A tool's own KeyboardInterrupt, SystemExit or uninvited CancelledError is recorded as its failure."""
+
+    @tool
+    def hostile() -> str:
+        """Raise something that is not an Exception."""
+        raise raised
+
+    binding = Registry(hostile).resolve("hostile")
+    record = await run_request(binding, "hostile", "{}", Admission())
+    assert decode_outcome(record).output.text() == 'error: tool "hostile" failed'
+    assert "secret" not in json.dumps(record)
+
+
+async def test_the_awaiting_tasks_cancellation_still_propagates() -> None:
+    """Cancelling the task that runs the call cancels the call: it has no outcome."""
+
+    @tool
+    async def slow() -> str:
+        """Sleep a long time."""
+        await asyncio.sleep(60)
+        return "done"
+
+    binding = Registry(slow).resolve("slow")
+    task = asyncio.ensure_future(run_request(binding, "slow", "{}", Admission()))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_a_call_coroutine_closed_mid_call_closes() -> None:
+    """Closing the coroutine of a running call (GeneratorExit) is no outcome: the coroutine closes."""
+
+    @tool
+    async def slow() -> str:
+        """Sleep a long time."""
+        await asyncio.sleep(60)
+        return "done"
+
+    call = run_request(Registry(slow).resolve("slow"), "slow", "{}", Admission())
+    call.send(None)  # runs up to the tool's sleep
+    call.close()  # a swallowed GeneratorExit would be a RuntimeError here
+    with pytest.raises(RuntimeError, match="cannot reuse already awaited coroutine"):
+        call.send(None)

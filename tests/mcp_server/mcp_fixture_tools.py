@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from typing import Any
 
 from pydantic import BaseModel
@@ -98,6 +99,53 @@ async def nap(seconds: float) -> str:
     return f"slept {seconds}s"
 
 
+@tool
+async def cancel_itself(why: str) -> str:
+    """Raise CancelledError though nobody cancelled the call (an async tool)."""
+    raise asyncio.CancelledError(why)
+
+
+@tool
+def cancel_in_thread(why: str) -> str:
+    """Raise CancelledError from a worker thread (a sync tool)."""
+    raise asyncio.CancelledError(why)
+
+
+@tool
+def interrupt(why: str) -> str:
+    """Raise KeyboardInterrupt from a worker thread (a sync tool)."""
+    raise KeyboardInterrupt(why)
+
+
+@tool
+async def interrupt_async(why: str) -> str:
+    """Raise KeyboardInterrupt in the event loop (an async tool)."""
+    raise KeyboardInterrupt(why)
+
+
+@tool
+def leave(code: int) -> str:
+    """Call sys.exit from a worker thread (a sync tool)."""
+    sys.exit(code)
+
+
+@tool
+async def leave_async(code: int) -> str:
+    """Call sys.exit in the event loop (an async tool)."""
+    sys.exit(code)
+
+
+HOSTILE = {
+    "cancel_itself": {"why": SECRET},
+    "cancel_in_thread": {"why": SECRET},
+    "interrupt": {"why": SECRET},
+    "interrupt_async": {"why": SECRET},
+    "leave": {"code": 3},
+    "leave_async": {"code": 0},
+}
+"""The tools that raise past `Exception`, and their arguments."""
+
+
 class Asker:
     """A tool that asks for input with one response schema, then shows what it was given."""
 
@@ -151,6 +199,12 @@ registry = Registry(
     count,
     count_async,
     nap,
+    cancel_itself,
+    cancel_in_thread,
+    interrupt,
+    interrupt_async,
+    leave,
+    leave_async,
     Asker("approve", "Approve the transfer?", {"type": "boolean", "title": "Approve"}),
     Asker("profile", {"ask": "your profile"}, PROFILE_SCHEMA),
     Asker("upload", "Paste the key", {"type": "string", "pattern": "^[A-Z]+$"}),

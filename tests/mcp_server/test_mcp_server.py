@@ -276,7 +276,7 @@ async def test_arguments_that_are_not_json_are_an_error_result() -> None:
     entry = server.get_request_handler("tools/call")
     assert entry is not None
     params = types.CallToolRequestParams(name="add", arguments={"a": float("nan"), "b": 1})
-    context = SimpleNamespace(request_id=7, meta=None)  # only its request id is read before the refusal
+    context = SimpleNamespace(request_id=7, meta=None, request=None)  # what is read before the refusal
     result = await entry.handler(context, params)  # type: ignore[arg-type]
     assert result == {"content": [{"type": "text", "text": 'error: the arguments for tool "add" are not JSON'}],
                       "isError": True, "resultType": "complete"}  # fmt: skip

@@ -24,9 +24,9 @@ import anyio.to_thread
 import pytest
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client, types
 from mcp.client.session import ClientRequestContext
-from mcp_fixture_tools import SECRET, registry
+from mcp_fixture_tools import HOSTILE, SECRET, registry
 
-from scopetool.mcp_server import run_stdio, serve_stdio
+from scopetool.mcp_server import _read_line, run_stdio, serve_stdio
 
 FIXTURE = Path(__file__).with_name("mcp_fixture_tools.py")
 SERVER = StdioServerParameters(command=sys.executable, args=["-m", "scopetool", "serve", f"{FIXTURE}:registry"])
@@ -157,38 +157,112 @@ async def test_a_2026_client_answers_input_requests_by_retrying() -> None:
     assert text(counted) == "counted to 3" and seen == [1.0, 2.0, 3.0]
 
 
-def test_arguments_that_are_not_json_get_an_error_result_on_the_wire() -> None:
-    """A NaN in raw JSON-RPC arguments (the SDK's parser accepts it) is answered with an error result."""
+async def test_a_tool_that_raises_past_exception_is_one_error_result_and_the_server_keeps_serving() -> None:
+    """CancelledError, KeyboardInterrupt, sys.exit from sync and async tools: each its call's isError result.
+
+    A call in flight meanwhile is answered, and so is the call after them.
+    """
+    results: dict[str, types.CallToolResult] = {}
+    async with session() as client:
+
+        async def run(name: str, arguments: dict[str, Any]) -> None:
+            results[name] = await client.call_tool(name, arguments)
+
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as group:
+                group.start_soon(run, "nap", {"seconds": 1.0})  # in flight while the others fail
+                await anyio.sleep(0.2)
+                for name, arguments in HOSTILE.items():
+                    group.start_soon(run, name, arguments)
+            after = await client.call_tool("add", {"a": 1, "b": 2})
+    assert (after.is_error, text(after)) == (False, "3")
+    assert (results["nap"].is_error, text(results["nap"])) == (False, "slept 1.0s")
+    for name in HOSTILE:
+        assert (results[name].is_error, text(results[name])) == (True, f'error: tool "{name}" failed'), name
+        assert SECRET not in results[name].model_dump_json()
+
+
+def hostile_lines() -> bytes:
+    """Raw lines that break I-JSON or JSON-RPC, between a handshake and a valid call (id 13)."""
     lines = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-    ]  # fmt: skip
-    wire = "".join(json.dumps(line) + "\n" for line in lines)
-    wire += '{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "add", "arguments": {"a": NaN}}}\n'
+        wire(initialize()).encode(),
+        b'{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "greet",'
+        b' "arguments": {"name": "shown", "\\u006eame": "run"}}}\n',  # a collision only once escapes are read
+        b'{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "add",'
+        b' "arguments": {"a": "\\ud800", "b": 1}}}\n',  # a lone surrogate
+        b'{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "add", "arguments": {"a": NaN}}}\n',
+        b"not json\n",
+        b'{"jsonrpc": "2.0", "id": 5, "method"\n',  # truncated
+        b'{"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "\xff"}}\n',  # not UTF-8
+        b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call",'
+        b' "params": {"name": "add", "\\u006eame": "greet", "arguments": {"a": 1, "b": 2}}}\n',  # which tool?
+        b'{"jsonrpc": "2.0", "id": 8, "id": 9, "method": "tools/list"}\n',  # which request?
+        b'{"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 1,'
+        b' "b": 2}, "_meta": {"progressToken": 1, "progressToken": 2}}}\n',
+        b'{"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"name": "add",'
+        b' "arguments": {"a": 1, "b": 2}, "arguments": {"a": 5, "b": 5}}}\n',  # which arguments?
+        b'{"jsonrpc": "2.0", "id": "\\udc00", "method": "tools/list"}\n',  # an id that is not I-JSON
+        b'{"id": 12, "hello": "world"}\n',  # JSON, not JSON-RPC
+        b"[1, 2]\n",
+        b"\n",  # blank: skipped
+        wire([call(13, "add", a=20, b=22)]).encode(),
+    ]
+    return b"".join(lines)
+
+
+def check_hostile_answers(output: bytes) -> None:
+    """Each request of `hostile_lines` answered as docs/mcp-server.md says, and the server still serving."""
+    messages = [json.loads(line) for line in output.splitlines()]
+    got = {m["id"]: m for m in messages if m.get("id") is not None}
+    unnamed = [m["error"] for m in messages if "id" in m and m["id"] is None]
+    for request_id, problem in ((2, "same member name twice"), (3, "invalid escape"), (4, "NaN and Infinity")):
+        assert got[request_id]["result"]["isError"] is True and problem in result_text(got[request_id])
+        assert "run" not in result_text(got[request_id])
+    for request_id in (7, 10, 11):
+        error = got[request_id]["error"]
+        assert error["code"] == types.INVALID_REQUEST and "the same member name twice" in error["message"]
+    assert (
+        got[12]["error"]["code"] == types.INVALID_REQUEST
+        and "not a JSON-RPC 2.0 message" in got[12]["error"]["message"]
+    )
+    assert result_text(got[13]) == "42" and sorted(got) == [1, 2, 3, 4, 7, 10, 11, 12, 13]
+    assert sorted(e["code"] for e in unnamed) == [types.PARSE_ERROR] * 3 + [types.INVALID_REQUEST] * 3
+    assert {e["message"] for e in unnamed if e["code"] == types.PARSE_ERROR} == {
+        "Parse error: not JSON: Expecting value (character 1)",
+        "Parse error: not JSON: Expecting ':' delimiter (character 38)",
+        "Parse error: not UTF-8 (byte 73)",
+    }
+
+
+def test_every_hostile_line_is_answered_and_the_server_keeps_serving() -> None:
+    """``scopetool serve``: each request among raw hostile lines gets an answer, then a valid call still runs."""
+    done = subprocess.run(
+        [SERVER.command, *SERVER.args], input=hostile_lines(), capture_output=True, timeout=60, check=False
+    )
+    assert done.returncode == 0
+    check_hostile_answers(done.stdout)
+
+
+def test_an_answer_to_an_elicitation_that_breaks_i_json_ends_the_call() -> None:
+    """A repeated member in the client's answer is no answer: the call ends with the 'did not answer' result."""
     with subprocess.Popen(
-        [SCRIPT.command, *SCRIPT.args],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
+        [SERVER.command, *SERVER.args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
     ) as server:
         assert server.stdin is not None and server.stdout is not None
         watchdog = threading.Timer(60, server.kill)  # a hung server fails the test instead of hanging it
         watchdog.start()
-        server.stdin.write(wire)
+        server.stdin.write(wire([*initialize(elicitation={}), call(2, "approve", item="x")]).encode())
         server.stdin.flush()
-        answers: dict[int, Any] = {}
-        while 2 not in answers and (line := server.stdout.readline()):
-            message = json.loads(line)
-            answers[message["id"]] = message
-        server.stdin.close()  # end of input: the server exits
+        initialized, asked = json.loads(server.stdout.readline()), json.loads(server.stdout.readline())
+        answer = f'{{"jsonrpc": "2.0", "id": {json.dumps(asked["id"])}, "result": {{"action": "accept",'
+        answer += ' "content": {"answer": false, "answer": true}}}\n'
+        server.stdin.write(answer.encode())
+        server.stdin.close()
+        ended = json.loads(server.stdout.readline())
         watchdog.cancel()
-    assert answers[1]["result"]["serverInfo"]["name"] == "fixture-tools"
-    assert answers[2]["result"]["isError"] is True
-    assert answers[2]["result"]["content"] == [
-        {"type": "text", "text": 'error: the arguments for tool "add" are not JSON'}
-    ]
+    assert initialized["id"] == 1 and asked["method"] == "elicitation/create"
+    assert ended["id"] == 2 and ended["result"]["isError"] is True
+    assert result_text(ended) == 'error: tool "approve" needs input, and the client did not answer the request for it'
 
 
 # --- Input that ends before the answers: `printf '...' | scopetool serve`, or a client that half-closes. ---
@@ -274,6 +348,13 @@ class Piped:
         self.monkeypatch.setattr(sys, "stdin", self.files.enter_context(source.open(encoding="utf-8")))
         self.monkeypatch.setattr(sys, "stdout", self.files.enter_context(sink.open("w", encoding="utf-8")))
 
+    def feed_bytes(self, data: bytes) -> None:
+        """Write `data` as the whole input, as it is; the output starts empty."""
+        source, sink = self.folder / "stdin.jsonl", self.folder / "stdout.jsonl"
+        source.write_bytes(data)
+        self.monkeypatch.setattr(sys, "stdin", self.files.enter_context(source.open(encoding="utf-8")))
+        self.monkeypatch.setattr(sys, "stdout", self.files.enter_context(sink.open("w", encoding="utf-8")))
+
     def output(self) -> str:
         """Everything the server wrote."""
         return (self.folder / "stdout.jsonl").read_text(encoding="utf-8")
@@ -286,12 +367,44 @@ def piped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Piped]:
         yield Piped(tmp_path, monkeypatch, files)
 
 
+def test_hostile_lines_in_process(piped: Piped) -> None:
+    """The same hostile lines, served in process by `run_stdio`."""
+    piped.feed_bytes(hostile_lines())
+    run_stdio(registry)
+    check_hostile_answers(piped.output().encode())
+
+
+@pytest.mark.parametrize(
+    ("line", "to_server", "code", "request_id"),
+    [
+        (b'{"jsonrpc": "2.0", "id": 5, "result": {"a": 1, "a": 2}}', True, types.INVALID_REQUEST, 5),
+        (b'{"jsonrpc": "2.0", "id": 5, "result": 3}', True, types.INVALID_REQUEST, 5),
+        (b'{"jsonrpc": "2.0", "id": true, "method": "x", "params": {"a": NaN}}', False, types.INVALID_REQUEST, None),
+        (b'{"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "\\ud800"}}', False, -32600, None),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": [NaN]}', False, types.INVALID_REQUEST, 1),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"a": NaN}}', False, -32600, 1),
+        (b"[NaN]", False, types.INVALID_REQUEST, None),
+    ],
+)
+def test_a_line_that_cannot_be_read_is_answered_to_the_right_side(
+    line: bytes, to_server: bool, code: int, request_id: int | None
+) -> None:
+    """A client's response that cannot be read is an error to the server; anything else, to the client."""
+    for_server, for_client = _read_line(line)
+    answer = for_server if to_server else for_client
+    assert (for_server is None, for_client is None) == (not to_server, to_server) and answer is not None
+    error = answer.message
+    assert isinstance(error, types.JSONRPCError) and (error.error.code, error.id) == (code, request_id)
+    assert _read_line(b"  \r\n") == (None, None)
+
+
 def test_run_stdio_answers_what_it_read_before_the_input_ended(piped: Piped) -> None:
-    """In process: a line that is not JSON and an error without an id are skipped; every request is answered."""
+    """In process: a line that is not JSON is answered with a parse error, an error without an id is skipped."""
     unparsed = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
     piped.feed([unparsed, *PIPED], garbage="not json\n")
     run_stdio(registry)
     got = answers(piped.output())
+    assert got.pop(None)["error"]["code"] == types.PARSE_ERROR  # the answer to "not json"
     assert sorted(got) == [1, 2, 3, 4]
     assert (result_text(got[3]), result_text(got[4])) == ("slept 0.5s", "5")
 
