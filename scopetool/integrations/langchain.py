@@ -1,0 +1,222 @@
+"""scopetool tools inside LangChain and LangGraph, and LangChain tools admitted by a scopetool contract.
+
+`langchain_tools(registry)` gives one LangChain `BaseTool` per tool of a `Registry`, for LangGraph's
+``ToolNode``, a LangChain agent or ``tool.ainvoke`` of your own. Every call goes through the tool's
+`Contract.prepare` before anything runs, and every outcome is answered to the model as a tool message:
+
+* a result: its text (or its details' JSON);
+* an input rejection, a `Failure`, a refused `Guard`: scopetool's model-facing text, as an error
+  ``ToolMessage`` (``status="error"``), never an exception that ends the graph;
+* any other error: the generic ``error: tool "<name>" failed``, with the error logged (with its
+  traceback) on the ``scopetool.integrations.langchain`` logger, never shown to the model;
+* an input request: LangGraph's ``interrupt()``. The graph stops (it needs a checkpointer), the
+  application answers with ``Command(resume=answer)``, and the same call is admitted again with the
+  answer as its `Continuation` (validated against the request's response schema first). Outside a
+  graph run, the call ends with an error text saying that input cannot be requested there.
+
+Arguments: LangChain chat models parse the model's JSON before a tool sees it, so a tool receives a
+dict. Its canonical JSON is what `prepare` admits: unknown members and coerced values (``"5"`` for an
+integer) are rejected, but a repeated member name was already collapsed by the parser (Python's
+``json`` keeps the last) and cannot be seen here.
+
+`from_langchain(tool)` goes the other way: a LangChain tool as a scopetool `Tool`, whose JSON Schema
+(the one LangChain shows the model, closed to unknown members) is enforced by the contract.
+
+This module imports ``langchain-core`` and ``langgraph``: ``pip install 'scopetool[langchain]'``.
+
+Example:
+    ```python
+    import asyncio
+    from langchain_core.messages import AIMessage
+    from langgraph.prebuilt import ToolNode
+    from scopetool import Registry, tool
+    from scopetool.integrations.langchain import langchain_tools
+
+    @tool
+    def add(a: int, b: int) -> int:
+        \"\"\"Add two integers.\"\"\"
+        return a + b
+
+    node = ToolNode(langchain_tools(Registry(add)))
+    calls = [{"name": "add", "args": {"a": 2, "b": "3"}, "id": "call_1"}]
+    answer = asyncio.run(node.ainvoke({"messages": [AIMessage("", tool_calls=calls)]}))
+    (message,) = answer["messages"]
+    print(message.status, message.content)
+    #> error invalid arguments for tool 'add' (1 problem):
+    #> - $.b: Input should be a valid integer (got a string)
+    ```
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import logging
+from typing import Any, Final, final
+
+try:
+    from langchain_core.messages import ToolMessage
+    from langchain_core.tools import BaseTool, ToolException
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+    from langgraph.errors import GraphBubbleUp
+    from langgraph.types import interrupt
+    from pydantic import PrivateAttr
+except ImportError as _missing:
+    raise ImportError(
+        "scopetool.integrations.langchain needs langchain-core and langgraph: pip install 'scopetool[langchain]'"
+    ) from _missing
+
+from .._contract import Admission, Invocation, Request
+from .._definition import Definition, Effect
+from .._input import InvalidInputRequestError
+from .._outcome import Failure, FailureKind, classify_failure
+from .._output import Output, Result
+from .._registry import Registry
+from .._rejection import classify_input_rejection
+from ..providers._common import ProviderError, ToolCall, object_arguments, outcome_output, output_text, run_call
+
+__all__ = ["MAX_INPUT_ROUNDS", "LangChainTool", "ScopetoolTool", "from_langchain", "langchain_tools"]
+
+MAX_INPUT_ROUNDS: Final = 8
+"""How many input requests one call may make before it ends with an error message."""
+
+NOT_JSON: Final = 'error: the arguments for tool "{name}" are not JSON'
+NO_INPUT: Final = 'error: tool "{name}" needs input, which can only be requested inside a LangGraph run'
+BAD_ANSWER: Final = 'error: the answer to tool "{name}"\'s request for input is not valid'
+TOO_MANY: Final = 'error: tool "{name}" asked for input too many times'
+
+logger: Final = logging.getLogger("scopetool.integrations.langchain")
+_NO_ADMISSION: Final = Admission()
+
+
+def langchain_tools(registry: Registry) -> list[ScopetoolTool]:
+    """One LangChain tool per tool of `registry`, sorted by name, each admitting its calls with `prepare`.
+
+    Each tool shows the model the contract's own input schema (``args_schema`` is that JSON Schema,
+    which LangChain passes on unchanged) and resolves its binding in `registry` on every call.
+
+    Raises:
+        TypeError: `registry` is not a `Registry`.
+    """
+    if not isinstance(registry, Registry):
+        raise TypeError(f"langchain_tools needs a Registry, not {type(registry).__name__}")
+    return [ScopetoolTool(registry, definition) for definition in registry.definitions()]
+
+
+@final
+class ScopetoolTool(BaseTool):
+    """A LangChain `BaseTool` whose calls are admitted by a scopetool contract (made by `langchain_tools`).
+
+    It never raises for a bad call or a failing tool: the error text is the content of an error
+    ``ToolMessage`` (LangChain's ``handle_tool_error``), so a graph goes on to the model's next turn.
+    """
+
+    handle_tool_error: bool = True
+    _registry: Registry = PrivateAttr()
+
+    def __init__(self, registry: Registry, definition: Definition) -> None:
+        super().__init__(
+            name=definition.name,
+            description=definition.description,
+            args_schema=definition.input_schema,
+        )
+        self._registry = registry
+
+    def _run(self, **arguments: Any) -> str:
+        """Admit and run one call from synchronous code (a thread without a running event loop)."""
+        return asyncio.run(self._arun(**arguments))
+
+    async def _arun(self, **arguments: Any) -> str:
+        """Admit and run one call: the model-facing text, or a `ToolException` carrying it."""
+        name = self.name
+        try:
+            text = object_arguments(arguments, f"tool {name!r}")
+        except ProviderError:
+            raise ToolException(NOT_JSON.format(name=name)) from None
+        call = ToolCall(None, Request(name, text))
+        admission = _NO_ADMISSION
+        for _ in range(MAX_INPUT_ROUNDS + 1):
+            outcome = await run_call(self._registry, call, admission)
+            request = outcome.input_request if isinstance(outcome, Result) else None
+            if request is None:
+                output, is_error = outcome_output(name, outcome)
+                if not is_error:
+                    return output_text(output)
+                if isinstance(outcome, BaseException) and not _explained(outcome):
+                    logger.error("tool %r raised; the model was told only that it failed", name, exc_info=outcome)
+                raise ToolException(output_text(output))
+            schema = request.response_schema if isinstance(request.response_schema, dict) else None
+            try:
+                answer = interrupt({"tool": name, "prompt": request.prompt}, response_schema=schema)
+            except GraphBubbleUp:
+                raise
+            except (RuntimeError, KeyError):  # not inside a graph run (no config, or no graph's): no one to ask
+                raise ToolException(NO_INPUT.format(name=name)) from None
+            try:
+                admission = Admission(continuation=request.continuation(answer))
+            except InvalidInputRequestError:
+                raise ToolException(BAD_ANSWER.format(name=name)) from None
+        raise ToolException(TOO_MANY.format(name=name))
+
+
+def _explained(error: BaseException) -> bool:
+    """Whether the model was told what happened (a Failure or a rejection), so nothing needs logging."""
+    return classify_failure(error) is not None or classify_input_rejection(error) is not None
+
+
+@final
+class LangChainTool:
+    """A LangChain tool as a scopetool `Tool` (made by `from_langchain`): the contract enforces its schema.
+
+    The input schema is the one LangChain shows a model for the tool, with unknown members closed
+    where the root does not say (LangChain would drop them silently). An admitted call runs the tool
+    with ``ainvoke`` on a tool call; an error message it answers (a ``ToolException`` it handles) is a
+    `Failure` whose output is that message (LangChain made it for the model; its cause is a
+    ``ToolException`` of the same text, since LangChain keeps no other), and any other error
+    propagates as the tool's error.
+    """
+
+    __slots__ = ("_definition", "_tool")
+
+    def __init__(self, tool: BaseTool, effect: Effect | None = None) -> None:
+        parameters = copy.deepcopy(convert_to_openai_tool(tool)["function"].get("parameters") or {})
+        parameters.setdefault("type", "object")
+        parameters.setdefault("properties", {})
+        parameters.setdefault("additionalProperties", False)
+        self._tool = tool
+        self._definition = Definition(
+            name=tool.name, description=tool.description, input_schema=parameters, effect=effect
+        )
+
+    def definition(self) -> Definition:
+        """The tool's definition, built once from the LangChain tool."""
+        return self._definition
+
+    async def call(self, invocation: Invocation) -> Result:
+        """Run the LangChain tool on the admitted arguments."""
+        arguments: dict[str, Any] = json.loads(invocation.arguments or "{}")
+        message = await self._tool.ainvoke(
+            {"name": self._tool.name, "args": arguments, "id": "scopetool", "type": "tool_call"}
+        )
+        content = message.content if isinstance(message, ToolMessage) else message
+        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, default=str)
+        if isinstance(message, ToolMessage) and message.status == "error":
+            raise Failure(kind=FailureKind.FAILED, output=text, cause=ToolException(text))
+        return Result(output=Output.from_text(text))
+
+
+def from_langchain(tool: BaseTool, *, effect: Effect | None = None) -> LangChainTool:
+    """A LangChain tool as a scopetool `Tool`, for a `Registry`, a provider adapter or ``scopetool serve``.
+
+    Args:
+        tool: Any LangChain ``BaseTool`` (``@tool`` functions, ``StructuredTool``, your own classes).
+        effect: The replay promise the tool keeps, if any (LangChain has no such notion).
+
+    Raises:
+        TypeError: `tool` is not a LangChain ``BaseTool``.
+    """
+    if not isinstance(tool, BaseTool):
+        raise TypeError(f"from_langchain needs a LangChain BaseTool, not {type(tool).__name__}")
+    return LangChainTool(tool, effect)
+
