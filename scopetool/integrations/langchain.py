@@ -17,7 +17,13 @@
 Arguments: LangChain chat models parse the model's JSON before a tool sees it, so a tool receives a
 dict. Its canonical JSON is what `prepare` admits: unknown members and coerced values (``"5"`` for an
 integer) are rejected, but a repeated member name was already collapsed by the parser (Python's
-``json`` keeps the last) and cannot be seen here.
+``json`` keeps the last) and cannot be seen in the dict. Where the model's message kept the raw
+argument text (OpenAI-style chat model integrations keep each call's ``function.arguments`` in
+``additional_kwargs["tool_calls"]``; LangGraph's message reducer drops a streamed chunk's
+``tool_call_chunks``, so that is the one place it survives in a graph's state), pass
+``ToolNode(tools, awrap_tool_call=raw_arguments)`` (``wrap_tool_call=raw_arguments_sync`` for a
+synchronous graph): that exact text is admitted instead, so a repeated member is rejected too. The
+text is used only when it parses to the very arguments LangChain handed the tool.
 
 `from_langchain(tool)` goes the other way: a LangChain tool as a scopetool `Tool`, whose JSON Schema
 (the one LangChain shows the model, closed to unknown members) is enforced by the contract.
@@ -50,16 +56,22 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import json
 import logging
+from collections.abc import Awaitable, Callable, Iterator
+from contextvars import ContextVar
 from typing import Any, Final, final
 
 try:
     from langchain_core.messages import ToolMessage
     from langchain_core.tools import BaseTool, ToolException
     from langchain_core.utils.function_calling import convert_to_openai_tool
+    from langchain_core.messages import AIMessage
     from langgraph.errors import GraphBubbleUp
+    from langgraph.prebuilt.tool_node import ToolCallRequest
+    from langgraph.types import Command
     from langgraph.types import interrupt
     from pydantic import PrivateAttr
 except ImportError as _missing:
@@ -76,7 +88,15 @@ from .._registry import Registry
 from .._rejection import classify_input_rejection
 from ..providers._common import ProviderError, ToolCall, object_arguments, outcome_output, output_text, run_call
 
-__all__ = ["MAX_INPUT_ROUNDS", "LangChainTool", "ScopetoolTool", "from_langchain", "langchain_tools"]
+__all__ = [
+    "MAX_INPUT_ROUNDS",
+    "LangChainTool",
+    "ScopetoolTool",
+    "from_langchain",
+    "langchain_tools",
+    "raw_arguments",
+    "raw_arguments_sync",
+]
 
 MAX_INPUT_ROUNDS: Final = 8
 """How many input requests one call may make before it ends with an error message."""
@@ -88,6 +108,9 @@ TOO_MANY: Final = 'error: tool "{name}" asked for input too many times'
 
 logger: Final = logging.getLogger("scopetool.integrations.langchain")
 _NO_ADMISSION: Final = Admission()
+_RAW: Final[ContextVar[str | None]] = ContextVar("scopetool_raw_arguments", default=None)
+"""The model's raw argument text of the tool call `raw_arguments` is running, if its message kept it."""
+_encode: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
 
 
 def langchain_tools(registry: Registry) -> list[ScopetoolTool]:
@@ -134,7 +157,7 @@ class ScopetoolTool(BaseTool):
             text = object_arguments(arguments, f"tool {name!r}")
         except ProviderError:
             raise ToolException(NOT_JSON.format(name=name)) from None
-        call = ToolCall(None, Request(name, text))
+        call = ToolCall(None, Request(name, _raw_for(text) or text))
         admission = _NO_ADMISSION
         for _ in range(MAX_INPUT_ROUNDS + 1):
             outcome = await run_call(self._registry, call, admission)
@@ -158,6 +181,62 @@ class ScopetoolTool(BaseTool):
             except InvalidInputRequestError:
                 raise ToolException(BAD_ANSWER.format(name=name)) from None
         raise ToolException(TOO_MANY.format(name=name))
+
+
+async def raw_arguments(
+    request: ToolCallRequest, execute: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]
+) -> ToolMessage | Command:
+    """A ``ToolNode`` ``awrap_tool_call``: scopetool tools admit the model's raw argument text where it was kept.
+
+    Other tools run as they would without it.
+    """
+    with _raw(request):
+        return await execute(request)
+
+
+def raw_arguments_sync(
+    request: ToolCallRequest, execute: Callable[[ToolCallRequest], ToolMessage | Command]
+) -> ToolMessage | Command:
+    """`raw_arguments` for a synchronous graph (``ToolNode(tools, wrap_tool_call=raw_arguments_sync)``)."""
+    with _raw(request):
+        return execute(request)
+
+
+@contextlib.contextmanager
+def _raw(request: ToolCallRequest) -> Iterator[None]:
+    token = _RAW.set(_raw_text(request.state, request.tool_call.get("id")))
+    try:
+        yield
+    finally:
+        _RAW.reset(token)
+
+
+def _raw_text(state: Any, call_id: str | None) -> str | None:
+    """The raw argument text of call `call_id` in the graph state's messages, or None where none was kept."""
+    messages = state if isinstance(state, list) else state.get("messages") if isinstance(state, dict) else None
+    if call_id is None or not isinstance(messages, list):
+        return None
+    for message in reversed(messages):  # pyright: ignore[reportUnknownVariableType]
+        if not isinstance(message, AIMessage):
+            continue
+        for raw in message.additional_kwargs.get("tool_calls") or ():
+            function = raw.get("function") if isinstance(raw, dict) else None
+            if raw.get("id") == call_id and isinstance(function, dict):
+                found = function.get("arguments")
+                return found if isinstance(found, str) else None
+    return None
+
+
+def _raw_for(text: str) -> str | None:
+    """The kept raw text of the running call, when it parses to exactly the arguments (`text`) LangChain gave."""
+    raw = _RAW.get()
+    if raw is None:
+        return None
+    try:
+        same = _encode(json.loads(raw)) == text
+    except ValueError:
+        return None
+    return raw if same else None
 
 
 def _explained(error: BaseException) -> bool:

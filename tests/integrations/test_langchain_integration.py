@@ -41,6 +41,8 @@ from scopetool.integrations.langchain import (
     LangChainTool,
     from_langchain,
     langchain_tools,
+    raw_arguments,
+    raw_arguments_sync,
 )
 from scopetool.providers import ToolCall, outcome_output, run_call
 
@@ -58,11 +60,11 @@ def call(name: str, args: dict[str, Any], call_id: str) -> dict[str, Any]:
     return {"name": name, "args": args, "id": call_id, "type": "tool_call"}
 
 
-def raw_call(name: str, arguments: str, call_id: str) -> dict[str, Any]:
-    """A tool call parsed from the model's raw argument text by LangChain's own OpenAI tool-call parser."""
-    parsed = parse_tool_call({"id": call_id, "function": {"name": name, "arguments": arguments}, "type": "function"})
-    assert parsed is not None
-    return dict(parsed)
+def openai_message(*calls: tuple[str, str, str]) -> AIMessage:
+    """An AIMessage as an OpenAI-style chat model builds it: raw calls kept, each parsed by LangChain's parser."""
+    raw = [{"id": i, "function": {"name": n, "arguments": a}, "type": "function"} for n, a, i in calls]
+    parsed = [parse_tool_call(r, return_id=True) for r in raw]
+    return AIMessage("", additional_kwargs={"tool_calls": raw}, tool_calls=[p for p in parsed if p is not None])
 
 
 class Loop:
@@ -71,12 +73,12 @@ class Loop:
     `seen` holds the messages the model was given at each of its turns.
     """
 
-    def __init__(self, *replies: AIMessage, tools: list[Any] | None = None) -> None:
+    def __init__(self, *replies: AIMessage, tools: list[Any] | None = None, **node: Any) -> None:
         self.model = GenericFakeChatModel(messages=iter(replies))
         self.seen: list[list[BaseMessage]] = []
         builder = StateGraph(MessagesState)
         builder.add_node("agent", self.agent)
-        builder.add_node("tools", ToolNode(langchain_tools(registry()) if tools is None else tools))
+        builder.add_node("tools", ToolNode(langchain_tools(registry()) if tools is None else tools, **node))
         builder.add_edge(START, "agent")
         builder.add_conditional_edges("agent", tools_condition)
         builder.add_edge("tools", "agent")
@@ -86,6 +88,7 @@ class Loop:
     def agent(self, state: MessagesState) -> dict[str, list[BaseMessage]]:
         self.seen.append(list(state["messages"]))
         return {"messages": [self.model.invoke(state["messages"])]}
+
 
     async def run(self, start: Any = None) -> dict[str, Any]:
         begin = {"messages": [HumanMessage("go")]} if start is None else start
@@ -97,20 +100,26 @@ class Loop:
         return {m.tool_call_id: m for m in self.seen[turn] if isinstance(m, ToolMessage)}
 
 
-async def test_every_hostile_call_is_answered_to_the_model_and_nothing_runs_that_should_not() -> None:
-    """One turn of seven calls: the model's next turn sees each outcome as a tool message; no secret; the graph goes on."""
-    calls = [
-        call("add", {"a": 2, "b": 3}, "valid"),
-        raw_call("add", '{"a": 1, "b": 3, "a": 40}', "duplicate"),
-        call("add", {"a": 2, "b": 3, "c": 4}, "unknown"),
-        call("add", {"a": "5", "b": 3}, "coerced"),
-        call("leaky", {"account": "ada"}, "secret"),
-        call("rate", {"base": "EUR", "quote": "JPY"}, "failure"),
-        call("transfer", {"cents": 100}, "guard"),
-    ]
-    loop = Loop(AIMessage("", tool_calls=calls), AIMessage("done"))
-    result = await loop.run()
 
+async def test_every_hostile_call_is_answered_to_the_model_and_nothing_runs_that_should_not(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """One turn of seven calls: the model's next turn sees each outcome as a tool message; no secret; the graph goes on."""
+    calls = openai_message(
+        ("add", '{"a": 2, "b": 3}', "valid"),
+        ("add", '{"a": 1, "b": 3, "a": 40}', "duplicate"),
+        ("add", '{"a": 2, "b": 3, "c": 4}', "unknown"),
+        ("add", '{"a": "5", "b": 3}', "coerced"),
+        ("leaky", '{"account": "ada"}', "secret"),
+        ("rate", '{"base": "EUR", "quote": "JPY"}', "failure"),
+        ("transfer", '{"cents": 100}', "guard"),
+    )
+    loop = Loop(calls, AIMessage("done"))
+    with caplog.at_level(logging.ERROR, logger="scopetool.integrations.langchain"):
+        result = await loop.run()
+
+    (logged,) = caplog.records  # only the unexpected error is logged, with its traceback, for the operator
+    assert logged.exc_info is not None and SECRET in str(logged.exc_info[1])
     assert result["messages"][-1].content == "done"  # the graph reached the model's next turn
     seen = loop.answers()
     assert {key: (m.status, m.content) for key, m in seen.items()} == {
@@ -124,6 +133,32 @@ async def test_every_hostile_call_is_answered_to_the_model_and_nothing_runs_that
     }  # fmt: skip
     assert sorted(RAN) == ["add 2 3", "add 40 3", "leaky ada", "rate EUR/JPY"]  # no transfer, no coerced or unknown call
     assert SECRET not in json.dumps([m.model_dump() for m in result["messages"]], default=str)
+
+
+async def test_with_raw_arguments_a_repeated_member_is_rejected_from_the_text_the_model_wrote() -> None:
+    """``awrap_tool_call=raw_arguments``: the kept raw text is admitted, so ``"a"`` twice is refused; other calls as before."""
+    calls = openai_message(
+        ("add", '{"a": 1, "b": 3, "a": 40}', "duplicate"), ("add", '{"a": 2,  "b": 3}', "valid")
+    )
+    loop = Loop(calls, AIMessage("done"), awrap_tool_call=raw_arguments)
+    await loop.run()
+    seen = loop.answers()
+    assert seen["duplicate"].status == "error"
+    assert "same member name twice" in str(seen["duplicate"].content)
+    assert seen["valid"].content == "5"
+    assert RAN == ["add 2 3"]
+
+
+def test_raw_arguments_in_a_synchronous_graph_and_text_that_does_not_match_is_not_used() -> None:
+    """``wrap_tool_call=raw_arguments_sync`` admits the raw text; a raw text that disagrees with the parsed call is ignored."""
+    calls = openai_message(("add", '{"a": 1, "a": 2, "b": 3}', "duplicate"), ("add", '{"a": 2, "b": 3}', "changed"))
+    calls.tool_calls[1]["args"] = {"a": 5, "b": 3}  # a wrapper or the app changed the call after parsing
+    calls.additional_kwargs["tool_calls"].append({"id": "other", "function": None})
+    loop = Loop(calls, AIMessage("done"), wrap_tool_call=raw_arguments_sync)
+    loop.graph.invoke({"messages": [HumanMessage("go")]}, loop.config)
+    seen = loop.answers()
+    assert seen["duplicate"].status == "error" and seen["changed"].content == "8"
+    assert RAN == ["add 5 3"]
 
 
 async def test_an_input_request_interrupts_the_graph_and_the_answer_resumes_the_same_call() -> None:
@@ -271,3 +306,14 @@ def test_the_integration_imports_nothing_into_scopetool() -> None:
     code = "import sys, scopetool, scopetool.integrations; print(sorted(m for m in sys.modules if m.startswith(('langchain', 'langgraph'))))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_import_without_langchain_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Importing the integration without langchain-core says how to install it."""
+    import importlib
+    import sys
+
+    monkeypatch.setitem(sys.modules, "langchain_core.messages", None)
+    monkeypatch.delitem(sys.modules, "scopetool.integrations.langchain")
+    with pytest.raises(ImportError, match=r"pip install 'scopetool\[langchain\]'"):
+        importlib.import_module("scopetool.integrations.langchain")

@@ -199,3 +199,26 @@ def test_the_integration_imports_nothing_into_scopetool() -> None:
     code = "import sys, scopetool, scopetool.integrations; print([m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+async def test_in_memory_the_official_client_reaches_the_same_admission() -> None:
+    """The SDK's Client on the server object (no subprocess): the input request is asked and answered by retry."""
+    server = MCPServer("app")
+    add_tools(server, registry())
+    person = Person(APPROVE)
+    async with Client(server, elicitation_callback=person) as client:
+        refunded = await client.call_tool("refund", {"order": "SO-5"})
+        coerced = await client.call_tool("add", {"a": "5", "b": 3})
+    assert (refunded.is_error, text(refunded)) == (False, "refunded SO-5")
+    assert coerced.is_error and "$.a: Input should be a valid integer" in text(coerced)
+    assert person.prompts == ["Refund SO-5?"]
+
+
+def test_import_without_the_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Importing the integration without the mcp package says how to install it."""
+    import importlib
+
+    monkeypatch.setitem(sys.modules, "mcp", None)
+    monkeypatch.delitem(sys.modules, "scopetool.integrations.mcp_sdk")
+    with pytest.raises(ImportError, match=r"pip install 'scopetool\[mcp\]'"):
+        importlib.import_module("scopetool.integrations.mcp_sdk")
