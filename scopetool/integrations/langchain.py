@@ -13,6 +13,9 @@
   application answers with ``Command(resume=answer)``, and the same call is admitted again with the
   answer as its `Continuation` (validated against the request's response schema first). Outside a
   graph run, the call ends with an error text saying that input cannot be requested there.
+  LangGraph resumes a task from its start: with ``tools_condition`` the whole ``ToolNode`` is one
+  task, so every other call of that turn runs again. Route with `send_tool_calls` instead: each call
+  is a task of its own, and only the one that asked runs again.
 
 Arguments: LangChain chat models parse the model's JSON before a tool sees it, so a tool receives a
 dict. Its canonical JSON is what `prepare` admits: unknown members and coerced values (``"5"`` for an
@@ -71,7 +74,8 @@ try:
     from langchain_core.messages import AIMessage
     from langgraph.errors import GraphBubbleUp
     from langgraph.prebuilt.tool_node import ToolCallRequest
-    from langgraph.types import Command
+    from langgraph.graph import END
+    from langgraph.types import Command, Send
     from langgraph.types import interrupt
     from pydantic import PrivateAttr
 except ImportError as _missing:
@@ -96,6 +100,7 @@ __all__ = [
     "langchain_tools",
     "raw_arguments",
     "raw_arguments_sync",
+    "send_tool_calls",
 ]
 
 MAX_INPUT_ROUNDS: Final = 8
@@ -237,6 +242,26 @@ def _raw_for(text: str) -> str | None:
     except ValueError:
         return None
     return raw if same else None
+
+
+def send_tool_calls(node: str = "tools", *, messages_key: str = "messages") -> Callable[[Any], list[Send] | str]:
+    """A conditional edge sending each tool call of the last message to `node` as a task of its own.
+
+    Use it where ``tools_condition`` would go: ``builder.add_conditional_edges("agent",
+    send_tool_calls(), ["tools", END])``. Each call runs in its own ``ToolNode`` task, so when one asks
+    for input and the graph is resumed, only that call runs again; the others' answers were kept by
+    the checkpointer. A message without tool calls routes to ``END``.
+    """
+
+    def route(state: Any) -> list[Send] | str:
+        messages = state.get(messages_key) if isinstance(state, dict) else getattr(state, messages_key, None)
+        last = messages[-1] if isinstance(messages, list) and messages else None
+        calls = last.tool_calls if isinstance(last, AIMessage) else []
+        if not calls:
+            return END
+        return [Send(node, {"__type": "tool_call_with_context", "tool_call": call, "state": state}) for call in calls]
+
+    return route
 
 
 def _explained(error: BaseException) -> bool:

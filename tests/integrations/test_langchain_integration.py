@@ -16,7 +16,7 @@ from langchain_core.tools import ToolException
 from langchain_core.tools import tool as langchain_tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import Command
@@ -43,6 +43,7 @@ from scopetool.integrations.langchain import (
     langchain_tools,
     raw_arguments,
     raw_arguments_sync,
+    send_tool_calls,
 )
 from scopetool.providers import ToolCall, outcome_output, run_call
 
@@ -73,14 +74,17 @@ class Loop:
     `seen` holds the messages the model was given at each of its turns.
     """
 
-    def __init__(self, *replies: AIMessage, tools: list[Any] | None = None, **node: Any) -> None:
+    def __init__(self, *replies: AIMessage, tools: list[Any] | None = None, send: bool = False, **node: Any) -> None:
         self.model = GenericFakeChatModel(messages=iter(replies))
         self.seen: list[list[BaseMessage]] = []
         builder = StateGraph(MessagesState)
         builder.add_node("agent", self.agent)
         builder.add_node("tools", ToolNode(langchain_tools(registry()) if tools is None else tools, **node))
         builder.add_edge(START, "agent")
-        builder.add_conditional_edges("agent", tools_condition)
+        if send:
+            builder.add_conditional_edges("agent", send_tool_calls(), ["tools", END])
+        else:
+            builder.add_conditional_edges("agent", tools_condition)
         builder.add_edge("tools", "agent")
         self.graph: CompiledStateGraph[Any] = builder.compile(checkpointer=InMemorySaver())
         self.config: Any = {"configurable": {"thread_id": "t1"}}
@@ -175,6 +179,20 @@ async def test_an_input_request_interrupts_the_graph_and_the_answer_resumes_the_
     assert resumed["messages"][-1].content == "done"
     assert loop.answers()["r1"].content == "refunded SO-1"
     assert RAN == ["refund SO-1 asked", "refund SO-1 asked", "refund SO-1 approved"]  # asking again is no effect
+
+
+@pytest.mark.parametrize(("send", "runs"), [(False, 2), (True, 1)])
+async def test_on_resume_only_the_call_that_asked_runs_again_when_each_call_is_sent_as_its_own_task(
+    send: bool, runs: int
+) -> None:
+    """With tools_condition the resumed ToolNode runs every call of the turn again; with send_tool_calls only the refund."""
+    calls = [call("add", {"a": 2, "b": 3}, "sum"), call("refund", {"order": "SO-9"}, "r9")]
+    loop = Loop(AIMessage("", tool_calls=calls), AIMessage("done"), send=send)
+    await loop.run()
+    resumed = await loop.run(Command(resume=True))
+    assert resumed["messages"][-1].content == "done"
+    assert {k: m.content for k, m in loop.answers().items()} == {"sum": "5", "r9": "refunded SO-9"}
+    assert RAN.count("add 2 3") == runs and RAN.count("refund SO-9 approved") == 1
 
 
 async def test_an_answer_outside_the_response_schema_ends_the_call_with_an_error_message() -> None:

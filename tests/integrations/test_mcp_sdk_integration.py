@@ -222,3 +222,16 @@ def test_import_without_the_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.delitem(sys.modules, "scopetool.integrations.mcp_sdk")
     with pytest.raises(ImportError, match=r"pip install 'scopetool\[mcp\]'"):
         importlib.import_module("scopetool.integrations.mcp_sdk")
+
+
+async def test_the_mcp_sdk_example_serves_both_kinds_of_tools_over_stdio() -> None:
+    """``python examples/mcp_sdk_server.py`` as an MCP client starts it: the app's tool and the admitted ones."""
+    example = HERE.parent.parent / "examples" / "mcp_sdk_server.py"
+    person = Person(APPROVE)
+    async with Client(StdioServerParameters(command=sys.executable, args=[str(example)], env=ENV), elicitation_callback=person) as client:
+        names = sorted(t.name for t in (await client.list_tools()).tools)
+        coerced = await client.call_tool("order_status", {"order": "SO-1", "lines": "2"})
+        refunded = await client.call_tool("refund", {"order": "SO-1"})
+    assert names == ["order_status", "refund", "stock"]
+    assert coerced.is_error and "$.lines: Input should be a valid integer" in text(coerced)
+    assert text(refunded) == "refunded SO-1" and person.prompts == ["Refund SO-1?"]
