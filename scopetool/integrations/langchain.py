@@ -59,24 +59,21 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
 import json
 import logging
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from typing import Any, Final, final
+from typing import Any, Final, TypeAlias, cast, final
 
 try:
-    from langchain_core.messages import ToolMessage
+    from langchain_core.messages import AIMessage, ToolMessage
     from langchain_core.tools import BaseTool, ToolException
     from langchain_core.utils.function_calling import convert_to_openai_tool
-    from langchain_core.messages import AIMessage
+    from langgraph.constants import END
     from langgraph.errors import GraphBubbleUp
     from langgraph.prebuilt.tool_node import ToolCallRequest
-    from langgraph.graph import END
-    from langgraph.types import Command, Send
-    from langgraph.types import interrupt
+    from langgraph.types import Command, Send, interrupt
     from pydantic import PrivateAttr
 except ImportError as _missing:
     raise ImportError(
@@ -86,6 +83,7 @@ except ImportError as _missing:
 from .._contract import Admission, Invocation, Request
 from .._definition import Definition, Effect
 from .._input import InvalidInputRequestError
+from .._json import is_object
 from .._outcome import Failure, FailureKind, classify_failure
 from .._output import Output, Result
 from .._registry import Registry
@@ -140,7 +138,6 @@ class ScopetoolTool(BaseTool):
     ``ToolMessage`` (LangChain's ``handle_tool_error``), so a graph goes on to the model's next turn.
     """
 
-    handle_tool_error: bool = True
     _registry: Registry = PrivateAttr()
 
     def __init__(self, registry: Registry, definition: Definition) -> None:
@@ -148,6 +145,7 @@ class ScopetoolTool(BaseTool):
             name=definition.name,
             description=definition.description,
             args_schema=definition.input_schema,
+            handle_tool_error=True,
         )
         self._registry = registry
 
@@ -174,7 +172,8 @@ class ScopetoolTool(BaseTool):
                 if isinstance(outcome, BaseException) and not _explained(outcome):
                     logger.error("tool %r raised; the model was told only that it failed", name, exc_info=outcome)
                 raise ToolException(output_text(output))
-            schema = request.response_schema if isinstance(request.response_schema, dict) else None
+            response_schema: object = request.response_schema
+            schema = cast("dict[str, Any]", response_schema) if isinstance(response_schema, dict) else None
             try:
                 answer = interrupt({"tool": name, "prompt": request.prompt}, response_schema=schema)
             except GraphBubbleUp:
@@ -188,45 +187,51 @@ class ScopetoolTool(BaseTool):
         raise ToolException(TOO_MANY.format(name=name))
 
 
+ToolAnswer: TypeAlias = "ToolMessage | Command[Any]"
+"""What a ``ToolNode`` makes of one call."""
+
+
 async def raw_arguments(
-    request: ToolCallRequest, execute: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]
-) -> ToolMessage | Command:
+    request: ToolCallRequest, execute: Callable[[ToolCallRequest], Awaitable[ToolAnswer]]
+) -> ToolAnswer:
     """A ``ToolNode`` ``awrap_tool_call``: scopetool tools admit the model's raw argument text where it was kept.
 
     Other tools run as they would without it.
     """
-    with _raw(request):
-        return await execute(request)
-
-
-def raw_arguments_sync(
-    request: ToolCallRequest, execute: Callable[[ToolCallRequest], ToolMessage | Command]
-) -> ToolMessage | Command:
-    """`raw_arguments` for a synchronous graph (``ToolNode(tools, wrap_tool_call=raw_arguments_sync)``)."""
-    with _raw(request):
-        return execute(request)
-
-
-@contextlib.contextmanager
-def _raw(request: ToolCallRequest) -> Iterator[None]:
     token = _RAW.set(_raw_text(request.state, request.tool_call.get("id")))
     try:
-        yield
+        return await execute(request)
     finally:
         _RAW.reset(token)
 
 
-def _raw_text(state: Any, call_id: str | None) -> str | None:
+def raw_arguments_sync(request: ToolCallRequest, execute: Callable[[ToolCallRequest], ToolAnswer]) -> ToolAnswer:
+    """`raw_arguments` for a synchronous graph (``ToolNode(tools, wrap_tool_call=raw_arguments_sync)``)."""
+    token = _RAW.set(_raw_text(request.state, request.tool_call.get("id")))
+    try:
+        return execute(request)
+    finally:
+        _RAW.reset(token)
+
+
+def _messages(state: object, key: str = "messages") -> list[object]:
+    """The messages of a graph state (a dict, a list of messages, or an object with the attribute)."""
+    if isinstance(state, list):
+        return cast("list[object]", state)
+    found: object = cast("dict[str, object]", state).get(key) if isinstance(state, dict) else getattr(state, key, None)
+    return cast("list[object]", found) if isinstance(found, list) else []
+
+
+def _raw_text(state: object, call_id: str | None) -> str | None:
     """The raw argument text of call `call_id` in the graph state's messages, or None where none was kept."""
-    messages = state if isinstance(state, list) else state.get("messages") if isinstance(state, dict) else None
-    if call_id is None or not isinstance(messages, list):
+    if call_id is None:
         return None
-    for message in reversed(messages):  # pyright: ignore[reportUnknownVariableType]
+    for message in reversed(_messages(state)):
         if not isinstance(message, AIMessage):
             continue
-        for raw in message.additional_kwargs.get("tool_calls") or ():
-            function = raw.get("function") if isinstance(raw, dict) else None
-            if raw.get("id") == call_id and isinstance(function, dict):
+        kept: object = message.additional_kwargs.get("tool_calls")
+        for raw in cast("list[object]", kept) if isinstance(kept, list) else ():
+            if is_object(raw) and raw.get("id") == call_id and is_object(function := raw.get("function")):
                 found = function.get("arguments")
                 return found if isinstance(found, str) else None
     return None
@@ -254,8 +259,8 @@ def send_tool_calls(node: str = "tools", *, messages_key: str = "messages") -> C
     """
 
     def route(state: Any) -> list[Send] | str:
-        messages = state.get(messages_key) if isinstance(state, dict) else getattr(state, messages_key, None)
-        last = messages[-1] if isinstance(messages, list) and messages else None
+        messages = _messages(state, messages_key)
+        last = messages[-1] if messages else None
         calls = last.tool_calls if isinstance(last, AIMessage) else []
         if not calls:
             return END
@@ -284,7 +289,9 @@ class LangChainTool:
     __slots__ = ("_definition", "_tool")
 
     def __init__(self, tool: BaseTool, effect: Effect | None = None) -> None:
-        parameters = copy.deepcopy(convert_to_openai_tool(tool)["function"].get("parameters") or {})
+        function = cast("dict[str, Any]", convert_to_openai_tool(tool)["function"])
+        shown: dict[str, Any] = function.get("parameters") or {}
+        parameters = copy.deepcopy(shown)
         parameters.setdefault("type", "object")
         parameters.setdefault("properties", {})
         parameters.setdefault("additionalProperties", False)
@@ -323,4 +330,3 @@ def from_langchain(tool: BaseTool, *, effect: Effect | None = None) -> LangChain
     if not isinstance(tool, BaseTool):
         raise TypeError(f"from_langchain needs a LangChain BaseTool, not {type(tool).__name__}")
     return LangChainTool(tool, effect)
-

@@ -133,10 +133,12 @@ class ScopetoolMCPTool(Tool):
         super().__init__(
             fn=_not_called,
             name=entry["name"],
+            title=None,
             description=entry.get("description", ""),
             parameters=entry["inputSchema"],
             fn_metadata=FuncMetadata(arg_model=ArgModelBase, output_schema=entry.get("outputSchema")),
             is_async=True,
+            context_kwarg=None,
             annotations=None if annotations is None else mcp_types.ToolAnnotations.model_validate(annotations),
         )
         self._registry = registry

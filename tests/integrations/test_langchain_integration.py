@@ -1,4 +1,4 @@
-"""scopetool tools in a LangGraph agent loop (a fake chat model, ``ToolNode``, a checkpointer), and LangChain tools as scopetool tools."""
+"""scopetool tools in a LangGraph agent loop (fake chat model, ``ToolNode``, checkpointer); LangChain tools wrapped."""
 
 from __future__ import annotations
 
@@ -48,12 +48,14 @@ from scopetool.integrations.langchain import (
 from scopetool.providers import ToolCall, outcome_output, run_call
 
 
-
 @pytest.fixture(autouse=True)
 def _clear() -> Iterator[None]:
     RAN.clear()
     yield
     RAN.clear()
+
+
+PROBLEM = "invalid arguments for tool 'add' (1 problem):"
 
 
 def call(name: str, args: dict[str, Any], call_id: str) -> dict[str, Any]:
@@ -93,7 +95,6 @@ class Loop:
         self.seen.append(list(state["messages"]))
         return {"messages": [self.model.invoke(state["messages"])]}
 
-
     async def run(self, start: Any = None) -> dict[str, Any]:
         begin = {"messages": [HumanMessage("go")]} if start is None else start
         result: dict[str, Any] = await self.graph.ainvoke(begin, self.config)
@@ -104,11 +105,10 @@ class Loop:
         return {m.tool_call_id: m for m in self.seen[turn] if isinstance(m, ToolMessage)}
 
 
-
 async def test_every_hostile_call_is_answered_to_the_model_and_nothing_runs_that_should_not(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """One turn of seven calls: the model's next turn sees each outcome as a tool message; no secret; the graph goes on."""
+    """Seven calls in one turn: the next turn sees each outcome as a tool message, no secret; the graph goes on."""
     calls = openai_message(
         ("add", '{"a": 2, "b": 3}', "valid"),
         ("add", '{"a": 1, "b": 3, "a": 40}', "duplicate"),
@@ -129,21 +129,24 @@ async def test_every_hostile_call_is_answered_to_the_model_and_nothing_runs_that
     assert {key: (m.status, m.content) for key, m in seen.items()} == {
         "valid": ("success", "5"),
         "duplicate": ("success", "43"),  # the parser kept the last "a": the repetition never reached the tool
-        "unknown": ("error", "invalid arguments for tool 'add' (1 problem):\n- $.c: unknown field; expected one of 'a', 'b'"),
-        "coerced": ("error", "invalid arguments for tool 'add' (1 problem):\n- $.a: Input should be a valid integer (got a string)"),
+        "unknown": ("error", f"{PROBLEM}\n- $.c: unknown field; expected one of 'a', 'b'"),
+        "coerced": ("error", f"{PROBLEM}\n- $.a: Input should be a valid integer (got a string)"),
         "secret": ("error", 'error: tool "leaky" failed'),
         "failure": ("error", "no rate for EUR/JPY"),
         "guard": ("error", 'error: tool "transfer" is not authorized'),
     }  # fmt: skip
-    assert sorted(RAN) == ["add 2 3", "add 40 3", "leaky ada", "rate EUR/JPY"]  # no transfer, no coerced or unknown call
+    assert sorted(RAN) == [
+        "add 2 3",
+        "add 40 3",
+        "leaky ada",
+        "rate EUR/JPY",
+    ]  # no transfer, no coerced or unknown call
     assert SECRET not in json.dumps([m.model_dump() for m in result["messages"]], default=str)
 
 
 async def test_with_raw_arguments_a_repeated_member_is_rejected_from_the_text_the_model_wrote() -> None:
-    """``awrap_tool_call=raw_arguments``: the kept raw text is admitted, so ``"a"`` twice is refused; other calls as before."""
-    calls = openai_message(
-        ("add", '{"a": 1, "b": 3, "a": 40}', "duplicate"), ("add", '{"a": 2,  "b": 3}', "valid")
-    )
+    """``awrap_tool_call=raw_arguments``: the kept raw text is admitted, so ``"a"`` twice is refused."""
+    calls = openai_message(("add", '{"a": 1, "b": 3, "a": 40}', "duplicate"), ("add", '{"a": 2,  "b": 3}', "valid"))
     loop = Loop(calls, AIMessage("done"), awrap_tool_call=raw_arguments)
     await loop.run()
     seen = loop.answers()
@@ -154,7 +157,7 @@ async def test_with_raw_arguments_a_repeated_member_is_rejected_from_the_text_th
 
 
 def test_raw_arguments_in_a_synchronous_graph_and_text_that_does_not_match_is_not_used() -> None:
-    """``wrap_tool_call=raw_arguments_sync`` admits the raw text; a raw text that disagrees with the parsed call is ignored."""
+    """``raw_arguments_sync`` admits the raw text; a raw text that disagrees with the parsed call is ignored."""
     calls = openai_message(("add", '{"a": 1, "a": 2, "b": 3}', "duplicate"), ("add", '{"a": 2, "b": 3}', "changed"))
     calls.tool_calls[1]["args"] = {"a": 5, "b": 3}  # a wrapper or the app changed the call after parsing
     calls.additional_kwargs["tool_calls"].append({"id": "other", "function": None})
@@ -166,7 +169,7 @@ def test_raw_arguments_in_a_synchronous_graph_and_text_that_does_not_match_is_no
 
 
 async def test_an_input_request_interrupts_the_graph_and_the_answer_resumes_the_same_call() -> None:
-    """The refund asks: LangGraph interrupts with the prompt and schema; Command(resume=True) runs it with the answer."""
+    """The refund asks: the graph interrupts with prompt and schema; Command(resume=True) runs it with the answer."""
     loop = Loop(AIMessage("", tool_calls=[call("refund", {"order": "SO-1"}, "r1")]), AIMessage("done"))
     paused = await loop.run()
 
@@ -185,7 +188,7 @@ async def test_an_input_request_interrupts_the_graph_and_the_answer_resumes_the_
 async def test_on_resume_only_the_call_that_asked_runs_again_when_each_call_is_sent_as_its_own_task(
     send: bool, runs: int
 ) -> None:
-    """With tools_condition the resumed ToolNode runs every call of the turn again; with send_tool_calls only the refund."""
+    """Resumed, tools_condition runs every call of the turn again; send_tool_calls runs only the refund again."""
     calls = [call("add", {"a": 2, "b": 3}, "sum"), call("refund", {"order": "SO-9"}, "r9")]
     loop = Loop(AIMessage("", tool_calls=calls), AIMessage("done"), send=send)
     await loop.run()
@@ -196,7 +199,7 @@ async def test_on_resume_only_the_call_that_asked_runs_again_when_each_call_is_s
 
 
 async def test_an_answer_outside_the_response_schema_ends_the_call_with_an_error_message() -> None:
-    """Resuming with "yes" where a boolean is asked for: the model is told the answer was invalid; nothing is refunded."""
+    """Resuming with "yes" where a boolean is asked for: the model is told the answer is invalid; no refund."""
     loop = Loop(AIMessage("", tool_calls=[call("refund", {"order": "SO-2"}, "r2")]), AIMessage("done"))
     await loop.run()
     await loop.run(Command(resume="yes"))
@@ -215,7 +218,9 @@ async def test_a_tool_that_keeps_asking_ends_with_an_error_message() -> None:
         async def call(self, invocation: Invocation) -> Result:
             return Result(input_request=InputRequest(prompt="again?", response_schema={"type": "boolean"}))
 
-    loop = Loop(AIMessage("", tool_calls=[call("nag", {}, "n")]), AIMessage("done"), tools=langchain_tools(Registry(Nagging())))
+    loop = Loop(
+        AIMessage("", tool_calls=[call("nag", {}, "n")]), AIMessage("done"), tools=langchain_tools(Registry(Nagging()))
+    )
     result = await loop.run()
     for _ in range(MAX_INPUT_ROUNDS + 1):
         assert "__interrupt__" in result
@@ -321,7 +326,10 @@ def test_the_integration_imports_nothing_into_scopetool() -> None:
     import subprocess
     import sys
 
-    code = "import sys, scopetool, scopetool.integrations; print(sorted(m for m in sys.modules if m.startswith(('langchain', 'langgraph'))))"
+    code = (
+        "import sys, scopetool, scopetool.integrations; "
+        "print(sorted(m for m in sys.modules if m.startswith(('langchain', 'langgraph'))))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

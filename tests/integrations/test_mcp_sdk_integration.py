@@ -55,6 +55,7 @@ class Person:
         return self.answers.pop(0)
 
 
+PROBLEM = "invalid arguments for tool 'add' (1 problem):"
 APPROVE = types.ElicitResult(action="accept", content={"answer": True})
 
 
@@ -80,8 +81,8 @@ async def test_a_2026_client_sees_every_hostile_call_answered_and_nothing_runs_t
     assert listed["rate"].output_schema is not None and listed["add"].annotations is None
     assert {key: (r.is_error, text(r)) for key, r in answers.items()} == {
         "valid": (False, "5"),
-        "unknown": (True, "invalid arguments for tool 'add' (1 problem):\n- $.c: unknown field; expected one of 'a', 'b'"),
-        "coerced": (True, "invalid arguments for tool 'add' (1 problem):\n- $.a: Input should be a valid integer (got a string)"),
+        "unknown": (True, f"{PROBLEM}\n- $.c: unknown field; expected one of 'a', 'b'"),
+        "coerced": (True, f"{PROBLEM}\n- $.a: Input should be a valid integer (got a string)"),
         "secret": (True, 'error: tool "leaky" failed'),
         "failure": (True, "no rate for EUR/JPY"),
         "guard": (True, 'error: tool "transfer" is not authorized'),
@@ -89,7 +90,14 @@ async def test_a_2026_client_sees_every_hostile_call_answered_and_nothing_runs_t
         "native": (False, "8"),  # the app's own tool: "5" coerced, "c" dropped
     }  # fmt: skip
     assert person.prompts == ["Refund SO-1?"]
-    assert ran == ["add 2 3", "leaky ada", "rate EUR/JPY", "refund SO-1 asked", "refund SO-1 approved", "native_add 5 3"]
+    assert ran == [
+        "add 2 3",
+        "leaky ada",
+        "rate EUR/JPY",
+        "refund SO-1 asked",
+        "refund SO-1 approved",
+        "native_add 5 3",
+    ]
     assert all(SECRET not in text(r) for r in answers.values())
 
 
@@ -134,7 +142,8 @@ def test_a_repeated_member_name_on_the_wire_is_collapsed_by_the_sdk_before_the_t
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
     ]  # fmt: skip
     wire = "".join(json.dumps(line) + "\n" for line in lines)
-    wire += '{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 1, "b": 3, "a": 40}}}\n'
+    params = '{"name": "add", "arguments": {"a": 1, "b": 3, "a": 40}}'
+    wire += f'{{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {params}}}\n'
     with subprocess.Popen(
         [SERVER.command, *SERVER.args],
         stdin=subprocess.PIPE,
@@ -170,7 +179,7 @@ async def test_in_process_calls_are_admitted_and_cannot_ask_for_input() -> None:
 
 
 def test_adding_tools_checks_the_server_the_registry_and_the_names() -> None:
-    """A name the app already uses is refused, naming it; the app's tools stay; mcp_tools serves MCPServer(tools=...)."""
+    """A name the app already uses is refused, naming it; the app's tools stay; mcp_tools for MCPServer(tools=...)."""
     server = MCPServer("app")
 
     @server.tool()
@@ -196,7 +205,10 @@ def _add() -> Any:
 
 def test_the_integration_imports_nothing_into_scopetool() -> None:
     """``import scopetool`` does not import the MCP SDK (checked in a fresh interpreter)."""
-    code = "import sys, scopetool, scopetool.integrations; print([m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')])"
+    code = (
+        "import sys, scopetool, scopetool.integrations; "
+        "print([m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')])"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -228,7 +240,9 @@ async def test_the_mcp_sdk_example_serves_both_kinds_of_tools_over_stdio() -> No
     """``python examples/mcp_sdk_server.py`` as an MCP client starts it: the app's tool and the admitted ones."""
     example = HERE.parent.parent / "examples" / "mcp_sdk_server.py"
     person = Person(APPROVE)
-    async with Client(StdioServerParameters(command=sys.executable, args=[str(example)], env=ENV), elicitation_callback=person) as client:
+    async with Client(
+        StdioServerParameters(command=sys.executable, args=[str(example)], env=ENV), elicitation_callback=person
+    ) as client:
         names = sorted(t.name for t in (await client.list_tools()).tools)
         coerced = await client.call_tool("order_status", {"order": "SO-1", "lines": "2"})
         refunded = await client.call_tool("refund", {"order": "SO-1"})
