@@ -36,8 +36,6 @@ This module imports ``langchain-core`` and ``langgraph``: ``pip install 'scopeto
 Example:
     ```python
     import asyncio
-    from langchain_core.messages import AIMessage
-    from langgraph.prebuilt import ToolNode
     from scopetool import Registry, tool
     from scopetool.integrations.langchain import langchain_tools
 
@@ -46,10 +44,9 @@ Example:
         \"\"\"Add two integers.\"\"\"
         return a + b
 
-    node = ToolNode(langchain_tools(Registry(add)))
-    calls = [{"name": "add", "args": {"a": 2, "b": "3"}, "id": "call_1"}]
-    answer = asyncio.run(node.ainvoke({"messages": [AIMessage("", tool_calls=calls)]}))
-    (message,) = answer["messages"]
+    (add_tool,) = langchain_tools(Registry(add))  # for ToolNode([...]) or an agent
+    call = {"name": "add", "args": {"a": 2, "b": "3"}, "id": "call_1", "type": "tool_call"}
+    message = asyncio.run(add_tool.ainvoke(call))
     print(message.status, message.content)
     #> error invalid arguments for tool 'add' (1 problem):
     #> - $.b: Input should be a valid integer (got a string)
