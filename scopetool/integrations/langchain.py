@@ -158,8 +158,8 @@ class ScopetoolTool(BaseTool):
         except ProviderError:
             raise ToolException(NOT_JSON.format(name=name)) from None
         call = ToolCall(None, Request(name, _raw_for(text) or text))
-        admission = _NO_ADMISSION
-        for _ in range(MAX_INPUT_ROUNDS + 1):
+        admission, rounds = _NO_ADMISSION, 0
+        while True:
             outcome = await run_call(self._registry, call, admission)
             request = outcome.input_request if isinstance(outcome, Result) else None
             if request is None:
@@ -169,6 +169,9 @@ class ScopetoolTool(BaseTool):
                 if isinstance(outcome, BaseException) and not _explained(outcome):
                     logger.error("tool %r raised; the model was told only that it failed", name, exc_info=outcome)
                 raise ToolException(output_text(output))
+            rounds += 1
+            if rounds > MAX_INPUT_ROUNDS:
+                raise ToolException(TOO_MANY.format(name=name))
             response_schema: object = request.response_schema
             schema = cast("dict[str, Any]", response_schema) if isinstance(response_schema, dict) else None
             try:
@@ -181,7 +184,6 @@ class ScopetoolTool(BaseTool):
                 admission = Admission(continuation=request.continuation(answer))
             except InvalidInputRequestError:
                 raise ToolException(BAD_ANSWER.format(name=name)) from None
-        raise ToolException(TOO_MANY.format(name=name))
 
 
 ToolAnswer: TypeAlias = "ToolMessage | Command[Any]"

@@ -222,7 +222,7 @@ async def test_a_tool_that_keeps_asking_ends_with_an_error_message() -> None:
         AIMessage("", tool_calls=[call("nag", {}, "n")]), AIMessage("done"), tools=langchain_tools(Registry(Nagging()))
     )
     result = await loop.run()
-    for _ in range(MAX_INPUT_ROUNDS + 1):
+    for _ in range(MAX_INPUT_ROUNDS):  # each request is asked; the one after the last round is not
         assert "__interrupt__" in result
         result = await loop.run(Command(resume=True))
     assert result["messages"][-1].content == "done"
