@@ -75,6 +75,7 @@ async def test_a_2026_client_sees_every_hostile_call_answered_and_nothing_runs_t
             "input": await client.call_tool("refund", {"order": "SO-1"}),
             "native": await client.call_tool("native_add", {"a": "5", "b": 3, "c": 4}),
         }
+        echoed = await client.call_tool("native_add", {"a": "card 4111-1111", "b": 3})
         ran = await _ran(client)
     assert sorted(listed) == ["add", "leaky", "native_add", "native_leaky", "ran", "rate", "refund", "transfer"]
     assert listed["add"].input_schema["additionalProperties"] is False  # the contract's schema, not the SDK's
@@ -99,6 +100,7 @@ async def test_a_2026_client_sees_every_hostile_call_answered_and_nothing_runs_t
         "native_add 5 3",
     ]
     assert all(SECRET not in text(r) for r in answers.values())
+    assert echoed.is_error and "card 4111-1111" in text(echoed)  # the SDK's own validation error quotes the value
 
 
 @asynccontextmanager
