@@ -343,3 +343,25 @@ def test_import_without_langchain_names_the_extra(monkeypatch: pytest.MonkeyPatc
     monkeypatch.delitem(sys.modules, "scopetool.integrations.langchain")
     with pytest.raises(ImportError, match=r"pip install 'scopetool\[langchain\]'"):
         importlib.import_module("scopetool.integrations.langchain")
+
+
+def test_the_raw_text_is_found_only_for_its_own_call_and_only_when_it_is_json() -> None:
+    """The raw-text lookup reads list, dict or attribute states, skips other messages, ignores text not JSON."""
+    from types import SimpleNamespace
+
+    from scopetool.integrations import langchain as integration
+
+    kept = openai_message(("add", '{"a": 1, "a": 2}', "c1"))
+    older = AIMessage("", tool_calls=[call("add", {"a": 1}, "c0")])  # parsed only: no raw text kept
+    messages = [older, kept, HumanMessage("next")]
+    assert integration._raw_text(messages, "c1") == '{"a": 1, "a": 2}'
+    assert integration._raw_text({"messages": messages}, "c1") == '{"a": 1, "a": 2}'
+    assert integration._raw_text(SimpleNamespace(messages=messages), "c1") == '{"a": 1, "a": 2}'
+    assert integration._raw_text(messages, "c0") is None
+    assert integration._raw_text(messages, None) is None
+    assert integration._raw_text(object(), "c1") is None
+    token = integration._RAW.set("{not json")
+    try:
+        assert integration._raw_for('{"a": 1}') is None
+    finally:
+        integration._RAW.reset(token)
