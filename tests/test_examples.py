@@ -10,9 +10,9 @@ from pathlib import Path
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
-def run(name: str) -> str:
+def run(name: str, *args: str) -> str:
     completed = subprocess.run(
-        [sys.executable, str(EXAMPLES / name)], capture_output=True, text=True, check=True, timeout=60
+        [sys.executable, str(EXAMPLES / name), *args], capture_output=True, text=True, check=True, timeout=60
     )
     assert completed.stderr == ""
     return completed.stdout
@@ -114,3 +114,27 @@ def test_middleware_guard_example_lets_the_policy_decide() -> None:
     assert out[0] == "admin -> refunded 80 on A-7"
     assert out[1] == 'guest -> error: tool "refund" is not authorized'
     assert out[2] == "log: ['admin -> refund', 'refund done', 'guest -> refund']"
+
+
+def test_langgraph_toolnode_admits_each_call_and_resumes_the_approval() -> None:
+    """The LangGraph example: one good call, two rejections the model reads, the approval answered later."""
+    out = run("langgraph_toolnode.py")
+    assert out.splitlines()[:3] == [
+        'paused: Refund SO-88? (answer: {"type": "boolean"})',
+        "refunded so far: []",
+        "good (success): 21.6",
+    ]
+    assert "coerced (error): invalid arguments for tool 'exchange_rate' (1 problem):" in out
+    assert "- $.amuont: unknown field; did you mean 'amount'?" in out
+    assert "refund (success): refunded SO-88" in out
+    assert out.endswith("conversions run: [20]\n")  # resuming did not run the good call again
+
+
+def test_mcp_sdk_server_demo_shows_the_apps_tool_and_the_admitted_ones() -> None:
+    """The MCPServer example: the app's own tool drops an unknown field, scopetool's tools reject it."""
+    out = run("mcp_sdk_server.py", "--demo")
+    assert out.splitlines()[0] == "tools: order_status, refund, stock"
+    assert "stock {'item': 'lamp', 'colour': 'red'}: 3" in out
+    assert "$.lines: Input should be a valid integer (got a string)" in out
+    assert "$.colour: unknown field; expected one of 'lines', 'order'" in out
+    assert out.endswith("asked: Refund SO-7?\nrefund {'order': 'SO-7'}: refunded SO-7\n")
