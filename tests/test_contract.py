@@ -618,10 +618,11 @@ def test_input_rejection_from_a_validator_is_the_exact_public_message(kind: str)
 
 
 @pytest.mark.parametrize("kind", ["kwargs", "model"])
-def test_value_error_from_a_validator_follows_pydantic_convention(kind: str) -> None:
-    """A ValueError in a validator is reported like a schema problem, at its path, in pydantic's words."""
+def test_value_error_from_a_validator_is_reported_at_its_path_without_its_text(kind: str) -> None:
+    """A ValueError in a validator is reported like a schema problem, at its path, but its text is never shown."""
     _, rejection = reject(make_guarded(kind), '{"count":1,"note":"value-1"}')
-    assert "$.note: Value error, note must not start with value" in rejection.message
+    assert "$.note: the value is not valid here" in rejection.message
+    assert "must not start" not in rejection.message
 
 
 @pytest.mark.parametrize("kind", ["kwargs", "model"])

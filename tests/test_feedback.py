@@ -281,12 +281,9 @@ class Ids(BaseModel):
 
 
 def test_pydantic_union_labels_dropped_for_scalar() -> None:
-    """Union-choice labels such as 'int' and 'list[int]' are not rendered as path steps."""
+    """Union-choice labels such as 'int' and 'list[int]' are not path steps; the branches make one line."""
     lines = pydantic_problems(Ids, b'{"v":"x"}')
-    assert lines == [
-        "$.v: Input should be a valid integer (got a string)",
-        "$.v: Input should be a valid array (got a string)",
-    ]
+    assert lines == ["$.v: Input should be a valid integer or a valid array (got a string)"]
 
 
 def test_pydantic_core_union_custom_labels_dropped() -> None:
@@ -304,10 +301,7 @@ def test_pydantic_core_union_custom_labels_dropped() -> None:
         )
     )
     lines = core_problems(validator, b'{"v":true}', {"type": "object", "properties": {"v": {}}})
-    assert lines == [
-        "$.v: Input should be a valid integer (got a boolean)",
-        "$.v: Input should be a valid array (got a boolean)",
-    ]
+    assert lines == ["$.v: Input should be a valid integer or a valid array (got a boolean)"]
 
 
 def test_pydantic_core_union_labels_dropped_for_object_value() -> None:
@@ -325,8 +319,7 @@ def test_pydantic_core_union_labels_dropped_for_object_value() -> None:
         )
     )
     lines = core_problems(validator, b'{"v":{"a":1}}', {"type": "object", "properties": {"v": {}}})
-    assert len(lines) == 2
-    assert all(line.startswith("$.v: ") for line in lines), lines
+    assert lines == ["$.v: Input should be a valid integer or a valid array (got an object)"]
 
 
 def test_pydantic_union_label_then_array_index() -> None:
@@ -432,8 +425,8 @@ def test_pydantic_validator_message_quoting_number_input_is_replaced() -> None:
     assert not any("987654321" in line for line in lines), lines
 
 
-def test_pydantic_validator_message_without_echo_is_kept() -> None:
-    """A validator message that does not quote the input is passed through."""
+def test_pydantic_validator_message_is_never_shown() -> None:
+    """A ValueError's text is not pydantic's own description: even one that quotes nothing is replaced."""
 
     class Even(BaseModel):
         model_config = STRICT
@@ -447,7 +440,7 @@ def test_pydantic_validator_message_without_echo_is_kept() -> None:
                 raise ValueError("n must be even")
             return value
 
-    assert pydantic_problems(Even, b'{"n":3}') == ["$.n: Value error, n must be even"]
+    assert pydantic_problems(Even, b'{"n":3}') == ["$.n: the value is not valid here"]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -513,15 +506,15 @@ def test_schema_unevaluated_properties() -> None:
 
 def test_schema_type() -> None:
     """Type errors name the expected types only."""
-    assert schema_problems(SCHEMA, {"name": "a", "count": SECRET}) == ["$.count: expected integer"]
-    assert schema_problems(SCHEMA, []) == ["$: expected object"]
-    assert schema_problems({"type": ["string", "null"]}, 5) == ["$: expected null or string"]
+    assert schema_problems(SCHEMA, {"name": "a", "count": SECRET}) == ["$.count: expected integer (got a string)"]
+    assert schema_problems(SCHEMA, []) == ["$: expected object (got an array)"]
+    assert schema_problems({"type": ["string", "null"]}, 5) == ["$: expected null or string (got an integer)"]
 
 
 def test_schema_type_with_array_index_path() -> None:
     """Paths through arrays use [index]."""
     assert schema_problems(SCHEMA, {"name": "a", "list": [{}, {"alpha": SECRET}]}) == [
-        "$.list[1].alpha: expected integer"
+        "$.list[1].alpha: expected integer (got a string)"
     ]
 
 
