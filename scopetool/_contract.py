@@ -391,48 +391,55 @@ class Contract:
             return _invalid(failure)
         defect: BaseException = failure
         if isinstance(failure, ValidationError):
-            decoder = self._decoder
-            cut = False  # whether the problems described may be only the first ones
-            if isinstance(decoder, InputDecoder):
-                # The admitting validator stops at the first bad item of an array or map: a small
-                # document's other problems are looked for again, so repeated ones are reported together.
-                cut = len(raw) > EAGER_LIMIT
-                if not cut and decoder.may_have_stopped_early(failure):
-                    failure = decoder.every_error(raw) or failure
-            if failure.error_count() > MAX_DESCRIBED:
-                # Too many to read one by one (pydantic would build every one of them): the advertised
-                # schema describes the first ones, or, when it holds, the count alone is told.
-                problems = self._schema_problems(raw) or [f"{failure.error_count()} values are not valid here", MORE]
-                return self._rejected_lines(problems, cause=failure)
-            details = failure.errors(include_url=False, include_context=True, include_input=False)
-            assertion = next((d["ctx"]["error"] for d in details if d["type"] == "assertion_error"), None)
-            if assertion is None:
-                rejections = _hook_rejections(details)
-                if len(rejections) == len(details):
-                    # Only the input's own rules failed: their public messages, exactly.
-                    if len(rejections) == 1:
-                        return _invalid(rejections[0])
-                    return _invalid(InputRejection("\n".join(dict.fromkeys(r.message for r in rejections))))
-                problems = describe_pydantic_error(details, document, self._schema)
-                if cut and problems[-1:] != [MORE]:
-                    problems.append(MORE)
-                return self._rejected_lines(problems, cause=failure)
-            # A failed assertion is the validator's own defect, whatever its text says: never shown.
-            defect = assertion if isinstance(assertion, BaseException) else failure
+            described = self._described(raw, document, failure)
+            if isinstance(described, InvalidInvocationError):
+                return described
+            defect = described  # a failed assertion: the validator's own defect, whatever its text says
         # A defect aborts pydantic mid-way, so other fields went unchecked: the schema still comes first.
-        schema_problems = self._schema_problems(raw)
+        schema_problems = self._schema_problems(raw, document)
         if schema_problems:
             return self._rejected_lines(schema_problems)
         error = InvalidInvocationError(f"tool: invalid invocation: the input validator of {self._name!r} failed")
         error.__cause__ = InputValidationError(defect)
         return error
 
-    def _schema_problems(self, raw: bytes) -> list[str]:
-        """Problems the advertised JSON Schema finds in `raw` (compiled on first use: an error path)."""
+    def _described(self, raw: bytes, document: Any, failure: ValidationError) -> InvalidInvocationError | BaseException:
+        """The rejection pydantic's errors make, or the defect among them (a failed assertion)."""
+        decoder = self._decoder
+        cut = False  # whether the problems described may be only the first ones
+        if isinstance(decoder, InputDecoder):
+            # The admitting validator stops at the first bad item of an array or map: a small
+            # document's other problems are looked for again, so repeated ones are reported together.
+            cut = len(raw) > EAGER_LIMIT
+            if not cut and decoder.may_have_stopped_early(failure):
+                failure = decoder.every_error(raw) or failure
+        count = failure.error_count()
+        if count > MAX_DESCRIBED:
+            # Too many to read one by one (pydantic would build a dict for every one): the advertised
+            # schema describes the first ones or, when it holds, the count alone is told.
+            problems = self._schema_problems(raw, document) or [f"{count} values are not valid here", MORE]
+            return self._rejected_lines(problems, cause=failure)
+        details = failure.errors(include_url=False, include_context=True, include_input=False)
+        for detail in details:
+            if detail["type"] == "assertion_error":
+                raised = detail.get("ctx", {}).get("error")
+                return raised if isinstance(raised, BaseException) else failure
+        rejections = _hook_rejections(details)
+        if len(rejections) == len(details):
+            # Only the input's own rules failed: their public messages, exactly.
+            if len(rejections) == 1:
+                return _invalid(rejections[0])
+            return _invalid(InputRejection("\n".join(dict.fromkeys(r.message for r in rejections))))
+        problems = describe_pydantic_error(details, document, self._schema)
+        if cut and problems[-1:] != [MORE]:
+            problems.append(MORE)
+        return self._rejected_lines(problems, cause=failure)
+
+    def _schema_problems(self, raw: bytes, value: Any) -> list[str]:
+        """Problems the advertised JSON Schema finds in `value`, parsed from `raw` (compiled on first use)."""
         checker = self._fallback
         if checker is None:
             checker = self._fallback = compile_schema(self._schema, "input schema", InvalidToolError)
-        value = jiter.from_json(raw)
         if checker.is_valid(value):
             return []
         return describe_schema_errors(schema_errors(checker, value, len(raw)), self._schema)

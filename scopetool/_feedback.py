@@ -327,7 +327,7 @@ def _schema_problems(error: Any, found: list[_Problem], depth: int) -> None:
         found.append(_Problem(path, f"must satisfy {kind} {_compact(facts['limit'])}", _LIMIT))
     elif kind in ("pattern", "format"):
         found.append(_Problem(path, f"must match {kind} {_compact(facts[kind])}", _LIMIT))
-    elif kind in ("anyOf", "oneOfNotValid") and facts.get("context") and depth < 8:
+    elif kind in ("anyOf", "oneOf") and facts.get("context") and all(facts["context"]) and depth < 8:
         # Every branch failed: each branch's own problems, of which the clearest per path are kept.
         for branch in facts["context"]:
             for inner in branch[:MAX_DESCRIBED]:
