@@ -47,7 +47,6 @@ _TYPE_WORDS: Final = {
     "model_type": "an object",
     "model_attributes_type": "an object",
     "dataclass_type": "an object",
-    "typed_dict_type": "an object",
     "none_required": "null",
 }
 # Context keys pydantic fills from the schema (limits, patterns, expected values, class names) or with
@@ -89,6 +88,7 @@ for) rejected: that text may quote the input, so it is never shown."""
 # How clear a problem is, lowest first: of several problems at one path (a union's branches, a type
 # and an enum), the clearest is kept. A limit the value broke says it had the right type already.
 _LIMIT, _CHOICE, _OTHER, _TYPE, _UNKNOWN = range(5)
+_UNKNOWN_MEMBER: Final = "\x00unknown"  # rendered once shown: the suggestion of a near name costs
 _CHOICES: Final = frozenset({"literal_error", "enum", "union_tag_invalid", "const"})
 
 
@@ -155,7 +155,9 @@ def describe_pydantic_error(
     if isinstance(error, ValidationError):
         if error.error_count() > MAX_DESCRIBED:
             return [MORE]  # not materialized: the caller describes such a flood another way
-        details: Sequence[Mapping[str, Any]] = error.errors(include_url=False, include_context=True, include_input=False)
+        details: Sequence[Mapping[str, Any]] = error.errors(
+            include_url=False, include_context=True, include_input=False
+        )
     else:
         details = error
     found: list[_Problem] = []
@@ -170,7 +172,7 @@ def describe_pydantic_error(
         if kind == "missing":
             found.append(_Problem(path, "missing required field", _LIMIT))
         elif kind == "extra_forbidden":
-            found.append(_Problem(path, "\x00unknown", _UNKNOWN))  # the suggestion is looked for once shown
+            found.append(_Problem(path, _UNKNOWN_MEMBER, _UNKNOWN))  # the suggestion is looked for once shown
         elif kind in _TYPE_WORDS and present and _pydantic_wording(kind, detail["msg"], ctx):
             words = _TYPE_WORDS[kind] if kind == "none_required" else detail["msg"].removeprefix(_SHOULD)
             found.append(_Problem.mismatch(path, _SHOULD, [words], json_kind(value)))
@@ -224,6 +226,35 @@ _KNOWN: Final = frozenset(get_args(ErrorType))
 
 def _lines(found: list[_Problem], schema: dict[str, Any]) -> list[str]:
     """The problems as lines: one per path (the clearest), repeated problems over array items as one line."""
+    # Lines that differ only in one array index (the last in the path) and say the same are one line.
+    groups: dict[tuple[object, ...], tuple[list[int | str], str, list[int]]] = {}
+    for problem in _clearest_per_path(found):
+        text = problem.render(schema)
+        if text == _UNKNOWN_MEMBER:
+            name = problem.path[-1] if problem.path else ""
+            text = "unknown field" + _suggest(str(name), _member_names(schema, problem.path[:-1]))
+        path = problem.path
+        last = _last_index(path)
+        if last < 0:
+            groups.setdefault((tuple(path), text), (path, text, []))
+            continue
+        group = groups.setdefault((tuple(path[:last]), tuple(path[last + 1 :]), text), (path, text, []))
+        group[2].append(cast(int, path[last]))
+    lines: list[str] = []
+    for path, text, indices in groups.values():
+        if len(indices) <= 1:
+            lines.append(f"{_render(path)}: {text}")
+            continue
+        last = _last_index(path)
+        shown = ", ".join(str(i) for i in indices[:_MAX_INDICES])
+        if len(indices) > _MAX_INDICES:
+            shown += f", … ({len(indices)} items)"
+        lines.append(f"{_render(path[:last])}[{shown}]{_render(path[last + 1 :])[1:]}: {text}")
+    return lines
+
+
+def _clearest_per_path(found: list[_Problem]) -> list[_Problem]:
+    """The clearest problem at each path; a union's type mismatches at one path merge into one."""
     by_path: dict[tuple[int | str, ...], _Problem] = {}
     for problem in found:
         key = tuple(problem.path)
@@ -235,32 +266,12 @@ def _lines(found: list[_Problem], schema: dict[str, Any]) -> list[str]:
     # A type mismatch at a path with problems deeper inside comes from a union's other branch: the
     # value had a branch's shape, and the deeper problems say what is wrong with it.
     deeper = {key[:depth] for key in by_path for depth in range(len(key))}
-    kept = [p for key, p in by_path.items() if not (p.rank == _TYPE and key in deeper)]
-    groups: dict[tuple[Any, ...], tuple[list[int | str], list[int]]] = {}
-    for problem in kept:
-        text = problem.render(schema)
-        if text == "\x00unknown":
-            name = problem.path[-1] if problem.path else ""
-            text = "unknown field" + _suggest(str(name), _member_names(schema, problem.path[:-1]))
-        last = max((i for i, step in enumerate(problem.path) if isinstance(step, int)), default=-1)
-        if last < 0:
-            groups.setdefault((tuple(problem.path), text), (problem.path, []))
-            continue
-        key = (tuple(problem.path[:last]), "*", tuple(problem.path[last + 1 :]), text)
-        group = groups.setdefault(key, (problem.path, []))
-        group[1].append(cast(int, problem.path[last]))
-    lines: list[str] = []
-    for key, (path, indices) in groups.items():
-        text = key[-1]
-        if len(indices) <= 1:
-            lines.append(f"{_render(path)}: {text}")
-            continue
-        last = max(i for i, step in enumerate(path) if isinstance(step, int))
-        shown = ", ".join(str(i) for i in indices[:_MAX_INDICES])
-        if len(indices) > _MAX_INDICES:
-            shown += f", … ({len(indices)} items)"
-        lines.append(f"{_render(path[:last])}[{shown}]{_render(path[last + 1 :])[1:]}: {text}")
-    return lines
+    return [problem for key, problem in by_path.items() if not (problem.rank == _TYPE and key in deeper)]
+
+
+def _last_index(path: Sequence[int | str]) -> int:
+    """The position of the last array index in `path`, or -1."""
+    return max((i for i, step in enumerate(path) if isinstance(step, int)), default=-1)
 
 
 def _optional_member(schema: dict[str, Any], path: Sequence[int | str]) -> bool:
@@ -317,7 +328,9 @@ def _schema_problems(error: Any, found: list[_Problem], depth: int) -> None:
     if kind == "required":
         found.append(_Problem([*path, facts["property"]], "missing required field", _LIMIT))
     elif kind in ("additionalProperties", "unevaluatedProperties"):
-        found.extend(_Problem([*path, name], "\x00unknown", _UNKNOWN) for name in facts.get("unexpected", [])[:MAX_DESCRIBED])
+        found.extend(
+            _Problem([*path, name], _UNKNOWN_MEMBER, _UNKNOWN) for name in facts.get("unexpected", [])[:MAX_DESCRIBED]
+        )
     elif kind == "type":
         found.append(_Problem.mismatch(path, "expected ", list(facts["types"]), _kind_of(error.instance)))
     elif kind in ("enum", "const"):

@@ -1298,7 +1298,8 @@ def test_a_small_document_still_reports_every_bad_item() -> None:
     """Under 16 KiB every bad item is looked for again, so the repeated problem is one line with its indices."""
     _, rejection = reject(bind(_tagged), b'{"tags":[1,"a",2,3]}')
     assert rejection.message == (
-        "invalid arguments for tool 'tagged' (1 problem):\n- $.tags[0, 2, 3]: Input should be a valid string (got an integer)"
+        "invalid arguments for tool 'tagged' (1 problem):\n"
+        "- $.tags[0, 2, 3]: Input should be a valid string (got an integer)"
     )
 
 

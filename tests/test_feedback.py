@@ -634,7 +634,9 @@ def test_an_enum_beside_a_type_or_null_gives_only_the_allowed_values() -> None:
 
 def test_a_union_branch_that_went_deeper_says_what_is_wrong_inside() -> None:
     """For int | list[int], a list with a bad item reports the item, not that the list is not an integer."""
-    assert pydantic_problems(Options, b'{"x":1,"m":[1,"a"]}') == ["$.m[1]: Input should be a valid integer (got a string)"]
+    assert pydantic_problems(Options, b'{"x":1,"m":[1,"a"]}') == [
+        "$.m[1]: Input should be a valid integer (got a string)"
+    ]
 
 
 class Feline(BaseModel):
