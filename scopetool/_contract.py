@@ -407,11 +407,12 @@ class Contract:
         """The rejection pydantic's errors make, or the defect among them (a failed assertion)."""
         decoder = self._decoder
         cut = False  # whether the problems described may be only the first ones
-        if isinstance(decoder, InputDecoder):
+        if isinstance(decoder, InputDecoder) and decoder.may_have_stopped_early(failure):
             # The admitting validator stops at the first bad item of an array or map: a small
             # document's other problems are looked for again, so repeated ones are reported together.
-            cut = len(raw) > EAGER_LIMIT
-            if not cut and decoder.may_have_stopped_early(failure):
+            if len(raw) > EAGER_LIMIT:
+                cut = True
+            else:
                 failure = decoder.every_error(raw) or failure
         count = failure.error_count()
         if count > MAX_DESCRIBED:

@@ -1,8 +1,11 @@
 """Model-facing feedback: turn validation failures into short, precise, value-free messages.
 
 A message names the JSON path of each problem and what was expected; for an unknown member it
-suggests the nearest valid name. It never repeats the rejected values: the arguments are untrusted
-and may carry secrets or injected instructions. It is bounded in size.
+suggests the nearest valid name. It says one thing per path (the clearest of a union's branches), and
+the same problem in several array items once, with their indices. It never repeats the rejected
+values: the arguments are untrusted and may carry secrets or injected instructions, so the only words
+shown are scopetool's and pydantic's own fixed descriptions, filled from the schema (a validator's own
+text, which may quote the input, never is). It is bounded in size, and so is the work of building it.
 """
 
 from __future__ import annotations

@@ -113,7 +113,8 @@ def fail_fast_core_schema(schema: CoreSchema) -> CoreSchema:
 
     It admits exactly what `schema` admits; only a rejection costs less: a 1 MiB array of wrong items
     yields one error instead of one per item. Classes that bring a prebuilt validator (pydantic models)
-    keep theirs, so their own fields are not bounded this way (see `Contract.prepare`).
+    keep theirs, so their own fields are not bounded this way unless they ask for it
+    (``Field(fail_fast=True)``); a rejection reads at most `MAX_DESCRIBED` of their errors one by one.
     """
     return cast(CoreSchema, _fail_fast(schema))
 
