@@ -78,11 +78,23 @@ _FIXED: Final = {
     "timezone_offset": "Input should have the required timezone offset",
     "json_invalid": "Input should be valid JSON",
 }
-# scopetool's own custom errors (see `exact_core_schema`): fixed templates filled from the schema.
+# Custom errors whose words are scopetool's own (see `exact_core_schema`, filled from the schema) or
+# pydantic's own (its network and path types): shown when the message is exactly this template.
 _OWN_TEMPLATES: Final = {
     "set_unique": "Items should be unique",
     "literal_error": "Input should be one of {expected}",
     "enum": "Input should be one of {expected}",
+    "ip_any_address": "value is not a valid IPv4 or IPv6 address",
+    "ip_any_interface": "value is not a valid IPv4 or IPv6 interface",
+    "ip_any_network": "value is not a valid IPv4 or IPv6 network",
+    "ip_v4_address": "Input is not a valid IPv4 address",
+    "ip_v6_address": "Input is not a valid IPv6 address",
+    "ip_v4_network": "Input is not a valid IPv4 network",
+    "ip_v6_network": "Input is not a valid IPv6 network",
+    "ip_v4_interface": "Input is not a valid IPv4 interface",
+    "ip_v6_interface": "Input is not a valid IPv6 interface",
+    "path_type": "Input is not a valid path",
+    "pattern_regex": "Input should be a valid regular expression",
 }
 _NOT_VALID: Final = "the value is not valid here"
 """What the model is told for a value that a validator's own text (or any text pydantic cannot vouch

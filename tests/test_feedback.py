@@ -734,3 +734,12 @@ def test_scopetools_own_custom_errors_keep_their_words() -> None:
     with pytest.raises(ValidationError) as caught:
         decoder(b"[1,1]")
     assert describe_pydantic_error(caught.value, [1, 1], {}) == ["$: Items should be unique"]
+
+
+def test_pydantics_own_custom_errors_keep_their_words() -> None:
+    """pydantic's own fixed custom errors (an IP address type) are its descriptions: they are shown."""
+    from ipaddress import IPv4Address
+
+    assert pydantic_problems(dict[str, IPv4Address], b'{"ip":"%s"}' % SECRET.encode()) == [
+        "$.ip: Input is not a valid IPv4 address"
+    ]
