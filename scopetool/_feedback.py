@@ -37,21 +37,13 @@ MAX_DESCRIBED: Final = 256
 _MAX_LINE: Final = 240
 _MAX_KEY: Final = 48
 _MAX_INDICES: Final = 6
-_TYPE_WORDS: Final = {
-    "int_type": "an integer",
-    "float_type": "a number",
-    "string_type": "a string",
-    "bool_type": "a boolean",
-    "list_type": "an array",
-    "tuple_type": "an array",
-    "set_type": "an array",
-    "frozen_set_type": "an array",
-    "dict_type": "an object",
-    "model_type": "an object",
-    "model_attributes_type": "an object",
-    "dataclass_type": "an object",
-    "none_required": "null",
-}
+# Type mismatches: pydantic's words name what was expected, and what was sent is added ("got a string").
+_TYPE_KINDS: Final = frozenset(
+    {
+        "int_type", "float_type", "string_type", "bool_type", "list_type", "tuple_type", "set_type",
+        "frozen_set_type", "dict_type", "model_type", "model_attributes_type", "dataclass_type", "none_required",
+    }
+)  # fmt: skip
 # Context keys pydantic fills from the schema (limits, patterns, expected values, class names) or with
 # a count, never with the input: a known error whose context holds only these keeps pydantic's words.
 _SCHEMA_CONTEXT: Final = frozenset(
@@ -188,8 +180,8 @@ def describe_pydantic_error(
             found.append(_Problem(path, "missing required field", _LIMIT))
         elif kind == "extra_forbidden":
             found.append(_Problem(path, _UNKNOWN_MEMBER, _UNKNOWN))  # the suggestion is looked for once shown
-        elif kind in _TYPE_WORDS and present and _pydantic_wording(kind, detail["msg"], ctx):
-            words = _TYPE_WORDS[kind] if kind == "none_required" else detail["msg"].removeprefix(_SHOULD)
+        elif kind in _TYPE_KINDS and present and _pydantic_wording(kind, detail["msg"], ctx):
+            words = "null" if kind == "none_required" else detail["msg"].removeprefix(_SHOULD)
             found.append(_Problem.mismatch(path, _SHOULD, [words], json_kind(value)))
         else:
             message = _pydantic_wording(kind, detail["msg"], ctx)
