@@ -139,7 +139,7 @@ class InputDecoder(Generic[T]):
             error.__traceback__ = None  # it leads only here; a rejection's cause carries no frames
             return error
         except Exception:  # noqa: BLE001 - a defect past the first bad item: the first error stands
-            return None
+            pass
         return None
 
     @property

@@ -154,17 +154,15 @@ def describe_pydantic_error(
 ) -> list[str]:
     """One line per problem in a pydantic `ValidationError` raised while admitting `document`.
 
-    `error` may also be its details, as ``errors(include_url=False, include_context=True)`` gives them.
+    `error` may also be its details, as ``errors(include_url=False, include_context=True)`` gives them;
+    the first `MAX_DESCRIBED` are read (a caller with more errors than that should not materialize them).
     `document` is the parsed arguments (None when they could not be parsed), used to tell JSON steps
     from pydantic's labels in each error location. Only pydantic's own descriptions are shown: a
     validator's text (a `ValueError`, a custom error) may quote the input, so it reads as a fixed phrase.
     """
+    details: Sequence[Mapping[str, Any]]
     if isinstance(error, ValidationError):
-        if error.error_count() > MAX_DESCRIBED:
-            return [MORE]  # not materialized: the caller describes such a flood another way
-        details: Sequence[Mapping[str, Any]] = error.errors(
-            include_url=False, include_context=True, include_input=False
-        )
+        details = error.errors(include_url=False, include_context=True, include_input=False)
     else:
         details = error
     found: list[_Problem] = []

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 import pytest
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import PydanticKnownError
 
 from scopetool import (
     MAX_INPUT_BYTES,
@@ -1245,6 +1246,41 @@ def test_a_failed_assertion_in_a_validator_is_a_contained_defect(kind: str) -> N
     for text in (str(error), repr(error), str(error.__cause__)):
         assert SECRET.upper() not in text
         assert "Assertion failed" not in text
+
+
+def test_an_assertion_error_raised_as_a_known_pydantic_error_is_a_defect_too() -> None:
+    """A validator raising pydantic's known "assertion_error" with its own text is contained like an assertion."""
+
+    def asserting(value: str) -> str:
+        raise PydanticKnownError("assertion_error", {"error": f"bad {value}"})
+
+    @tool(name="keyed")
+    def keyed(key: Annotated[str, AfterValidator(asserting)]) -> str:
+        """Keyed."""
+        return key
+
+    with pytest.raises(InvalidInvocationError) as info:
+        prepare(bind(keyed), f'{{"key":"{SECRET}"}}')
+    assert classify_input_rejection(info.value) is None
+    assert isinstance(info.value.__cause__, InputValidationError)
+    assert SECRET not in str(info.value)
+
+
+def test_a_defect_past_the_first_bad_item_leaves_the_first_problem_reported() -> None:
+    """Looking again for every bad item may reach a defective validator: the first problem is reported."""
+
+    def strict_word(value: str) -> str:
+        if value == "boom":
+            raise RuntimeError(f"validator defect holding {SECRET}")
+        return value
+
+    @tool(name="words")
+    def words(words: list[Annotated[str, AfterValidator(strict_word)]]) -> str:
+        """Words."""
+        return " ".join(words)
+
+    _, rejection = reject(bind(words), '{"words":[1,"boom"]}')
+    assert rejection.message.endswith("- $.words[0]: Input should be a valid string (got an integer)")
 
 
 def test_a_failed_assertion_beside_a_schema_problem_reports_the_schema_problem() -> None:

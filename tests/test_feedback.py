@@ -14,7 +14,14 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, 
 from pydantic_core import PydanticCustomError, PydanticKnownError, SchemaValidator
 from pydantic_core import core_schema as cs
 
-from scopetool._feedback import MAX_PROBLEMS, describe_pydantic_error, describe_schema_errors, format_rejection
+from scopetool._feedback import (
+    MAX_DESCRIBED,
+    MAX_PROBLEMS,
+    MORE,
+    describe_pydantic_error,
+    describe_schema_errors,
+    format_rejection,
+)
 
 SECRET = "sk-SECRET-9f8e7d"
 STRICT = ConfigDict(extra="forbid", strict=True)
@@ -615,6 +622,9 @@ def test_null_for_an_optional_field_says_it_may_be_left_out() -> None:
 def test_null_for_a_required_field_only_says_it_got_null() -> None:
     """A required member cannot be left out, so null there is reported without the hint."""
     assert pydantic_problems(Options, b'{"x":null}') == ["$.x: Input should be a valid integer (got null)"]
+    assert pydantic_problems(Options, b'{"x":1,"tags":[null]}') == [
+        "$.tags[0]: Input should be a valid string (got null)"
+    ]
     assert schema_problems(OPTIONS, {"x": None}) == ["$.x: expected number (got null)"]
 
 
@@ -710,7 +720,13 @@ def test_a_custom_error_template_filled_from_the_input_is_not_shown() -> None:
     def disguised(value: str) -> str:
         raise PydanticCustomError("int_type", "Input should be {key}", {"key": value})
 
-    for rule in (custom, disguised):
+    def unfilled(value: str) -> str:
+        raise PydanticCustomError("literal_error", f"Input should be {value}")
+
+    def bare(value: str) -> str:
+        raise PydanticCustomError("greater_than", f"Input should be greater than {value}")
+
+    for rule in (custom, disguised, unfilled, bare):
         adapter: Any = Annotated[str, AfterValidator(rule)]
         lines = pydantic_problems(dict[str, adapter], b'{"k":"%s"}' % SECRET.encode())
         assert lines == ["$.k: the value is not valid here"]
@@ -743,3 +759,11 @@ def test_pydantics_own_custom_errors_keep_their_words() -> None:
     assert pydantic_problems(dict[str, IPv4Address], b'{"ip":"%s"}' % SECRET.encode()) == [
         "$.ip: Input is not a valid IPv4 address"
     ]
+
+
+def test_at_most_max_described_details_are_read() -> None:
+    """Past MAX_DESCRIBED details the rest are not read, and the list ends with MORE."""
+    details = [{"type": "missing", "loc": (f"f{i}",), "msg": "Field required"} for i in range(MAX_DESCRIBED + 5)]
+    lines = describe_pydantic_error(details, {}, {})
+    assert len(lines) == MAX_DESCRIBED + 1
+    assert lines[-1] == MORE

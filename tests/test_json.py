@@ -524,3 +524,11 @@ def test_canonical_json_matches_sorted_dumps_outside_astral_keys(value: object) 
 
     if not has_astral_key(value):
         assert canonical_json(value) == text.encode("utf-8")
+
+
+def test_a_parser_text_not_known_to_be_fixed_is_not_quoted() -> None:
+    """A parser message scopetool does not know to be fixed words is replaced, keeping only the position."""
+    from scopetool._json import _describe  # the fallback no document reaches today
+
+    problem = _describe("something new about sk-SECRET at line 1 column 2", b"{}")
+    assert problem.message == "the arguments are not valid JSON (line 1, column 2)"
