@@ -142,8 +142,6 @@ class _Problem:
         if self.rank != _TYPE:
             return self.text
         text = self.style + " or ".join(dict.fromkeys(self.expected))
-        if not self.got:
-            return text
         if self.got == "null" and _optional_member(schema, self.path):
             return f"{text} (got null; leaving the field out is allowed)"
         return f"{text} (got {self.got})"
