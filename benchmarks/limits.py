@@ -1,8 +1,9 @@
 """Resource-exhaustion bounds: time and peak memory of `Contract.prepare` on 1 MiB hostile inputs.
 
-Each hostile kind is built at the admission limit (`MAX_INPUT_BYTES`, 1 MiB) and offered to four
-contracts: a typed tool with an unconstrained member, a typed tool of nested models and integer lists,
-a hand-written open schema and a hand-written closed schema. Every case runs in a fresh subprocess, so
+Each hostile kind is built at the admission limit (`MAX_INPUT_BYTES`, 1 MiB) and offered to five
+contracts: a typed tool with an unconstrained member, a typed tool whose input is one model (nested
+models and lists: the model's own validator runs), a typed tool of list parameters, a hand-written open
+schema and a hand-written closed schema. Every case runs in a fresh subprocess, so
 its peak resident memory is its own; the report gives the outcome (admitted or rejected), the median
 wall time over ``--repeat`` runs, the peak of Python allocations (tracemalloc) and the growth of the
 process's peak resident set (which also sees allocations made in Rust by jiter, pydantic-core and
@@ -100,6 +101,18 @@ def hostile_inputs(limit: int = LIMIT) -> dict[str, tuple[str, bytes]]:
             _items("true", '{"items":[', "]}", limit=n),
         ),
         "items/empty-objects": ("an array of as many {} as fit", _items("{}", limit=n)),
+        "items/one-byte-wrong": (
+            "an array of as many 1 as fit where strings are expected",
+            _items("1", '{"tags":[', "]}", limit=n),
+        ),
+        "items/empty-arrays": (
+            "an array of as many [] as fit where integers are expected",
+            _items("[]", '{"items":[', "]}", limit=n),
+        ),
+        "items/nested-arrays": (
+            "an array of as many [[]] as fit where integers are expected",
+            _items("[[]]", '{"items":[', "]}", limit=n),
+        ),
         "strings/long": ("one string filling 1 MiB", _fill('{"payload":"', "a", '"}', limit=n)),
         "strings/escapes": ("one string of \\u0041 escapes", _fill('{"payload":"', "\\u0041", '"}', limit=n)),
         "strings/surrogate-pairs": (
@@ -129,6 +142,7 @@ class _Order(BaseModel):
     address: _Address
     items: list[int] = []
     ratios: list[float] = []
+    tags: list[str] = []
 
 
 def subjects() -> dict[str, Contract]:
@@ -144,6 +158,11 @@ def subjects() -> dict[str, Contract]:
         """Place an order."""
         return "ok"
 
+    @tool
+    def lists(items: list[int] = [], ratios: list[float] = [], tags: list[str] = []) -> str:  # noqa: B006 - never mutated
+        """Take lists."""
+        return "ok"
+
     class Raw:
         def __init__(self, name: str, schema: dict[str, Any]) -> None:
             self._definition = Definition(name=name, input_schema=schema)
@@ -156,12 +175,17 @@ def subjects() -> dict[str, Contract]:
 
     closed = {
         "type": "object",
-        "properties": {"items": {"type": "array", "items": {"type": "integer"}}, "name": {"type": "string"}},
+        "properties": {
+            "items": {"type": "array", "items": {"type": "integer"}},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "name": {"type": "string"},
+        },
         "additionalProperties": False,
     }
     return {
         "typed-any": bind(carry).contract,
         "typed-model": bind(order).contract,
+        "typed-lists": bind(lists).contract,
         "raw-open": bind(Raw("raw_open", {"type": "object"})).contract,
         "raw-closed": bind(Raw("raw_closed", closed)).contract,
     }

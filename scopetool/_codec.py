@@ -24,12 +24,14 @@ from pydantic_core import (
 )
 
 from ._errors import InvalidInvocationError, InvalidOutputError
+from ._feedback import MAX_DESCRIBED
 from ._json import canonical_json, is_array
 from ._output import Output, Result, completed, completed_details, serialized_output
 from ._schema import (
     STRICT_CONFIG,
     MemberCounter,
     exact_core_schema,
+    fail_fast_core_schema,
     is_dict,
     json_schema_of,
     member_counter,
@@ -77,6 +79,9 @@ class InputDecoder(Generic[T]):
     __slots__ = (
         "_call_flags",
         "_counter",
+        "_enforced",
+        "_every",
+        "_maps",
         "_schema",
         "_schema_json",
         "_string_colons",
@@ -88,8 +93,14 @@ class InputDecoder(Generic[T]):
         _refuse_alias_lists(schema)
         strict = strict_core_schema(schema)
         enforced = exact_core_schema(strict)
-        self.validator = SchemaValidator(enforced, STRICT_CONFIG)
-        """The compiled pydantic-core validator (call it with ``strict=True, extra="forbid"``)."""
+        self.validator = SchemaValidator(fail_fast_core_schema(enforced), STRICT_CONFIG)
+        """The compiled pydantic-core validator (call it with ``strict=True, extra="forbid"``).
+
+        Its arrays and maps stop at their first bad item, so a rejection costs little whatever the
+        input's size; `every_error` finds the rest of a small document's problems."""
+        self._enforced = enforced
+        self._every: SchemaValidator | None = None
+        self._maps = _contains_kind(enforced, _MAPS)
         shown = strict if advertised is None else strict_core_schema(advertised)
         self._schema = json_schema_of(shown)
         self._schema_json = canonical_json(self._schema)
@@ -102,6 +113,34 @@ class InputDecoder(Generic[T]):
         # pydantic-core reuses the prebuilt validators of nested models, whose own configuration
         # may be lax, so strictness and closed objects are asked for per call (see `call_flags`).
         return self.validator.validate_json(raw, **self._call_flags)  # type: ignore[no-any-return]
+
+    def may_have_stopped_early(self, error: ValidationError, /) -> bool:
+        """Whether `error`, raised by `__call__`, may lack problems of an array's or a map's later items."""
+        if self._maps:
+            return True
+        if error.error_count() > MAX_DESCRIBED:
+            return False  # not read one by one; looking again would find only more
+        details = error.errors(include_url=False, include_context=False, include_input=False)
+        return any(step.__class__ is int for detail in details for step in detail["loc"])
+
+    def every_error(self, raw: str | bytes, /) -> ValidationError | None:
+        """Every problem `raw` has, where `__call__` stops at the first bad item of each array or map.
+
+        For describing a rejection; the validator that does not stop early is compiled on first use.
+        None when that validator does not raise a `ValidationError` (it should not accept what was
+        rejected; a defect of a validator it reaches is the caller's to find).
+        """
+        every = self._every
+        if every is None:
+            every = self._every = SchemaValidator(self._enforced, STRICT_CONFIG)
+        try:
+            every.validate_json(raw, **self._call_flags)
+        except ValidationError as error:
+            error.__traceback__ = None  # it leads only here; a rejection's cause carries no frames
+            return error
+        except Exception:  # noqa: BLE001 - a defect past the first bad item: the first error stands
+            pass
+        return None
 
     @property
     def schema(self) -> dict[str, Any]:
@@ -174,6 +213,8 @@ def _refuse_alias_lists(node: Any) -> None:
             if key not in ("cls", "metadata"):
                 _refuse_alias_lists(value)
 
+
+_MAPS: Final = frozenset({"dict"})
 
 # Kinds whose values may be non-finite without the member counter noticing (it checks floats only).
 _UNCOUNTED_NON_FINITE: Final = frozenset({"decimal", "complex"})

@@ -10,7 +10,7 @@ from typing import Any, Final, NewType, cast, final
 
 import jiter
 from pydantic import BaseModel
-from pydantic_core import ValidationError
+from pydantic_core import ErrorDetails, ValidationError
 
 from ._codec import InputDecoder
 from ._definition import Definition
@@ -21,7 +21,15 @@ from ._errors import (
     InvalidToolError,
     deferred_rejection,
 )
-from ._feedback import describe_pydantic_error, describe_schema_errors, format_rejection, schema_errors
+from ._feedback import (
+    EAGER_LIMIT,
+    MAX_DESCRIBED,
+    MORE,
+    describe_pydantic_error,
+    describe_schema_errors,
+    format_rejection,
+    schema_errors,
+)
 from ._input import Continuation, compile_schema
 from ._json import (
     MAX_INPUT_BYTES,
@@ -381,28 +389,58 @@ class Contract:
             return self._rejected(problem.message)
         if isinstance(failure, InputRejection):
             return _invalid(failure)
+        defect: BaseException = failure
         if isinstance(failure, ValidationError):
-            rejections = _hook_rejections(failure)
-            if len(rejections) == failure.error_count():
-                # Only the input's own rules failed: their public messages, exactly.
-                if len(rejections) == 1:
-                    return _invalid(rejections[0])
-                return _invalid(InputRejection("\n".join(dict.fromkeys(r.message for r in rejections))))
-            return self._rejected_lines(describe_pydantic_error(failure, document, self._schema), cause=failure)
+            described = self._described(raw, document, failure)
+            if isinstance(described, InvalidInvocationError):
+                return described
+            defect = described  # a failed assertion: the validator's own defect, whatever its text says
         # A defect aborts pydantic mid-way, so other fields went unchecked: the schema still comes first.
-        schema_problems = self._schema_problems(raw)
+        schema_problems = self._schema_problems(raw, document)
         if schema_problems:
             return self._rejected_lines(schema_problems)
         error = InvalidInvocationError(f"tool: invalid invocation: the input validator of {self._name!r} failed")
-        error.__cause__ = InputValidationError(failure)
+        error.__cause__ = InputValidationError(defect)
         return error
 
-    def _schema_problems(self, raw: bytes) -> list[str]:
-        """Problems the advertised JSON Schema finds in `raw` (compiled on first use: an error path)."""
+    def _described(self, raw: bytes, document: Any, failure: ValidationError) -> InvalidInvocationError | BaseException:
+        """The rejection pydantic's errors make, or the defect among them (a failed assertion)."""
+        decoder = self._decoder
+        cut = False  # whether the problems described may be only the first ones
+        if isinstance(decoder, InputDecoder) and decoder.may_have_stopped_early(failure):
+            # The admitting validator stops at the first bad item of an array or map: a small
+            # document's other problems are looked for again, so repeated ones are reported together.
+            if len(raw) > EAGER_LIMIT:
+                cut = True
+            else:
+                failure = decoder.every_error(raw) or failure
+        count = failure.error_count()
+        if count > MAX_DESCRIBED:
+            # Too many to read one by one (pydantic would build a dict for every one): the advertised
+            # schema describes the first ones or, when it holds, the count alone is told.
+            problems = self._schema_problems(raw, document) or [f"{count} values are not valid here", MORE]
+            return self._rejected_lines(problems, cause=failure)
+        details = failure.errors(include_url=False, include_context=True, include_input=False)
+        for detail in details:
+            if detail["type"] == "assertion_error":
+                raised = detail.get("ctx", {}).get("error")
+                return raised if isinstance(raised, BaseException) else failure
+        rejections = _hook_rejections(details)
+        if len(rejections) == len(details):
+            # Only the input's own rules failed: their public messages, exactly.
+            if len(rejections) == 1:
+                return _invalid(rejections[0])
+            return _invalid(InputRejection("\n".join(dict.fromkeys(r.message for r in rejections))))
+        problems = describe_pydantic_error(details, document, self._schema)
+        if cut and problems[-1:] != [MORE]:
+            problems.append(MORE)
+        return self._rejected_lines(problems, cause=failure)
+
+    def _schema_problems(self, raw: bytes, value: Any) -> list[str]:
+        """Problems the advertised JSON Schema finds in `value`, parsed from `raw` (compiled on first use)."""
         checker = self._fallback
         if checker is None:
             checker = self._fallback = compile_schema(self._schema, "input schema", InvalidToolError)
-        value = jiter.from_json(raw)
         if checker.is_valid(value):
             return []
         return describe_schema_errors(schema_errors(checker, value, len(raw)), self._schema)
@@ -505,10 +543,10 @@ def _wrong_types(request: object, admission: object) -> InvalidInvocationError:
     return InvalidInvocationError(f"tool: invalid invocation: expected an Admission, not {type(admission).__name__}")
 
 
-def _hook_rejections(error: ValidationError) -> list[InputRejection]:
+def _hook_rejections(details: Iterable[ErrorDetails]) -> list[InputRejection]:
     """The InputRejections validators raised, which pydantic collected as value errors."""
     found: list[InputRejection] = []
-    for detail in error.errors(include_url=False, include_input=False):
+    for detail in details:
         raised = detail.get("ctx", {}).get("error")
         if isinstance(raised, InputRejection):
             found.append(raised)

@@ -1,21 +1,28 @@
 """Model-facing feedback: turn validation failures into short, precise, value-free messages.
 
 A message names the JSON path of each problem and what was expected; for an unknown member it
-suggests the nearest valid name. It never repeats the rejected values: the arguments are untrusted
-and may carry secrets or injected instructions. It is bounded in size.
+suggests the nearest valid name. It says one thing per path (the clearest of a union's branches), and
+the same problem in several array items once, with their indices. It never repeats the rejected
+values: the arguments are untrusted and may carry secrets or injected instructions, so the only words
+shown are scopetool's and pydantic's own fixed descriptions, filled from the schema (a validator's own
+text, which may quote the input, never is). It is bounded in size, and so is the work of building it.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
-from typing import Any, Final, cast
+from collections.abc import Iterable, Mapping, Sequence
+from decimal import Decimal
+from typing import Any, Final, cast, get_args
 
 from pydantic import ValidationError
+from pydantic_core.core_schema import ErrorType
 
 from ._json import JsonObject, is_array, is_object, json_kind
 
 __all__ = [
+    "EAGER_LIMIT",
+    "MAX_DESCRIBED",
     "MORE",
     "describe_pydantic_error",
     "describe_schema_errors",
@@ -25,43 +32,71 @@ __all__ = [
 ]
 
 MAX_PROBLEMS: Final = 8
+MAX_DESCRIBED: Final = 256
+"""The most pydantic errors read one by one to describe a rejection; past it the errors are not materialized."""
 _MAX_LINE: Final = 240
 _MAX_KEY: Final = 48
-_TYPE_WORDS: Final = {
-    "int_type": "an integer",
-    "float_type": "a number",
-    "string_type": "a string",
-    "bool_type": "a boolean",
-    "list_type": "an array",
-    "tuple_type": "an array",
-    "set_type": "an array",
-    "frozen_set_type": "an array",
-    "dict_type": "an object",
-    "model_type": "an object",
-    "model_attributes_type": "an object",
-    "dataclass_type": "an object",
-    "none_required": "null",
-}
-# pydantic error types whose message is a fixed template filled only from the schema (limits, patterns,
-# expected values): they cannot quote the input, so they skip the echo check.
-_TEMPLATED: Final = frozenset(
+_MAX_INDICES: Final = 6
+# Type mismatches: pydantic's words name what was expected, and what was sent is added ("got a string").
+_TYPE_KINDS: Final = frozenset(
     {
         "int_type", "float_type", "string_type", "bool_type", "list_type", "tuple_type", "set_type",
         "frozen_set_type", "dict_type", "model_type", "model_attributes_type", "dataclass_type", "none_required",
-        "int_from_float", "finite_number", "greater_than", "greater_than_equal", "less_than", "less_than_equal",
-        "multiple_of", "string_too_short", "string_too_long", "too_short", "too_long", "string_pattern_mismatch",
-        "literal_error", "enum", "missing", "extra_forbidden", "json_invalid", "json_type", "datetime_type",
-        "date_type", "time_type", "timedelta_type", "uuid_type", "decimal_type", "bytes_type", "is_instance_of",
-        "set_unique", "int_parsing_size", "decimal_max_digits", "decimal_max_places", "decimal_whole_digits",
     }
 )  # fmt: skip
-# Error types whose pydantic message may quote the input; they get a fixed text instead.
-_ECHOING: Final = {
+# Context keys pydantic fills from the schema (limits, patterns, expected values, class names) or with
+# a count, never with the input: a known error whose context holds only these keeps pydantic's words.
+_SCHEMA_CONTEXT: Final = frozenset(
+    {
+        "gt", "ge", "lt", "le", "multiple_of", "min_length", "max_length", "field_type", "actual_length",
+        "pattern", "expected", "class_name", "class", "discriminator", "expected_tags", "expected_schemes",
+        "expected_version", "max_digits", "decimal_places", "whole_digits", "tz_expected",
+    }
+)  # fmt: skip
+# Known errors whose context carries text derived from the input (a parser's remark, the rejected tag):
+# they get a fixed text instead.
+_FIXED: Final = {
     "union_tag_invalid": "this tag is not one of the allowed values",
     "uuid_parsing": "expected a UUID",
     "url_parsing": "expected a valid URL",
     "url_syntax_violation": "expected a valid URL",
+    "bytes_invalid_encoding": "expected validly encoded data",
+    "date_parsing": "Input should be a valid date in the format YYYY-MM-DD",
+    "date_from_datetime_parsing": "Input should be a valid date",
+    "datetime_parsing": "Input should be a valid datetime",
+    "datetime_from_date_parsing": "Input should be a valid datetime",
+    "time_parsing": "Input should be a valid time",
+    "time_delta_parsing": "Input should be a valid duration",
+    "timezone_offset": "Input should have the required timezone offset",
+    "json_invalid": "Input should be valid JSON",
 }
+# Custom errors whose words are scopetool's own (see `exact_core_schema`, filled from the schema) or
+# pydantic's own (its network and path types): shown when the message is exactly this template.
+_OWN_TEMPLATES: Final = {
+    "set_unique": "Items should be unique",
+    "literal_error": "Input should be one of {expected}",
+    "enum": "Input should be one of {expected}",
+    "ip_any_address": "value is not a valid IPv4 or IPv6 address",
+    "ip_any_interface": "value is not a valid IPv4 or IPv6 interface",
+    "ip_any_network": "value is not a valid IPv4 or IPv6 network",
+    "ip_v4_address": "Input is not a valid IPv4 address",
+    "ip_v6_address": "Input is not a valid IPv6 address",
+    "ip_v4_network": "Input is not a valid IPv4 network",
+    "ip_v6_network": "Input is not a valid IPv6 network",
+    "ip_v4_interface": "Input is not a valid IPv4 interface",
+    "ip_v6_interface": "Input is not a valid IPv6 interface",
+    "path_type": "Input is not a valid path",
+    "pattern_regex": "Input should be a valid regular expression",
+}
+_NOT_VALID: Final = "the value is not valid here"
+"""What the model is told for a value that a validator's own text (or any text pydantic cannot vouch
+for) rejected: that text may quote the input, so it is never shown."""
+
+# How clear a problem is, lowest first: of several problems at one path (a union's branches, a type
+# and an enum), the clearest is kept. A limit the value broke says it had the right type already.
+_LIMIT, _CHOICE, _OTHER, _TYPE, _UNKNOWN = range(5)
+_UNKNOWN_MEMBER: Final = "\x00unknown"  # rendered once shown: the suggestion of a near name costs
+_CHOICES: Final = frozenset({"literal_error", "enum", "union_tag_invalid", "const"})
 
 
 MORE: Final = "\x00more"
@@ -84,43 +119,176 @@ def format_rejection(tool: str, problems: Sequence[str]) -> str:
     return f"invalid arguments for tool {tool!r} ({count}):\n" + "\n".join(f"- {line}" for line in lines)
 
 
-def describe_pydantic_error(error: ValidationError, document: Any, schema: dict[str, Any]) -> list[str]:
+class _Problem:
+    """One problem before it is rendered: where, how clear, and its words (a type mismatch keeps its parts)."""
+
+    __slots__ = ("expected", "got", "path", "rank", "style", "text")
+
+    def __init__(self, path: list[int | str], text: str, rank: int = _OTHER) -> None:
+        self.path = path
+        self.text = text
+        self.rank = rank
+        self.style = ""  # a type mismatch: the words before what was expected
+        self.expected: list[str] = []
+        self.got = ""
+
+    @classmethod
+    def mismatch(cls, path: list[int | str], style: str, expected: list[str], got: str) -> _Problem:
+        problem = cls(path, "", _TYPE)
+        problem.style, problem.expected, problem.got = style, expected, got
+        return problem
+
+    def render(self, schema: dict[str, Any]) -> str:
+        if self.rank != _TYPE:
+            return self.text
+        text = self.style + " or ".join(dict.fromkeys(self.expected))
+        if self.got == "null" and _optional_member(schema, self.path):
+            return f"{text} (got null; leaving the field out is allowed)"
+        return f"{text} (got {self.got})"
+
+
+def describe_pydantic_error(
+    error: ValidationError | Sequence[Mapping[str, Any]], document: Any, schema: dict[str, Any]
+) -> list[str]:
     """One line per problem in a pydantic `ValidationError` raised while admitting `document`.
 
+    `error` may also be its details, as ``errors(include_url=False, include_context=True)`` gives them;
+    the first `MAX_DESCRIBED` are read (a caller with more errors than that should not materialize them).
     `document` is the parsed arguments (None when they could not be parsed), used to tell JSON steps
-    from pydantic's labels in each error location.
+    from pydantic's labels in each error location. Only pydantic's own descriptions are shown: a
+    validator's text (a `ValueError`, a custom error) may quote the input, so it reads as a fixed phrase.
     """
-    problems: list[str] = []
-    for detail in error.errors(include_url=False, include_context=True, include_input=True):
-        if len(problems) >= MAX_PROBLEMS:
-            problems.append(MORE)  # suggestions and echo checks cost; the model is shown eight at most
-            break
+    details: Sequence[Mapping[str, Any]]
+    if isinstance(error, ValidationError):
+        details = error.errors(include_url=False, include_context=True, include_input=False)
+    else:
+        details = error
+    found: list[_Problem] = []
+    branches: list[tuple[tuple[int | str, ...], object] | None] = []
+    for detail in details[:MAX_DESCRIBED]:
         kind = detail["type"]
-        if kind == "value_error" and type(detail.get("ctx", {}).get("error")).__name__ == "InputRejection":
+        ctx = detail.get("ctx") or {}
+        if kind == "value_error" and type(ctx.get("error")).__name__ == "InputRejection":
             continue  # the input's own rule: reported only once the schema holds
-        path, value, found = _follow(document, detail["loc"], missing=kind == "missing")
+        path, value, present, branch = _follow(document, detail["loc"], missing=kind == "missing")
+        branches.append(branch)
         if kind == "missing":
-            problems.append(f"{_render(path)}: missing required field")
-            continue
-        if kind == "extra_forbidden":
-            parent = path[:-1]
-            name = path[-1] if path else ""
-            hint = _suggest(str(name), _member_names(schema, parent))
-            problems.append(f"{_render(path)}: unknown field{hint}")
-            continue
-        if kind in _ECHOING:
-            message = _ECHOING[kind]
-        elif kind in _TEMPLATED:
-            message = detail["msg"]  # pydantic's own wording, filled from the schema only
+            found.append(_Problem(path, "missing required field", _LIMIT))
+        elif kind == "extra_forbidden":
+            found.append(_Problem(path, _UNKNOWN_MEMBER, _UNKNOWN))  # the suggestion is looked for once shown
+        elif kind in _TYPE_KINDS and present and _pydantic_wording(kind, detail["msg"], ctx):
+            words = "null" if kind == "none_required" else detail["msg"].removeprefix(_SHOULD)
+            found.append(_Problem.mismatch(path, _SHOULD, [words], json_kind(value)))
         else:
-            message = _public_message(detail["msg"], detail.get("input"))
-        if kind in _TYPE_WORDS and found:
-            message = f"{message} (got {json_kind(value)})"
-        problems.append(f"{_render(path)}: {message}")
-    return problems
+            message = _pydantic_wording(kind, detail["msg"], ctx)
+            if message is None:
+                message = _FIXED.get(kind, _NOT_VALID)
+            rank = _CHOICE if kind in _CHOICES else _LIMIT if ctx.keys() & _LIMIT_CONTEXT else _OTHER
+            found.append(_Problem(path, message, rank))
+    lines = _lines(_closest_branches(found, branches), schema)
+    if len(details) > MAX_DESCRIBED:
+        lines.append(MORE)
+    return lines
+
+
+_SHOULD: Final = "Input should be "
+_LIMIT_CONTEXT: Final = frozenset(
+    {"gt", "ge", "lt", "le", "multiple_of", "min_length", "max_length", "pattern", "max_digits", "decimal_places"}
+)
+
+
+def _pydantic_wording(kind: str, message: str, ctx: Mapping[str, Any]) -> str | None:
+    """Pydantic's own message, when it is the fixed template of a known error filled from the schema only.
+
+    A custom error (a validator's `PydanticCustomError`, even one reusing a known type's name), a known
+    error whose context carries input-derived text, and a `ValueError`'s text all give None.
+    """
+    own = _OWN_TEMPLATES.get(kind)
+    if own is not None and message == own.format_map(_Strict(ctx)):
+        return message
+    if kind not in _KNOWN or not ctx.keys() <= _SCHEMA_CONTEXT:
+        return None
+    # The known error rebuilt from its type and context alone, worded as for JSON input.
+    known: dict[str, Any] = {"type": kind, "loc": (), "input": None}
+    if ctx:
+        known["ctx"] = dict(ctx)
+    try:
+        rebuilt = ValidationError.from_exception_data("", [known], input_type="json")  # type: ignore[list-item]
+    except (TypeError, ValueError, KeyError):
+        return None
+    return message if message == rebuilt.errors(include_url=False)[0]["msg"] else None
+
+
+class _Strict(dict[str, Any]):
+    def __missing__(self, key: str) -> str:
+        return "\x00"  # never equal to a rendered message
+
+
+_KNOWN: Final = frozenset(get_args(ErrorType))
+
+
+def _lines(found: list[_Problem], schema: dict[str, Any]) -> list[str]:
+    """The problems as lines: one per path (the clearest), repeated problems over array items as one line."""
+    # Lines that differ only in one array index (the last in the path) and say the same are one line.
+    groups: dict[tuple[object, ...], tuple[list[int | str], str, list[int]]] = {}
+    for problem in _clearest_per_path(found):
+        text = problem.render(schema)
+        if text == _UNKNOWN_MEMBER:
+            name = problem.path[-1] if problem.path else ""
+            text = "unknown field" + _suggest(str(name), _member_names(schema, problem.path[:-1]))
+        path = problem.path
+        last = _last_index(path)
+        if last < 0:
+            groups.setdefault((tuple(path), text), (path, text, []))
+            continue
+        group = groups.setdefault((tuple(path[:last]), tuple(path[last + 1 :]), text), (path, text, []))
+        group[2].append(cast(int, path[last]))
+    lines: list[str] = []
+    for path, text, indices in groups.values():
+        if len(indices) <= 1:
+            lines.append(f"{_render(path)}: {text}")
+            continue
+        last = _last_index(path)
+        shown = ", ".join(str(i) for i in indices[:_MAX_INDICES])
+        if len(indices) > _MAX_INDICES:
+            shown += f", … ({len(indices)} items)"
+        lines.append(f"{_render(path[:last])}[{shown}]{_render(path[last + 1 :])[1:]}: {text}")
+    return lines
+
+
+def _clearest_per_path(found: list[_Problem]) -> list[_Problem]:
+    """The clearest problem at each path; a union's type mismatches at one path merge into one."""
+    by_path: dict[tuple[int | str, ...], _Problem] = {}
+    for problem in found:
+        key = tuple(problem.path)
+        held = by_path.get(key)
+        if held is None or problem.rank < held.rank:
+            by_path[key] = problem
+        elif problem.rank == held.rank == _TYPE:
+            held.expected = [*held.expected, *problem.expected]  # union branches: "an integer or a string"
+    # A type mismatch at a path with problems deeper inside comes from a union's other branch: the
+    # value had a branch's shape, and the deeper problems say what is wrong with it.
+    deeper = {key[:depth] for key in by_path for depth in range(len(key))}
+    return [problem for key, problem in by_path.items() if not (problem.rank == _TYPE and key in deeper)]
+
+
+def _last_index(path: Sequence[int | str]) -> int:
+    """The position of the last array index in `path`, or -1."""
+    return max((i for i, step in enumerate(path) if isinstance(step, int)), default=-1)
+
+
+def _optional_member(schema: dict[str, Any], path: Sequence[int | str]) -> bool:
+    """Whether the member `path` ends with is declared in its object's schema and not required there."""
+    if not path or not isinstance(path[-1], str):
+        return False
+    name = path[-1]
+    nodes = [node for node in _resolve(schema, schema, list(path[:-1]), 0) if name in node.get("properties", {})]
+    return bool(nodes) and all(name not in node.get("required", ()) for node in nodes)
 
 
 _EAGER_LIMIT: Final = 16 * 1024
+EAGER_LIMIT: Final = _EAGER_LIMIT
+"""The largest document whose every problem is looked for; past it, only the first problems are."""
 
 
 def schema_errors(validator: Any, value: Any, size: int) -> list[Any]:
@@ -143,93 +311,90 @@ def schema_errors(validator: Any, value: Any, size: int) -> list[Any]:
 
 def describe_schema_errors(errors: Iterable[Any], schema: dict[str, Any]) -> list[str]:
     """One line per problem reported by a jsonschema-rs validator (kinds only, no instance values)."""
-    problems: list[str] = []
+    found: list[_Problem] = []
+    cut = False
     for error in errors:
-        if len(problems) >= MAX_PROBLEMS or error is MORE:
-            problems.append(MORE)  # the rest are not described: their number is unbounded
+        if error is MORE or len(found) >= MAX_DESCRIBED:
+            cut = True  # the rest are not described: their number is unbounded
             break
-        path = list(error.instance_path)
-        kind = error.kind.name
-        facts = {k: v for k, v in error.kind.as_dict().items() if k != "context"}
-        if kind == "required":
-            problems.append(f"{_render([*path, facts['property']])}: missing required field")
-        elif kind in ("additionalProperties", "unevaluatedProperties"):
-            names = _member_names(schema, path)
-            problems.extend(
-                f"{_render([*path, name])}: unknown field{_suggest(name, names)}"
-                for name in facts.get("unexpected", [])
-            )
-        elif kind == "type":
-            problems.append(f"{_render(path)}: expected {' or '.join(facts['types'])}")
-        elif kind in ("enum", "const"):
-            allowed = facts.get("options", [facts.get("expected_value")])
-            problems.append(f"{_render(path)}: expected one of {_compact(allowed)}")
-        elif "limit" in facts:
-            problems.append(f"{_render(path)}: must satisfy {kind} {_compact(facts['limit'])}")
-        elif kind in ("pattern", "format"):
-            problems.append(f"{_render(path)}: must match {kind} {_compact(facts[kind])}")
-        else:
-            problems.append(f"{_render(path)}: does not satisfy the schema's {kind!r} rule")
-    return problems
+        _schema_problems(error, found, 0)
+    lines = _lines(found, schema)
+    if cut:
+        lines.append(MORE)
+    return lines
 
 
-def _public_message(message: str, value: object) -> str:
-    """Pydantic's message, unless it quotes any part of the rejected value (as a validator's own text may).
-
-    Every scalar inside the value is looked for, as written and in its escaped (repr, JSON, unicode
-    escape) forms; a long string is also looked for in pieces, so a partial quote is caught too.
-    """
-    leaves: list[object] = []
-    _collect_leaves(value, leaves)
-    if any(_quoted(leaf, message) for leaf in leaves):
-        return "the value is not valid here"
-    return message
-
-
-_MAX_LEAVES: Final = 256
-_PIECE: Final = 12
-
-
-def _collect_leaves(value: object, leaves: list[object]) -> None:
-    if len(leaves) >= _MAX_LEAVES:
-        return
-    children: list[object]
-    if isinstance(value, dict):
-        children = list(cast("dict[object, object]", value).values())
-    elif isinstance(value, list | tuple):
-        children = list(cast("list[object] | tuple[object, ...]", value))
+def _schema_problems(error: Any, found: list[_Problem], depth: int) -> None:
+    path = list(error.instance_path)
+    kind = error.kind.name
+    facts = error.kind.as_dict()
+    if kind == "required":
+        found.append(_Problem([*path, facts["property"]], "missing required field", _LIMIT))
+    elif kind in ("additionalProperties", "unevaluatedProperties"):
+        found.extend(
+            _Problem([*path, name], _UNKNOWN_MEMBER, _UNKNOWN) for name in facts.get("unexpected", [])[:MAX_DESCRIBED]
+        )
+    elif kind == "type":
+        found.append(_Problem.mismatch(path, "expected ", list(facts["types"]), _kind_of(error.instance)))
+    elif kind in ("enum", "const"):
+        allowed = facts.get("options", [facts.get("expected_value")])
+        found.append(_Problem(path, f"expected one of {_compact(allowed)}", _CHOICE))
+    elif "limit" in facts:
+        found.append(_Problem(path, f"must satisfy {kind} {_compact(facts['limit'])}", _LIMIT))
+    elif kind in ("pattern", "format"):
+        found.append(_Problem(path, f"must match {kind} {_compact(facts[kind])}", _LIMIT))
+    elif kind in ("anyOf", "oneOf") and facts.get("context") and all(facts["context"]) and depth < 8:
+        # Every branch failed: each branch's own problems, of which the clearest per path are kept.
+        for branch in facts["context"]:
+            for inner in branch[:MAX_DESCRIBED]:
+                _schema_problems(inner, found, depth + 1)
     else:
-        leaves.append(value)
-        return
-    for child in children[:_MAX_LEAVES]:
-        _collect_leaves(child, leaves)
+        found.append(_Problem(path, f"does not satisfy the schema's {kind!r} rule"))
 
 
-def _quoted(leaf: object, message: str) -> bool:
-    if isinstance(leaf, bool) or leaf is None:
-        return False
-    if isinstance(leaf, int | float):
-        text = str(leaf)
-        return len(text) >= 4 and text in message
-    if not isinstance(leaf, str) or len(leaf) < 4:
-        return False
-    forms = (leaf, repr(leaf)[1:-1], json.dumps(leaf)[1:-1], leaf.encode("unicode_escape").decode("ascii"))
-    if any(form in message for form in forms):
-        return True
-    sample = leaf[:2048]
-    return any(sample[start : start + _PIECE] in message for start in range(0, len(sample) - _PIECE + 1, 4))
+def _kind_of(value: object) -> str:
+    return json_kind(float(0) if isinstance(value, Decimal) else value)
 
 
-def _follow(document: Any, loc: Sequence[int | str], *, missing: bool) -> tuple[list[int | str], Any, bool]:
+def _closest_branches(
+    found: list[_Problem], branches: list[tuple[tuple[int | str, ...], object] | None]
+) -> list[_Problem]:
+    """Of a union whose every branch failed, the problems of the branches with the fewest problems.
+
+    Pydantic reports every branch's problems; the branch the value came closest to says what to fix,
+    and the others' (a member unknown there, a field missing there) would only mislead.
+    """
+    counts: dict[tuple[int | str, ...], dict[object, int]] = {}
+    for branch in branches:
+        if branch is not None:
+            per_label = counts.setdefault(branch[0], {})
+            per_label[branch[1]] = per_label.get(branch[1], 0) + 1
+    if not any(len(per_label) > 1 for per_label in counts.values()):
+        return found
+    return [
+        problem
+        for problem, branch in zip(found, branches, strict=True)
+        if branch is None or counts[branch[0]][branch[1]] == min(counts[branch[0]].values())
+    ]
+
+
+_Branch = tuple[tuple[int | str, ...], object]
+
+
+def _follow(
+    document: Any, loc: Sequence[int | str], *, missing: bool
+) -> tuple[list[int | str], Any, bool, _Branch | None]:
     """Walk pydantic's error location through the parsed document.
 
     A step that names a member or an index present in the document is a JSON step. Anything else is
     a label pydantic adds (a union choice, a tagged-union tag, a validator) and is dropped, except the
-    last step of a "missing" error, which names the absent member.
+    last step of a "missing" error, which names the absent member. The first label is returned with
+    the JSON path before it: it names the union branch the error came from.
     """
     if document is None:
-        return list(loc), None, False
+        return list(loc), None, False, None
     path: list[int | str] = []
+    branch: _Branch | None = None
     node = document
     last = len(loc) - 1
     for index, step in enumerate(loc):
@@ -241,8 +406,10 @@ def _follow(document: Any, loc: Sequence[int | str], *, missing: bool) -> tuple[
             path.append(step)
         elif missing and index == last and isinstance(step, str):
             path.append(step)
-            return path, None, False
-    return path, node, True
+            return path, None, False, branch
+        elif branch is None:
+            branch = (tuple(path), step)
+    return path, node, True, branch
 
 
 def render_path(path: Sequence[int | str]) -> str:

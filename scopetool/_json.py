@@ -288,9 +288,23 @@ def _describe(error: str, raw: bytes) -> JsonSyntaxProblem:
         and _at_non_finite(raw, int(match["line"]), int(match["column"]))
     ):
         return JsonSyntaxProblem(f"NaN and Infinity are not JSON numbers{where}")
-    if what == "number out of range":
+    if what == "number out of range" or what.startswith("Internal error"):
+        # jiter's internal errors quote a Python exception: in exact mode, Decimal's refusal of an
+        # exponent beyond its range (the number is valid JSON, but cannot be read exactly).
         return JsonSyntaxProblem(f"a number is out of range{where}")
-    return JsonSyntaxProblem(f"not valid JSON: {what}{where}")
+    if what in _PARSER_WORDS:
+        return JsonSyntaxProblem(f"not valid JSON: {what}{where}")
+    return JsonSyntaxProblem(f"not valid JSON{where}")
+
+
+# jiter's fixed descriptions of malformed JSON; any other text the parser gives is not shown.
+_PARSER_WORDS: Final = frozenset(
+    {
+        "expected ident", "expected value", "expected `:`", "expected `,` or `]`", "expected `,` or `}`",
+        "key must be a string", "trailing comma", "recursion limit exceeded", "invalid number",
+        "float must be an integer",
+    }
+)  # fmt: skip
 
 
 def _at_non_finite(raw: bytes, line: int, column: int) -> bool:

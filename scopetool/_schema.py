@@ -29,6 +29,7 @@ __all__ = [
     "NON_FINITE",
     "STRICT_CONFIG",
     "MemberCounter",
+    "fail_fast_core_schema",
     "is_dict",
     "json_schema_of",
     "member_counter",
@@ -101,6 +102,31 @@ def _exact(node: Any) -> Any:
         return core_schema.no_info_after_validator_function(
             _member_of(copy["cls"]), core_schema.int_schema(strict=True)
         )
+    return copy
+
+
+_CONTAINERS: Final = frozenset({"list", "tuple", "set", "frozenset", "dict", "deque"})
+
+
+def fail_fast_core_schema(schema: CoreSchema) -> CoreSchema:
+    """A copy of `schema` whose arrays and maps stop at their first bad item (pydantic-core's ``fail_fast``).
+
+    It admits exactly what `schema` admits; only a rejection costs less: a 1 MiB array of wrong items
+    yields one error instead of one per item. Classes that bring a prebuilt validator (pydantic models)
+    keep theirs, so their own fields are not bounded this way unless they ask for it
+    (``Field(fail_fast=True)``); a rejection reads at most `MAX_DESCRIBED` of their errors one by one.
+    """
+    return cast(CoreSchema, _fail_fast(schema))
+
+
+def _fail_fast(node: Any) -> Any:
+    if is_array(node):
+        return [_fail_fast(item) for item in node]
+    if not is_dict(node):
+        return node
+    copy = {key: _fail_fast(value) for key, value in node.items()}
+    if copy.get("type") in _CONTAINERS:
+        copy["fail_fast"] = True
     return copy
 
 

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 import pytest
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import PydanticKnownError
 
 from scopetool import (
     MAX_INPUT_BYTES,
@@ -31,6 +32,7 @@ from scopetool import (
     classify_input_rejection,
     tool,
 )
+from scopetool._feedback import MAX_DESCRIBED
 
 SECRET = "s3cr3t-MARKER-91b7"
 """Planted in rejected values: no rejection message may repeat it."""
@@ -618,10 +620,11 @@ def test_input_rejection_from_a_validator_is_the_exact_public_message(kind: str)
 
 
 @pytest.mark.parametrize("kind", ["kwargs", "model"])
-def test_value_error_from_a_validator_follows_pydantic_convention(kind: str) -> None:
-    """A ValueError in a validator is reported like a schema problem, at its path, in pydantic's words."""
+def test_value_error_from_a_validator_is_reported_at_its_path_without_its_text(kind: str) -> None:
+    """A ValueError in a validator is reported like a schema problem, at its path, but its text is never shown."""
     _, rejection = reject(make_guarded(kind), '{"count":1,"note":"value-1"}')
-    assert "$.note: Value error, note must not start with value" in rejection.message
+    assert "$.note: the value is not valid here" in rejection.message
+    assert "must not start" not in rejection.message
 
 
 @pytest.mark.parametrize("kind", ["kwargs", "model"])
@@ -1202,3 +1205,192 @@ def test_rejections_leave_no_cyclic_garbage() -> None:
     finally:
         gc.enable()
     assert found == 0
+
+
+# -- what reaches the model: only InputRejection text and pydantic's own descriptions
+
+
+def _asserting(value: str) -> str:
+    assert value.islower(), f"the key {value} must be lower case"  # a validator's own check: a defect when it fails
+    return value
+
+
+@pytest.mark.parametrize("kind", ["kwargs", "model"])
+def test_a_failed_assertion_in_a_validator_is_a_contained_defect(kind: str) -> None:
+    """An AssertionError ("Assertion failed, ...") is the validator's defect: contained, its text never shown."""
+    if kind == "model":
+
+        class Keyed(BaseModel):
+            key: Annotated[str, AfterValidator(_asserting)]
+
+        @tool(name="keyed")
+        def keyed_model(payload: Keyed) -> str:
+            """Keyed, as a model."""
+            return payload.key
+
+        binding = bind(keyed_model)
+    else:
+
+        @tool(name="keyed")
+        def keyed(key: Annotated[str, AfterValidator(_asserting)]) -> str:
+            """Keyed, as parameters."""
+            return key
+
+        binding = bind(keyed)
+    with pytest.raises(InvalidInvocationError) as info:
+        prepare(binding, f'{{"key":"{SECRET.upper()}"}}')
+    error = info.value
+    assert classify_input_rejection(error) is None
+    assert isinstance(error.__cause__, InputValidationError)
+    assert isinstance(error.__cause__.cause, AssertionError)
+    for text in (str(error), repr(error), str(error.__cause__)):
+        assert SECRET.upper() not in text
+        assert "Assertion failed" not in text
+
+
+def test_an_assertion_error_raised_as_a_known_pydantic_error_is_a_defect_too() -> None:
+    """A validator raising pydantic's known "assertion_error" with its own text is contained like an assertion."""
+
+    def asserting(value: str) -> str:
+        raise PydanticKnownError("assertion_error", {"error": f"bad {value}"})
+
+    @tool(name="keyed")
+    def keyed(key: Annotated[str, AfterValidator(asserting)]) -> str:
+        """Keyed."""
+        return key
+
+    with pytest.raises(InvalidInvocationError) as info:
+        prepare(bind(keyed), f'{{"key":"{SECRET}"}}')
+    assert classify_input_rejection(info.value) is None
+    assert isinstance(info.value.__cause__, InputValidationError)
+    assert SECRET not in str(info.value)
+
+
+def test_a_defect_past_the_first_bad_item_leaves_the_first_problem_reported() -> None:
+    """Looking again for every bad item may reach a defective validator: the first problem is reported."""
+
+    def strict_word(value: str) -> str:
+        if value == "boom":
+            raise RuntimeError(f"validator defect holding {SECRET}")
+        return value
+
+    @tool(name="words")
+    def words(words: list[Annotated[str, AfterValidator(strict_word)]]) -> str:
+        """Words."""
+        return " ".join(words)
+
+    _, rejection = reject(bind(words), '{"words":[1,"boom"]}')
+    assert rejection.message.endswith("- $.words[0]: Input should be a valid string (got an integer)")
+
+
+def test_a_failed_assertion_beside_a_schema_problem_reports_the_schema_problem() -> None:
+    """The schema comes first: with a wrong-typed member elsewhere, the model is told of that, not the defect."""
+
+    @tool(name="keyed")
+    def keyed(key: Annotated[str, AfterValidator(_asserting)], count: int) -> str:
+        """Keyed."""
+        return key
+
+    _, rejection = reject(bind(keyed), f'{{"key":"{SECRET.upper()}","count":"1"}}')
+    assert "$.count: expected integer (got a string)" in rejection.message
+    assert "key" not in rejection.message.split("\n", 1)[1]
+
+
+def test_a_huge_exponent_in_a_hand_written_schema_shows_no_internal_error() -> None:
+    """A number Decimal cannot hold (exponent past its range) is reported without the parser's internal text."""
+    schema = {"type": "object", "properties": {"x": {"type": "number", "multipleOf": 0.1}}}
+    _, rejection = reject(bind(RawTool(schema)), '{"x": -1e99999999999999999999}')
+    assert rejection.message.endswith("- a number is out of range (line 1, column 30)")
+    assert "InvalidOperation" not in rejection.message
+    assert "Internal" not in rejection.message
+
+
+# -- the work a rejection can cause
+
+
+@tool(name="tagged")
+def _tagged(tags: list[str], scores: dict[str, int] | None = None) -> str:
+    """Tagged."""
+    return ",".join(tags)
+
+
+def _wrong_items(count: int) -> bytes:
+    return b'{"tags":[' + b",".join([b"1"] * count) + b"]}"
+
+
+def test_the_admitting_validator_stops_at_the_first_bad_item() -> None:
+    """An array or a map of wrong items costs one pydantic error, not one per item (pydantic's fail_fast)."""
+    decoder = _tagged.input_validator()
+    with pytest.raises(ValidationError) as caught:
+        decoder(_wrong_items(10_000))
+    assert caught.value.error_count() == 1
+    with pytest.raises(ValidationError) as caught:
+        decoder(b'{"tags":[],"scores":{' + b",".join(b'"k%d":"x"' % i for i in range(100)) + b"}}")
+    assert caught.value.error_count() == 1
+    assert decoder(b'{"tags":["a","b"],"scores":{"a":1}}') == {"tags": ["a", "b"], "scores": {"a": 1}}
+
+
+def test_a_small_document_still_reports_every_bad_item() -> None:
+    """Under 16 KiB every bad item is looked for again, so the repeated problem is one line with its indices."""
+    _, rejection = reject(bind(_tagged), b'{"tags":[1,"a",2,3]}')
+    assert rejection.message == (
+        "invalid arguments for tool 'tagged' (1 problem):\n"
+        "- $.tags[0, 2, 3]: Input should be a valid string (got an integer)"
+    )
+
+
+def test_a_large_document_of_bad_items_is_described_from_the_first_and_says_there_may_be_more() -> None:
+    """1 MiB of one-byte wrong items gives one line and "possibly more", from one pydantic error."""
+    _, rejection = reject(bind(_tagged), _wrong_items((MAX_INPUT_BYTES - 12) // 2))
+    assert rejection.message == (
+        "invalid arguments for tool 'tagged' (at least 1 problem):\n"
+        "- $.tags[0]: Input should be a valid string (got an integer)\n"
+        "- ... and possibly more"
+    )
+
+
+class _Basket(BaseModel):
+    """A model input: its own (prebuilt) validator runs, which does not stop at the first bad item."""
+
+    items: list[int]
+
+
+def test_more_errors_than_are_read_are_described_by_the_advertised_schema() -> None:
+    """Past MAX_DESCRIBED pydantic errors none is materialized: the JSON Schema describes the first ones."""
+
+    @tool(name="basket")
+    def basket(basket: _Basket) -> str:
+        """Basket."""
+        return "ok"
+
+    count = MAX_DESCRIBED + 1
+    _, rejection = reject(bind(basket), b'{"items":[' + b",".join([b'""'] * count) + b"]}")
+    assert rejection.message == (  # the schema's errors are read up to the same bound
+        "invalid arguments for tool 'basket' (at least 1 problem):\n"
+        f"- $.items[0, 1, 2, 3, 4, 5, … ({MAX_DESCRIBED} items)]: expected integer (got a string)\n"
+        "- ... and possibly more"
+    )
+
+
+def test_more_errors_than_are_read_that_the_schema_cannot_see_are_counted() -> None:
+    """When only validators failed, past MAX_DESCRIBED errors the model is told how many values are not valid."""
+
+    def odd(value: int) -> int:
+        if value % 2 == 0:
+            raise ValueError(f"{value} is even")
+        return value
+
+    class Odds(BaseModel):
+        items: list[Annotated[int, AfterValidator(odd)]]
+
+    @tool(name="odds")
+    def odds(odds: Odds) -> str:
+        """Odds."""
+        return "ok"
+
+    count = MAX_DESCRIBED + 1
+    _, rejection = reject(bind(odds), b'{"items":[' + b",".join([b"2"] * count) + b"]}")
+    assert rejection.message == (
+        f"invalid arguments for tool 'odds' (at least 1 problem):\n- {count} values are not valid here\n"
+        "- ... and possibly more"
+    )

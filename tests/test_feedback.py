@@ -10,11 +10,18 @@ from uuid import UUID
 import jiter
 import jsonschema_rs
 import pytest
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
-from pydantic_core import SchemaValidator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic_core import PydanticCustomError, PydanticKnownError, SchemaValidator
 from pydantic_core import core_schema as cs
 
-from scopetool._feedback import MAX_PROBLEMS, describe_pydantic_error, describe_schema_errors, format_rejection
+from scopetool._feedback import (
+    MAX_DESCRIBED,
+    MAX_PROBLEMS,
+    MORE,
+    describe_pydantic_error,
+    describe_schema_errors,
+    format_rejection,
+)
 
 SECRET = "sk-SECRET-9f8e7d"
 STRICT = ConfigDict(extra="forbid", strict=True)
@@ -281,12 +288,9 @@ class Ids(BaseModel):
 
 
 def test_pydantic_union_labels_dropped_for_scalar() -> None:
-    """Union-choice labels such as 'int' and 'list[int]' are not rendered as path steps."""
+    """Union-choice labels such as 'int' and 'list[int]' are not path steps; the branches make one line."""
     lines = pydantic_problems(Ids, b'{"v":"x"}')
-    assert lines == [
-        "$.v: Input should be a valid integer (got a string)",
-        "$.v: Input should be a valid array (got a string)",
-    ]
+    assert lines == ["$.v: Input should be a valid integer or a valid array (got a string)"]
 
 
 def test_pydantic_core_union_custom_labels_dropped() -> None:
@@ -304,10 +308,7 @@ def test_pydantic_core_union_custom_labels_dropped() -> None:
         )
     )
     lines = core_problems(validator, b'{"v":true}', {"type": "object", "properties": {"v": {}}})
-    assert lines == [
-        "$.v: Input should be a valid integer (got a boolean)",
-        "$.v: Input should be a valid array (got a boolean)",
-    ]
+    assert lines == ["$.v: Input should be a valid integer or a valid array (got a boolean)"]
 
 
 def test_pydantic_core_union_labels_dropped_for_object_value() -> None:
@@ -325,8 +326,7 @@ def test_pydantic_core_union_labels_dropped_for_object_value() -> None:
         )
     )
     lines = core_problems(validator, b'{"v":{"a":1}}', {"type": "object", "properties": {"v": {}}})
-    assert len(lines) == 2
-    assert all(line.startswith("$.v: ") for line in lines), lines
+    assert lines == ["$.v: Input should be a valid integer or a valid array (got an object)"]
 
 
 def test_pydantic_union_label_then_array_index() -> None:
@@ -432,8 +432,8 @@ def test_pydantic_validator_message_quoting_number_input_is_replaced() -> None:
     assert not any("987654321" in line for line in lines), lines
 
 
-def test_pydantic_validator_message_without_echo_is_kept() -> None:
-    """A validator message that does not quote the input is passed through."""
+def test_pydantic_validator_message_is_never_shown() -> None:
+    """A ValueError's text is not pydantic's own description: even one that quotes nothing is replaced."""
 
     class Even(BaseModel):
         model_config = STRICT
@@ -447,7 +447,7 @@ def test_pydantic_validator_message_without_echo_is_kept() -> None:
                 raise ValueError("n must be even")
             return value
 
-    assert pydantic_problems(Even, b'{"n":3}') == ["$.n: Value error, n must be even"]
+    assert pydantic_problems(Even, b'{"n":3}') == ["$.n: the value is not valid here"]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -513,15 +513,15 @@ def test_schema_unevaluated_properties() -> None:
 
 def test_schema_type() -> None:
     """Type errors name the expected types only."""
-    assert schema_problems(SCHEMA, {"name": "a", "count": SECRET}) == ["$.count: expected integer"]
-    assert schema_problems(SCHEMA, []) == ["$: expected object"]
-    assert schema_problems({"type": ["string", "null"]}, 5) == ["$: expected null or string"]
+    assert schema_problems(SCHEMA, {"name": "a", "count": SECRET}) == ["$.count: expected integer (got a string)"]
+    assert schema_problems(SCHEMA, []) == ["$: expected object (got an array)"]
+    assert schema_problems({"type": ["string", "null"]}, 5) == ["$: expected null or string (got an integer)"]
 
 
 def test_schema_type_with_array_index_path() -> None:
     """Paths through arrays use [index]."""
     assert schema_problems(SCHEMA, {"name": "a", "list": [{}, {"alpha": SECRET}]}) == [
-        "$.list[1].alpha: expected integer"
+        "$.list[1].alpha: expected integer (got a string)"
     ]
 
 
@@ -544,10 +544,15 @@ def test_schema_pattern_and_format() -> None:
 
 
 def test_schema_one_of() -> None:
-    """Composite rules are named without details of the instance."""
-    assert schema_problems(SCHEMA, {"name": "a", "pick": SECRET}) == [
-        "$.pick: does not satisfy the schema's 'oneOf' rule"
-    ]
+    """A oneOf that no branch satisfies reports its clearest branch problem, without the instance."""
+    assert schema_problems(SCHEMA, {"name": "a", "pick": SECRET}) == ["$.pick: must satisfy minLength 100"]
+    assert schema_problems(SCHEMA, {"name": "a", "pick": [1]}) == ["$.pick: expected integer or string (got an array)"]
+
+
+def test_schema_one_of_matching_twice_is_named() -> None:
+    """A oneOf that two branches satisfy has no branch problem to show: the rule itself is named."""
+    schema = {"oneOf": [{"type": "integer"}, {"type": "number"}]}
+    assert schema_problems(schema, 1) == ["$: does not satisfy the schema's 'oneOf' rule"]
 
 
 def test_schema_non_identifier_member_path() -> None:
@@ -576,3 +581,189 @@ def test_schema_never_echoes_instance_values() -> None:
 def test_schema_no_errors_no_lines() -> None:
     """A valid instance gives no problems."""
     assert schema_problems(SCHEMA, {"name": "ok", "count": 2, "when": "2024-01-02T03:04:05Z"}) == []
+
+
+# --------------------------------------------------------------------------------------------------
+# One problem per path, repeated problems over items on one line, null for an optional field
+
+
+class Options(BaseModel):
+    model_config = STRICT
+    x: int
+    mod: float = 1.0
+    mode: Literal["fast", "slow"] | None = None
+    v: int | str = 0
+    m: int | list[int] = 0
+    tags: list[str] = []
+
+
+OPTIONS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "x": {"type": "number"},
+        "mod": {"type": "number"},
+        "mode": {"type": "string", "enum": ["fast", "slow"]},
+        "v": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "rows": {"type": "array", "items": {"type": "object", "properties": {"n": {"type": "integer"}}}},
+    },
+    "required": ["x"],
+    "additionalProperties": False,
+}
+
+
+def test_null_for_an_optional_field_says_it_may_be_left_out() -> None:
+    """null sent for an optional, non-nullable member says it got null and that leaving it out is allowed."""
+    hint = "(got null; leaving the field out is allowed)"
+    assert pydantic_problems(Options, b'{"x":1,"mod":null}') == [f"$.mod: Input should be a valid number {hint}"]
+    assert schema_problems(OPTIONS, {"x": 1, "mod": None}) == [f"$.mod: expected number {hint}"]
+
+
+def test_null_for_a_required_field_only_says_it_got_null() -> None:
+    """A required member cannot be left out, so null there is reported without the hint."""
+    assert pydantic_problems(Options, b'{"x":null}') == ["$.x: Input should be a valid integer (got null)"]
+    assert pydantic_problems(Options, b'{"x":1,"tags":[null]}') == [
+        "$.tags[0]: Input should be a valid string (got null)"
+    ]
+    assert schema_problems(OPTIONS, {"x": None}) == ["$.x: expected number (got null)"]
+
+
+def test_a_union_of_types_gives_one_line_naming_every_branch() -> None:
+    """A value no branch of a type union accepts is one line at its path, naming each expected type."""
+    assert pydantic_problems(Options, b'{"x":1,"v":[1]}') == [
+        "$.v: Input should be a valid integer or a valid string (got an array)"
+    ]
+    assert schema_problems(OPTIONS, {"x": 1, "v": [1]}) == ["$.v: expected integer or string (got an array)"]
+
+
+def test_an_enum_beside_a_type_or_null_gives_only_the_allowed_values() -> None:
+    """A bad enum value is one line: the allowed values, not a second line for the type or for null."""
+    assert pydantic_problems(Options, b'{"x":1,"mode":"medium"}') == ["$.mode: Input should be 'fast' or 'slow'"]
+    assert schema_problems(OPTIONS, {"x": 1, "mode": 5}) == ['$.mode: expected one of ["fast", "slow"]']
+
+
+def test_a_union_branch_that_went_deeper_says_what_is_wrong_inside() -> None:
+    """For int | list[int], a list with a bad item reports the item, not that the list is not an integer."""
+    assert pydantic_problems(Options, b'{"x":1,"m":[1,"a"]}') == [
+        "$.m[1]: Input should be a valid integer (got a string)"
+    ]
+
+
+class Feline(BaseModel):
+    model_config = STRICT
+    kind: Literal["cat"]
+    lives: int
+
+
+class Canine(BaseModel):
+    model_config = STRICT
+    kind: Literal["dog"]
+    good: bool
+
+
+class Animal(BaseModel):
+    model_config = STRICT
+    pet: Feline | Canine
+
+
+def test_a_union_of_models_reports_the_closest_branch_only() -> None:
+    """Of a smart union of models, the branch with the fewest problems is reported, not the other's noise."""
+    lines = pydantic_problems(Animal, b'{"pet":{"kind":"cat","lives":"%s"}}' % SECRET.encode())
+    assert lines == ["$.pet.lives: Input should be a valid integer (got a string)"]
+
+
+def test_repeated_item_problems_collapse_into_one_line_with_the_indices() -> None:
+    """The same problem in several array items is one line listing the indices; others stay apart."""
+    assert pydantic_problems(Options, b'{"x":1,"tags":[1,2,"a",3,true]}') == [
+        "$.tags[0, 1, 3]: Input should be a valid string (got an integer)",
+        "$.tags[4]: Input should be a valid string (got a boolean)",
+    ]
+    assert schema_problems(OPTIONS, {"x": 1, "rows": [{"n": "a"}, {"n": 1}, {"n": "b"}]}) == [
+        "$.rows[0, 2].n: expected integer (got a string)"
+    ]
+
+
+def test_many_repeated_item_problems_name_the_first_indices_and_the_count() -> None:
+    """A problem repeated over many items lists the first indices and how many items have it."""
+    lines = schema_problems(OPTIONS, {"x": 1, "tags": list(range(40))})
+    assert lines == ["$.tags[0, 1, 2, 3, 4, 5, … (40 items)]: expected string (got an integer)"]
+
+
+# --------------------------------------------------------------------------------------------------
+# Only pydantic's own descriptions reach the model
+
+
+def test_a_value_error_in_another_case_or_spacing_is_not_shown() -> None:
+    """A validator's text that echoes the input altered (upper case, spaced out) never reaches the model."""
+
+    class Key(BaseModel):
+        model_config = STRICT
+        key: str
+
+        @field_validator("key")
+        @classmethod
+        def refuse(cls, value: str) -> str:
+            """Quote the input, disguised."""
+            raise ValueError(f"{value.upper()} / {' '.join(value)} / {value[::-1]}")
+
+    lines = pydantic_problems(Key, b'{"key":"%s"}' % SECRET.encode())
+    assert lines == ["$.key: the value is not valid here"]
+    assert not any(SECRET.upper() in line or "S E C" in line for line in lines)
+
+
+def test_a_custom_error_template_filled_from_the_input_is_not_shown() -> None:
+    """PydanticCustomError text, its own type or a known type's name, is a validator's: never shown."""
+
+    def custom(value: str) -> str:
+        raise PydanticCustomError("bad_key", "key {key} is revoked", {"key": value})
+
+    def disguised(value: str) -> str:
+        raise PydanticCustomError("int_type", "Input should be {key}", {"key": value})
+
+    def unfilled(value: str) -> str:
+        raise PydanticCustomError("literal_error", f"Input should be {value}")
+
+    def bare(value: str) -> str:
+        raise PydanticCustomError("greater_than", f"Input should be greater than {value}")
+
+    for rule in (custom, disguised, unfilled, bare):
+        adapter: Any = Annotated[str, AfterValidator(rule)]
+        lines = pydantic_problems(dict[str, adapter], b'{"k":"%s"}' % SECRET.encode())
+        assert lines == ["$.k: the value is not valid here"]
+
+
+def test_a_known_error_with_input_in_its_context_gets_a_fixed_text() -> None:
+    """A known error whose context carries input-derived text (a parser's remark) gets a fixed text."""
+
+    def known(value: str) -> str:
+        raise PydanticKnownError("uuid_parsing", {"error": value})
+
+    lines = pydantic_problems(dict[str, Annotated[str, AfterValidator(known)]], b'{"k":"%s"}' % SECRET.encode())
+    assert lines == ["$.k: expected a UUID"]
+
+
+def test_scopetools_own_custom_errors_keep_their_words() -> None:
+    """The schema-filled custom errors scopetool's exact schema raises (unique items) are shown as they are."""
+    from scopetool import InputDecoder
+
+    decoder: InputDecoder[Any] = InputDecoder(TypeAdapter(set[int]).core_schema)
+    with pytest.raises(ValidationError) as caught:
+        decoder(b"[1,1]")
+    assert describe_pydantic_error(caught.value, [1, 1], {}) == ["$: Items should be unique"]
+
+
+def test_pydantics_own_custom_errors_keep_their_words() -> None:
+    """pydantic's own fixed custom errors (an IP address type) are its descriptions: they are shown."""
+    from ipaddress import IPv4Address
+
+    assert pydantic_problems(dict[str, IPv4Address], b'{"ip":"%s"}' % SECRET.encode()) == [
+        "$.ip: Input is not a valid IPv4 address"
+    ]
+
+
+def test_at_most_max_described_details_are_read() -> None:
+    """Past MAX_DESCRIBED details the rest are not read, and the list ends with MORE."""
+    details = [{"type": "missing", "loc": (f"f{i}",), "msg": "Field required"} for i in range(MAX_DESCRIBED + 5)]
+    lines = describe_pydantic_error(details, {}, {})
+    assert len(lines) == MAX_DESCRIBED + 1
+    assert lines[-1] == MORE

@@ -579,3 +579,11 @@ def test_parse_lenient_says_why_a_text_is_not_json(raw: bytes, why: str) -> None
     with pytest.raises(ValueError, match="not") as caught:
         parse_lenient(raw)
     assert why in str(caught.value)
+
+
+def test_a_parser_text_not_known_to_be_fixed_is_not_quoted() -> None:
+    """A parser message scopetool does not know to be fixed words is replaced, keeping only the position."""
+    from scopetool._json import _describe  # the fallback no document reaches today
+
+    problem = _describe("something new about sk-SECRET at line 1 column 2", b"{}")
+    assert problem.message == "not valid JSON (line 1, column 2)"

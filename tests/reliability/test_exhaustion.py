@@ -43,7 +43,7 @@ MAX_PYTHON_PEAK = 512 * 2**20
 
 # Every kind runs against the contracts where it reaches a different code path; the costly error
 # paths run once each, on the contract where they cost most, to keep the suite inside its time budget.
-ALL = ("typed-any", "typed-model", "raw-open", "raw-closed")
+ALL = ("typed-any", "typed-model", "typed-lists", "raw-open", "raw-closed")
 PLAN: dict[str, tuple[str, ...]] = {
     "depth/arrays": ALL,
     "depth/objects": ALL,
@@ -56,6 +56,9 @@ PLAN: dict[str, tuple[str, ...]] = {
     "items/zeros": ("typed-any", "raw-open"),
     "items/wrong-type": ("typed-model", "raw-closed"),
     "items/empty-objects": ("typed-any", "raw-closed"),
+    "items/one-byte-wrong": ("typed-model", "typed-lists", "raw-closed"),
+    "items/empty-arrays": ("typed-model", "typed-lists"),
+    "items/nested-arrays": ("typed-model", "typed-lists"),
     "strings/long": ALL,
     "strings/escapes": ALL,
     "strings/surrogate-pairs": ("typed-any", "raw-open"),
@@ -81,6 +84,9 @@ EXPECTED = {
     "numbers/300-digit": {"typed-any": "admitted", "raw-open": "admitted"},
     "keys/top-level-unknown": {"typed-model": "rejected", "raw-open": "admitted"},
     "items/wrong-type": "rejected",
+    "items/one-byte-wrong": "rejected",
+    "items/empty-arrays": "rejected",
+    "items/nested-arrays": "rejected",
     "blank/spaces": {"typed-any": "admitted", "typed-model": "rejected"},
 }
 
@@ -99,6 +105,9 @@ HEAVY = {
     ("items/wrong-type", "raw-closed"),
     ("items/wrong-type", "typed-model"),
     ("keys/top-level-unknown", "typed-model"),
+    ("items/one-byte-wrong", "typed-model"),
+    ("items/empty-arrays", "typed-model"),
+    ("items/nested-arrays", "typed-model"),
 }
 QUARTER: dict[str, tuple[str, bytes]] = limits.hostile_inputs(MAX_INPUT_BYTES // 4)
 
@@ -179,3 +188,10 @@ def test_rejection_memory_does_not_grow_with_the_number_of_problems() -> None:
     row = limits.run_one(SUBJECTS["raw-closed"], data)
     assert row["outcome"] == "rejected"
     assert row["python_peak"] < 4 * 2**20, f"peak {row['python_peak'] / 2**20:.1f} MiB"
+
+
+def test_wrong_items_in_a_parameter_list_cost_one_error_whatever_their_number() -> None:
+    """1 MiB of one-byte wrong items in a list parameter is rejected within 8 MiB of Python memory."""
+    row = limits.run_one(SUBJECTS["typed-lists"], HOSTILE["items/one-byte-wrong"][1])
+    assert row["outcome"] == "rejected"
+    assert row["python_peak"] < 8 * 2**20, f"peak {row['python_peak'] / 2**20:.1f} MiB"
