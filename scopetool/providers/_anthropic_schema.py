@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
 from .._json import JsonObject, is_array, is_object
-from ._transform import ANNOTATIONS, Edit, Transformed, subschemas
+from ._transform import ANNOTATIONS, Edit, Transformed, close_object, same_typed_tuple, subschemas, to_items
 
 __all__ = [
     "ANTHROPIC_FORMATS",
@@ -351,15 +351,9 @@ class _Walker:
         if node.get("type") is None:
             node["type"] = "object"
             edit.record(path, "converted", "type", "an object schema needs its type")
-        for keyword in ("patternProperties", "propertyNames"):
-            if keyword in node:
-                edit.refuse(path, f"an open object ({keyword}) cannot be closed without changing its meaning")
-        extra = node.get("additionalProperties", False)
-        if extra is not False:
-            edit.refuse(path, "an open object (dict) cannot be closed without changing its meaning")
-        elif "additionalProperties" not in node:
-            node["additionalProperties"] = False
-            edit.record(path, "closed", "additionalProperties", "strict mode needs closed objects")
+        close_object(node, path, edit)
+        if "propertyNames" in node:
+            edit.refuse(path, "propertyNames is not in the strict subset")
         properties = node.get("properties")
         if not is_object(properties):
             node["properties"] = {}
@@ -371,15 +365,12 @@ class _Walker:
 
     def _array(self, node: dict[str, Any], path: str) -> None:
         edit = self.edit
-        prefix = node.get("prefixItems")
-        if prefix is not None:
-            distinct: set[str] = {json.dumps(item, sort_keys=True) for item in prefix} if is_array(prefix) else set()
-            if len(distinct) == 1 and node.get("items") in (None, False):
-                node["items"] = node.pop("prefixItems")[0]
-                edit.record(path, "converted", "prefixItems", "a same-typed tuple becomes items (length described)")
-            else:
-                edit.refuse(path, "tuples of different types (prefixItems) are not in the strict subset")
+        if "prefixItems" in node:
+            if not same_typed_tuple(node):
+                edit.refuse(path, "this tuple (prefixItems) cannot be written as items: it is not in the strict subset")
                 return
+            to_items(node)
+            edit.record(path, "converted", "prefixItems", "a same-typed tuple becomes items (length described)")
         items = node.get("items")
         if not isinstance(items, dict) or not any(keyword in items for keyword in _TYPED):
             edit.refuse(path, "array items need a type")
