@@ -411,6 +411,13 @@ class _OpenAPI:
             del node["format"]
             describe(node, f"format: {form}")
             edit.record(path, "described", "format", "the parameters dialect has no string formats")
+        kind = node.get("type")
+        is_object = kind == "object" or (kind is None and ("properties" in node or "required" in node))
+        if is_object and not self.output and "additionalProperties" not in node and not node.get("patternProperties"):
+            # Open in JSON Schema, but the dialect can only name members: VALIDATED would forbid the rest.
+            self.blockers.append(
+                f"{path}: an open object (no additionalProperties): the model can send only its properties"
+            )
         for keyword in _DICT_LIKE:
             if keyword not in node:
                 continue

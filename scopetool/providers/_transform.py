@@ -241,7 +241,7 @@ def _openai_node(node: dict[str, Any], path: str, edit: Edit, root: dict[str, An
         if depth < 64:
             _openai_node(child, child_path, edit, root, depth + 1)
     if is_object:
-        _require_all(node, path, edit, root, optional, marks)
+        _require_all(node, path, edit, root, optional=optional, marks=marks)
 
 
 def _openai_object(node: dict[str, Any], path: str, edit: Edit) -> dict[str, bool]:
@@ -262,7 +262,13 @@ def _openai_object(node: dict[str, Any], path: str, edit: Edit) -> dict[str, boo
 
 
 def _require_all(
-    node: dict[str, Any], path: str, edit: Edit, root: dict[str, Any], optional: dict[str, bool], marks: tuple[int, int]
+    node: dict[str, Any],
+    path: str,
+    edit: Edit,
+    root: dict[str, Any],
+    *,
+    optional: dict[str, bool],
+    marks: tuple[int, int],
 ) -> None:
     """Make every property required, once the properties are themselves strict; optional ones made nullable.
 

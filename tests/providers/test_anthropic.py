@@ -389,7 +389,11 @@ def test_unevaluated_properties_false_alone_is_closing() -> None:
     schema = {"type": "object", "properties": {"a": {"type": "string"}}, "unevaluatedProperties": False}
     tool_, report = export_schema(schema)
     assert tool_["strict"] is True
-    assert tool_["input_schema"] == {"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": False}
+    assert tool_["input_schema"] == {
+        "type": "object",
+        "properties": {"a": {"type": "string"}},
+        "additionalProperties": False,
+    }
     assert changes(report) == {"$ additionalProperties closed"}
 
 

@@ -705,13 +705,29 @@ def test_tuples_are_approximated(prop: dict[str, Any], expected: dict[str, Any])
 )
 def test_dict_fields_are_dropped_with_a_report_entry(member: dict[str, Any]) -> None:
     """A dict's value schema goes; the report says the field arrives empty and keeps VALIDATED off."""
-    export = gemini.export_tools(Definition(name="t", input_schema=obj("d", d=member)), mode="openapi")
+    schema = obj("d", d=member) | {"additionalProperties": False}
+    export = gemini.export_tools(Definition(name="t", input_schema=schema), mode="openapi")
     assert export.tools[0]["parameters"]["properties"]["d"] == {"type": "OBJECT"}
     report = export.report.for_tool("t")
     [change] = [c for c in report.changes if c.path == "$.d"]
     assert change.action == "dropped" and "arrives empty" in change.reason
     assert report.notes == (gemini.VALIDATED_NOTE + "$.d: a dict field the model can only send empty",)
     assert gemini.tool_config(export) == {"functionCallingConfig": {"mode": "AUTO"}}
+
+
+def test_open_objects_keep_validated_off() -> None:
+    """An object without additionalProperties admits unnamed members the dialect cannot declare: no VALIDATED."""
+    schema = obj("a", a={"type": "string"}, o={"type": "object", "properties": {}, "additionalProperties": False})
+    export = gemini.export_tools(Definition(name="t", input_schema=schema), mode="openapi")
+    report = export.report.for_tool("t")
+    assert report.notes == (
+        gemini.VALIDATED_NOTE + "$: an open object (no additionalProperties): the model can send only its properties",
+    )
+    assert gemini.tool_config(export) == {"functionCallingConfig": {"mode": "AUTO"}}
+    closed = gemini.export_tools(
+        Definition(name="t", input_schema=schema | {"additionalProperties": False}), mode="openapi"
+    )
+    assert gemini.tool_config(closed) == {"functionCallingConfig": {"mode": "VALIDATED"}}
 
 
 def test_closed_objects_lose_additional_properties_but_keep_validated() -> None:

@@ -177,7 +177,11 @@ def test_strict_keeps_everything_else() -> None:
 def test_properties_without_a_type_are_objects_too() -> None:
     """A node with properties but no type is an object too: open, it is not closed."""
     function, report = export_schema(
-        {"type": "object", "properties": {"p": {"properties": {"x": {"type": "string"}}}}, "additionalProperties": False}
+        {
+            "type": "object",
+            "properties": {"p": {"properties": {"x": {"type": "string"}}}},
+            "additionalProperties": False,
+        }
     )
     assert function["strict"] is False
     assert [reason.split(":")[0] for reason in report.not_strict] == ["$.p"]

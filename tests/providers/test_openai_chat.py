@@ -476,7 +476,12 @@ def test_required_without_properties_is_not_rewritten_to_nothing() -> None:
 
 def test_unevaluated_properties_false_alone_is_closing() -> None:
     """unevaluatedProperties false with no applicator beside it becomes additionalProperties false."""
-    schema = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"], "unevaluatedProperties": False}
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "string"}},
+        "required": ["a"],
+        "unevaluatedProperties": False,
+    }
     function, report = export_schema(schema)
     assert function["strict"] is True
     assert function["parameters"] == {

@@ -76,7 +76,9 @@ async def main(scratch: Path) -> None:
             bins = manifest["bin"]
             entry = bins if isinstance(bins, str) else next(iter(bins.values()))
             params = StdioServerParameters(
-                command="node", args=[str(root / entry), *fill(args, tmp)], env={"PATH": "/usr/bin:/bin", **fill(env, tmp)}
+                command="node",
+                args=[str(root / entry), *fill(args, tmp)],
+                env={"PATH": "/usr/bin:/bin", **fill(env, tmp)},
             )
             tools = await list_tools(params)
         servers.append({"registry": "npm", "package": package, "version": manifest["version"], "tools": tools})
