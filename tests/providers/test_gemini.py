@@ -693,6 +693,17 @@ def test_tuples_are_approximated(prop: dict[str, Any], expected: dict[str, Any])
     entry, report = export_schema(obj("v", v=prop))
     assert entry["parameters"]["properties"]["v"] == expected
     assert ("$.v", "prefixItems", "converted") in changes(report)
+    # prefixItems alone fixes no length, so the fixed one narrows the schema: VALIDATED stays off.
+    blocker = "$.v: a tuple whose length the dialect fixes, though its schema does not"
+    assert any(note.startswith(gemini.VALIDATED_NOTE) and blocker in note for note in report.notes), report.notes
+
+
+def test_tuples_of_fixed_length_keep_validated() -> None:
+    """A tuple whose schema fixes its length (as pydantic's do) is not narrowed: VALIDATED stays on."""
+    prop = {"type": "array", "prefixItems": [{"type": "integer"}] * 2, "minItems": 2, "maxItems": 2}
+    schema = obj("v", v=prop) | {"additionalProperties": False}
+    export = gemini.export_tools(Definition(name="t", input_schema=schema), mode="openapi")
+    assert gemini.tool_config(export) == {"functionCallingConfig": {"mode": "VALIDATED"}}
 
 
 @pytest.mark.parametrize(
