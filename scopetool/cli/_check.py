@@ -218,11 +218,7 @@ def _unsatisfiable(node: JsonObject) -> list[str]:
     """What makes one schema node match nothing: its own keywords contradicting each other."""
     found: list[str] = []
     kind = node.get("type")
-    kinds = (
-        [kind] if isinstance(kind, str) else [k for k in kind if isinstance(k, str)] if isinstance(kind, list) else None
-    )
-    if kinds == []:
-        found.append("(an empty list of types)")
+    kinds = [kind] if isinstance(kind, str) else kind if isinstance(kind, list) else None  # compiled: type names
     if isinstance(node.get("enum"), list):
         values = node["enum"]
         if not values:

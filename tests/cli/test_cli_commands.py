@@ -180,12 +180,16 @@ CASES = [
             f"{IMPOSSIBLE} $.word: {UNSATISFIABLE} (minLength 3, maxLength 2)",
             f"{IMPOSSIBLE} $.none: {UNSATISFIABLE} (an empty enum)",
             f"{IMPOSSIBLE} $.never: {UNSATISFIABLE} (it requires 'x', which it does not allow)",
-            "0 errors, 10 warnings in 2 of 3 tools (1 provider checked)",
+            f"{IMPOSSIBLE} $.odd: {UNSATISFIABLE} (an enum of array/null/number/object values on type string)",
+            f"{IMPOSSIBLE} $.empty: {UNSATISFIABLE} (items: false, yet minItems over 0)",
+            f"{IMPOSSIBLE} $.banned: {UNSATISFIABLE} (it requires 'x', which it does not allow)",
+            "impossible: all: warning: open object (no additionalProperties) at $.banned:",
+            "0 errors, 14 warnings in 2 of 3 tools (1 provider checked)",
         ),
         hidden=("sound:", "$.ok"),
     ),
     case(
-        "check", "handwritten_tools.py:registry", "--provider", "mcp", "--strict", code=1, out="10 errors, 0 warnings"
+        "check", "handwritten_tools.py:registry", "--provider", "mcp", "--strict", code=1, out="14 errors, 0 warnings"
     ),
     case(
         "check",
