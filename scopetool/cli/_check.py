@@ -17,14 +17,14 @@ import sys
 import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final, cast
+from typing import Any, Final, TypeGuard, cast
 
 import docstring_parser
 from pydantic import BaseModel
 
 from .._binding import Binding
 from .._func import Func
-from .._json import JsonObject, is_object
+from .._json import JsonObject, is_array, is_object
 from .._registry import Registry
 from ..providers import ProviderError
 from ..providers._transform import subschemas
@@ -218,7 +218,8 @@ def _unsatisfiable(node: JsonObject) -> list[str]:
     """What makes one schema node match nothing: its own keywords contradicting each other."""
     found: list[str] = []
     kind = node.get("type")
-    kinds = [kind] if isinstance(kind, str) else kind if isinstance(kind, list) else None  # compiled: type names
+    # The schema compiled at bind, so a list of types holds type names.
+    kinds: list[str] | None = [kind] if isinstance(kind, str) else cast("list[str]", kind) if is_array(kind) else None
     if isinstance(node.get("enum"), list):
         values = node["enum"]
         if not values:
@@ -234,8 +235,10 @@ def _unsatisfiable(node: JsonObject) -> list[str]:
             found.append(f"({low_key} {low}, {high_key} {high})")
     if node.get("items") is False and _number(node.get("minItems")) and node["minItems"] > 0:
         found.append("(items: false, yet minItems over 0)")
-    properties = node.get("properties") if is_object(node.get("properties")) else {}
-    required = node.get("required") if isinstance(node.get("required"), list) else []
+    listed = node.get("properties")
+    properties: JsonObject = listed if is_object(listed) else {}
+    names = node.get("required")
+    required: list[Any] = names if is_array(names) else []
     for name in required:
         forbidden = properties.get(name) is False or (
             name not in properties and node.get("additionalProperties") is False and not node.get("patternProperties")
@@ -245,7 +248,7 @@ def _unsatisfiable(node: JsonObject) -> list[str]:
     return found
 
 
-def _number(value: object) -> bool:
+def _number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
