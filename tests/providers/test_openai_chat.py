@@ -533,6 +533,7 @@ def test_boolean_property_schemas_refuse_strict() -> None:
         ({"type": "array", "prefixItems": [{"type": "integer"}] * 2, "items": {"type": "integer"}}, True),
         ({"type": "array", "prefixItems": [{"type": "integer"}] * 2}, False),
         ({"type": "array", "prefixItems": [{"type": "integer"}] * 2, "items": {"type": "string"}}, False),
+        ({"type": "array", "prefixItems": [], "items": {"type": "integer"}}, False),
     ],
 )
 def test_tuples_become_items_only_when_nothing_else_may_follow(tuple_schema: dict[str, Any], strict: bool) -> None:
