@@ -2,7 +2,8 @@
 
 Claude's strict mode compiles each schema into a grammar, so it accepts a subset of JSON Schema
 (Anthropic's documented strict subset). `anthropic_strict` fits one schema to that subset the way the
-SDK's ``transform_schema`` does, with three differences: open objects (``dict[str, X]``) and
+SDK's ``transform_schema`` does, with three differences: open objects (``dict[str, X]``, or any
+object without ``additionalProperties``) and
 recursive schemas make a tool fall back to non-strict instead of being silently closed or refused by
 the API; a ``$ref`` with sibling keywords is inlined (or wrapped) instead of losing its description;
 and every change is recorded. `fit_request` then applies the per-request limits (strict tools,
@@ -70,7 +71,7 @@ def root_union(schema: dict[str, Any]) -> str | None:
 def anthropic_strict(schema: dict[str, Any]) -> Transformed:
     """Fit a schema to Claude's strict subset, or say why it cannot be.
 
-    Objects are closed (``additionalProperties: false``) and keep ``required`` as written; ``oneOf``
+    Objects must be closed already (`close_object`) and keep ``required`` as written; ``oneOf``
     becomes ``anyOf``; a ``$ref`` with sibling keywords is replaced by its definition (or wrapped in
     ``anyOf`` when a sibling constrains); unsupported keywords (bounds, lengths, ``maxItems``,
     ``minItems`` over 1, other formats, patterns with lookaround, backreferences or word boundaries,

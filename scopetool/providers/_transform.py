@@ -170,9 +170,9 @@ _LOOKAROUND: Final = ("(?=", "(?!", "(?<=", "(?<!", "\\1", "\\2", "\\k<")
 def openai_strict(schema: dict[str, Any]) -> Transformed:
     """Fit a schema to OpenAI's strict subset, or say why it cannot be.
 
-    Objects are closed, every property is required (optional ones made nullable), `oneOf` becomes
-    `anyOf`, defaults and annotations go. A schema that cannot meet the subset comes back unchanged,
-    with the reasons in `not_strict`.
+    Objects must be closed already (`close_object`), every property is made required (optional ones
+    nullable, see `_require_all`), `oneOf` becomes `anyOf`, defaults and annotations go. A schema
+    that cannot meet the subset comes back unchanged, with the reasons in `not_strict`.
     """
     edit = Edit()
     result = copy.deepcopy(schema)
