@@ -219,7 +219,7 @@ def _openai_node(node: dict[str, Any], path: str, edit: Edit, root: dict[str, An
         if not (ref == "#" or ref.startswith(("#/$defs/", "#/definitions/"))):
             edit.refuse(path, f"$ref {ref!r} is not a local definition")
         siblings = [k for k in node if k != "$ref"]
-        if siblings:
+        if siblings and not edit.not_strict:  # once refused, the schema is sent unchanged
             wrapped = {k: node.pop(k) for k in siblings}
             node["anyOf"] = [{"$ref": node.pop("$ref")}]
             node.update(wrapped)
