@@ -1,7 +1,10 @@
 """A tool with a hand-written JSON Schema: a proxy of a remote tool whose schema is all we have.
 
 The contract compiles the schema once (jsonschema-rs, formats asserted, no remote ``$ref``) and
-enforces it like any other: the proxy only ever sees admitted arguments.
+enforces it exactly as JSON Schema reads it: the proxy only ever sees admitted arguments. JSON Schema
+is laxer than a typed tool in two ways: an object without ``"additionalProperties": false`` admits
+members it does not name (this schema closes its object, so ``unit`` below is refused), and ``1.0`` is
+an integer.
 
 Run it with ``python examples/raw_schema.py``.
 """

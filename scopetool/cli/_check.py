@@ -3,7 +3,9 @@
 Errors (exit 1): a tool or a parameter without a description, a docstring entry for no parameter, a
 name a provider refuses, a description over a provider's limit. Warnings (exit 0, or 1 with
 ``--strict``): a tool that cannot use a provider's strict mode (and why), a docstring entry the model
-never sees, and the other notes of a provider's portability report.
+never sees, the other notes of a provider's portability report, and what a schema says that its
+author may not mean: open objects (no ``additionalProperties``, so unknown members are admitted, as
+JSON Schema says; scopetool's own schemas are always closed) and parts no value can satisfy.
 """
 
 from __future__ import annotations
@@ -14,16 +16,17 @@ import re
 import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final, cast
+from typing import Any, Final, TypeGuard, cast
 
 import docstring_parser
 from pydantic import BaseModel
 
 from .._binding import Binding
 from .._func import Func
-from .._json import JsonObject, is_object
+from .._json import JsonObject, is_array, is_object
 from .._registry import Registry
 from ..providers import ProviderError
+from ..providers._transform import subschemas
 from ._common import PROVIDERS, STRICT_PROVIDERS, ExitCode, export_tools, stdout
 from ._target import load_registry
 
@@ -81,6 +84,7 @@ def lint(registry: Registry, providers: Sequence[str]) -> list[Finding]:
     for binding in registry:
         findings.extend(_descriptions(binding))
         findings.extend(_docstring(binding))
+        findings.extend(_schema(binding))
         for provider in providers:
             try:
                 export = export_tools(provider, binding)
@@ -136,6 +140,115 @@ def _described(node: Any, root: JsonObject, depth: int) -> bool:
         return _described(target, root, depth + 1)
     choices = [choice for keyword in ("anyOf", "oneOf", "allOf") for choice in node.get(keyword, [])]
     return any(_described(choice, root, depth + 1) for choice in choices)
+
+
+# -- what a schema says that its author may not mean
+
+_JSON_TYPES: Final = ("null", "boolean", "integer", "number", "string", "array", "object")
+_BOUNDS: Final = (
+    # lower bound, upper bound, whether they may meet
+    ("minimum", "maximum", True),
+    ("exclusiveMinimum", "maximum", False),
+    ("minimum", "exclusiveMaximum", False),
+    ("exclusiveMinimum", "exclusiveMaximum", False),
+    ("minLength", "maxLength", True),
+    ("minItems", "maxItems", True),
+    ("minProperties", "maxProperties", True),
+)
+
+
+def _schema(binding: Binding) -> list[Finding]:
+    """Open objects, and parts of the input schema no value can satisfy."""
+    schema = binding.definition().input_schema
+    open_paths: list[str] = []
+    problems: list[str] = []
+
+    def visit(node: dict[str, Any], path: str, depth: int) -> None:
+        if _is_object(node) and "additionalProperties" not in node and not node.get("patternProperties"):
+            open_paths.append(path)
+        problems.extend(f"{path}: no value satisfies this schema {problem}" for problem in _unsatisfiable(node))
+        if depth < 64:
+            for child_path, child in subschemas(node, path):
+                visit(child, child_path, depth + 1)
+
+    visit(schema, "$", 0)
+    found: list[Finding] = []
+    if open_paths:
+        many = len(open_paths) > 1
+        found.append(
+            Finding(
+                binding.name,
+                ALL,
+                f"open object{'s' if many else ''} (no additionalProperties) at {', '.join(open_paths)}: JSON "
+                f"Schema, and so the contract, admits members {'they do' if many else 'it does'} not name, and "
+                'strict modes cannot be used; add "additionalProperties": false to refuse them',
+                error=False,
+            )
+        )
+    found.extend(Finding(binding.name, ALL, problem, error=False) for problem in dict.fromkeys(problems))
+    return found
+
+
+def _is_object(node: JsonObject) -> bool:
+    kind = node.get("type")
+    return kind == "object" or (isinstance(kind, list) and "object" in kind) or "properties" in node
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
+        return "integer"  # 1.0 is an integer to JSON Schema
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def _fits(value: object, kinds: list[str]) -> bool:
+    found = _json_type(value)
+    return found in kinds or (found == "integer" and "number" in kinds)
+
+
+def _unsatisfiable(node: JsonObject) -> list[str]:
+    """What makes one schema node match nothing: its own keywords contradicting each other."""
+    found: list[str] = []
+    kind = node.get("type")
+    # The schema compiled at bind, so a list of types holds type names.
+    kinds: list[str] | None = [kind] if isinstance(kind, str) else cast("list[str]", kind) if is_array(kind) else None
+    if isinstance(node.get("enum"), list):
+        values = node["enum"]
+        if not values:
+            found.append("(an empty enum)")
+        elif kinds and not any(_fits(value, kinds) for value in values):
+            shown = "/".join(sorted({_json_type(value) for value in values}))
+            found.append(f"(an enum of {shown} values on type {' or '.join(kinds)})")
+    if "const" in node and kinds and not _fits(node["const"], kinds):
+        found.append(f"(a const {_json_type(node['const'])} on type {' or '.join(kinds)})")
+    for low_key, high_key, inclusive in _BOUNDS:
+        low, high = node.get(low_key), node.get(high_key)
+        if _number(low) and _number(high) and (low > high if inclusive else low >= high):
+            found.append(f"({low_key} {low}, {high_key} {high})")
+    if node.get("items") is False and _number(node.get("minItems")) and node["minItems"] > 0:
+        found.append("(items: false, yet minItems over 0)")
+    listed = node.get("properties")
+    properties: JsonObject = listed if is_object(listed) else {}
+    names = node.get("required")
+    required: list[Any] = names if is_array(names) else []
+    for name in required:
+        forbidden = properties.get(name) is False or (
+            name not in properties and node.get("additionalProperties") is False and not node.get("patternProperties")
+        )
+        if isinstance(name, str) and forbidden:
+            found.append(f"(it requires {name!r}, which it does not allow)")
+    return found
+
+
+def _number(value: object) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _docstring(binding: Binding) -> list[Finding]:

@@ -2,7 +2,8 @@
 
 Claude's strict mode compiles each schema into a grammar, so it accepts a subset of JSON Schema
 (Anthropic's documented strict subset). `anthropic_strict` fits one schema to that subset the way the
-SDK's ``transform_schema`` does, with three differences: open objects (``dict[str, X]``) and
+SDK's ``transform_schema`` does, with three differences: open objects (``dict[str, X]``, or any
+object without ``additionalProperties``) and
 recursive schemas make a tool fall back to non-strict instead of being silently closed or refused by
 the API; a ``$ref`` with sibling keywords is inlined (or wrapped) instead of losing its description;
 and every change is recorded. `fit_request` then applies the per-request limits (strict tools,
@@ -17,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
 from .._json import JsonObject, is_array, is_object
-from ._transform import ANNOTATIONS, Edit, Transformed, subschemas
+from ._transform import ANNOTATIONS, Edit, Transformed, close_object, same_typed_tuple, subschemas, to_items
 
 __all__ = [
     "ANTHROPIC_FORMATS",
@@ -70,7 +71,7 @@ def root_union(schema: dict[str, Any]) -> str | None:
 def anthropic_strict(schema: dict[str, Any]) -> Transformed:
     """Fit a schema to Claude's strict subset, or say why it cannot be.
 
-    Objects are closed (``additionalProperties: false``) and keep ``required`` as written; ``oneOf``
+    Objects must be closed already (`close_object`) and keep ``required`` as written; ``oneOf``
     becomes ``anyOf``; a ``$ref`` with sibling keywords is replaced by its definition (or wrapped in
     ``anyOf`` when a sibling constrains); unsupported keywords (bounds, lengths, ``maxItems``,
     ``minItems`` over 1, other formats, patterns with lookaround, backreferences or word boundaries,
@@ -351,15 +352,9 @@ class _Walker:
         if node.get("type") is None:
             node["type"] = "object"
             edit.record(path, "converted", "type", "an object schema needs its type")
-        for keyword in ("patternProperties", "propertyNames"):
-            if keyword in node:
-                edit.refuse(path, f"an open object ({keyword}) cannot be closed without changing its meaning")
-        extra = node.get("additionalProperties", False)
-        if extra is not False:
-            edit.refuse(path, "an open object (dict) cannot be closed without changing its meaning")
-        elif "additionalProperties" not in node:
-            node["additionalProperties"] = False
-            edit.record(path, "closed", "additionalProperties", "strict mode needs closed objects")
+        close_object(node, path, edit)
+        if "propertyNames" in node:
+            edit.refuse(path, "propertyNames is not in the strict subset")
         properties = node.get("properties")
         if not is_object(properties):
             node["properties"] = {}
@@ -371,15 +366,12 @@ class _Walker:
 
     def _array(self, node: dict[str, Any], path: str) -> None:
         edit = self.edit
-        prefix = node.get("prefixItems")
-        if prefix is not None:
-            distinct: set[str] = {json.dumps(item, sort_keys=True) for item in prefix} if is_array(prefix) else set()
-            if len(distinct) == 1 and node.get("items") in (None, False):
-                node["items"] = node.pop("prefixItems")[0]
-                edit.record(path, "converted", "prefixItems", "a same-typed tuple becomes items (length described)")
-            else:
-                edit.refuse(path, "tuples of different types (prefixItems) are not in the strict subset")
+        if "prefixItems" in node:
+            if not same_typed_tuple(node):
+                edit.refuse(path, "this tuple (prefixItems) cannot be written as items: it is not in the strict subset")
                 return
+            to_items(node)
+            edit.record(path, "converted", "prefixItems", "a same-typed tuple becomes items (length described)")
         items = node.get("items")
         if not isinstance(items, dict) or not any(keyword in items for keyword in _TYPED):
             edit.refuse(path, "array items need a type")

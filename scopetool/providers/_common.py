@@ -28,6 +28,7 @@ __all__ = [
     "ToolReport",
     "Tools",
     "UnknownToolError",
+    "allows_null",
     "definitions_of",
     "is_iterable",
     "is_mapping",
@@ -463,7 +464,7 @@ def _repair(value: Any, schema: Any, root: JsonObject, depth: int) -> bool:
         if (
             member is None
             and all(key not in node.get("required", []) for node in candidates if key in node.get("properties", {}))
-            and not any(_allows_null(p, root, 0) for p in props)
+            and not any(allows_null(p, root, 0) for p in props)
         ):
             del value[key]
             changed = True
@@ -486,7 +487,8 @@ def _object_schemas(schema: Any, root: JsonObject, depth: int) -> list[JsonObjec
     return found
 
 
-def _allows_null(schema: Any, root: JsonObject, depth: int) -> bool:
+def allows_null(schema: Any, root: JsonObject, depth: int) -> bool:
+    """Whether `schema` admits ``null`` (local ``$ref``s followed, `depth` bounding the walk)."""
     if schema is True or schema == {}:
         return True
     if not is_object(schema) or depth > 32:
@@ -497,9 +499,9 @@ def _allows_null(schema: Any, root: JsonObject, depth: int) -> bool:
     if None in schema.get("enum", [1]) or ("const" in schema and schema["const"] is None):
         return True
     ref = schema.get("$ref")
-    if isinstance(ref, str) and _allows_null(_resolve(ref, root), root, depth + 1):
+    if isinstance(ref, str) and allows_null(_resolve(ref, root), root, depth + 1):
         return True
-    return any(_allows_null(choice, root, depth + 1) for choice in schema.get("anyOf", []) + schema.get("oneOf", []))
+    return any(allows_null(choice, root, depth + 1) for choice in schema.get("anyOf", []) + schema.get("oneOf", []))
 
 
 def _resolve(ref: str, root: JsonObject) -> Any:

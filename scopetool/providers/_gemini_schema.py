@@ -411,6 +411,13 @@ class _OpenAPI:
             del node["format"]
             describe(node, f"format: {form}")
             edit.record(path, "described", "format", "the parameters dialect has no string formats")
+        kind = node.get("type")
+        is_object = kind == "object" or (kind is None and ("properties" in node or "required" in node))
+        if is_object and not self.output and "additionalProperties" not in node and not node.get("patternProperties"):
+            # Open in JSON Schema, but the dialect can only name members: VALIDATED would forbid the rest.
+            self.blockers.append(
+                f"{path}: an open object (no additionalProperties): the model can send only its properties"
+            )
         for keyword in _DICT_LIKE:
             if keyword not in node:
                 continue
@@ -512,9 +519,13 @@ class _OpenAPI:
         for choice in choices:
             distinct.setdefault(_text(choice), choice)
         node["items"] = next(iter(distinct.values())) if len(distinct) == 1 else {"anyOf": list(distinct.values())}
+        shortest, longest = node.get("minItems", 0), node.get("maxItems")
         node.setdefault("minItems", len(positions))
         if rest in (None, False):
             node.setdefault("maxItems", len(positions))
+        if shortest < len(positions) or (rest is None and (longest is None or longest > len(positions))):
+            # prefixItems alone fixes no length: a shorter array, or (with no items) a longer one, is valid.
+            self.blockers.append(f"{path}: a tuple whose length the dialect fixes, though its schema does not")
         if len(distinct) == 1:
             self.edit.record(path, "converted", "prefixItems", "a same-typed tuple becomes items with a fixed length")
         else:

@@ -13,10 +13,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from .._json import JsonObject, is_object
-from ._common import Change, ChangeAction
+from .._json import JsonObject, is_array, is_object
+from ._common import Change, ChangeAction, allows_null
 
-__all__ = ["Edit", "Transformed", "openai_strict", "subschemas"]
+__all__ = ["Edit", "Transformed", "close_object", "openai_strict", "same_typed_tuple", "subschemas", "to_items"]
 
 ANNOTATIONS: Final = (
     "$schema",
@@ -82,6 +82,71 @@ def subschemas(schema: dict[str, Any], path: str) -> Iterator[tuple[str, dict[st
                 yield f"{path}.{key}[{index}]", child
 
 
+# -- what every strict mode shares: closing objects, and tuples as arrays --------------------------
+
+OPEN_OBJECT: Final = (
+    "an open object (without additionalProperties, JSON Schema admits members it does not name): "
+    "closing it would forbid calls the contract admits"
+)
+"""Why an object without ``additionalProperties`` cannot be closed (a hand-written schema's common case)."""
+_APPLICATORS: Final = ("allOf", "anyOf", "oneOf", "not", "$ref", "if", "then", "else", "dependentSchemas")
+
+
+def close_object(node: dict[str, Any], path: str, edit: Edit) -> None:
+    """Make sure an object schema is closed for a strict mode, or refuse strict mode where it cannot be.
+
+    Strict modes hold the model to closed objects (``additionalProperties: false``). Closing is only
+    done where it keeps the object's meaning: ``unevaluatedProperties: false`` with no applicator
+    beside it already admits exactly the named properties, and becomes ``additionalProperties:
+    false``. Anything else that admits unnamed members is open, and closing it would forbid calls the
+    contract admits: a missing ``additionalProperties`` (open in JSON Schema), ``true`` or a schema
+    (a ``dict``), or ``patternProperties``. The tool then falls back to non-strict, with the reason.
+    """
+    extra = node.get("additionalProperties")
+    if node.get("patternProperties"):
+        edit.refuse(path, "an open object (patternProperties) cannot be closed without forbidding its members")
+    if extra is False:
+        return
+    if extra is None:
+        if node.get("unevaluatedProperties") is False and not any(k in node for k in _APPLICATORS):
+            del node["unevaluatedProperties"]
+            node["additionalProperties"] = False
+            edit.record(
+                path, "closed", "additionalProperties", "unevaluatedProperties: false with no applicator means the same"
+            )
+        else:
+            edit.refuse(path, OPEN_OBJECT)
+        return
+    edit.refuse(path, "an open object (dict) cannot be closed without changing its meaning")
+
+
+def same_typed_tuple(node: dict[str, Any]) -> bool:
+    """Whether a ``prefixItems`` tuple can become ``items`` without forbidding an array it admits.
+
+    Every position must have the same schema, and what may follow the positions must be nothing
+    (``items: false``, or ``maxItems`` no more than the positions) or that same schema. The rewrite
+    keeps ``minItems`` and ``maxItems`` as written: ``prefixItems`` alone sets no length.
+    """
+    prefix = node.get("prefixItems")
+    if not is_array(prefix) or not prefix:
+        return False
+    first = json.dumps(prefix[0], sort_keys=True)
+    if any(json.dumps(item, sort_keys=True) != first for item in prefix):
+        return False
+    rest = node.get("items")
+    limit = node.get("maxItems")
+    bounded = isinstance(limit, int) and not isinstance(limit, bool) and limit <= len(prefix)
+    return rest is False or (rest is None and bounded) or json.dumps(rest, sort_keys=True) == first
+
+
+def to_items(node: dict[str, Any]) -> None:
+    """Rewrite a tuple `same_typed_tuple` accepted as ``items`` (with ``maxItems`` where nothing may follow)."""
+    prefix = node.pop("prefixItems")
+    if node.get("items") is False:
+        node["maxItems"] = min(node.get("maxItems", len(prefix)), len(prefix))
+    node["items"] = prefix[0]
+
+
 def describe(node: dict[str, Any], text: str) -> None:
     """Append `text` to a node's description (a keyword the model can no longer see, in words)."""
     current = node.get("description")
@@ -96,7 +161,7 @@ OPENAI_FORMATS: Final = frozenset(
 OPENAI_UNSUPPORTED: Final = (
     "not", "if", "then", "else", "dependentRequired", "dependentSchemas", "unevaluatedProperties",
     "unevaluatedItems", "contains", "minContains", "maxContains", "uniqueItems", "minProperties",
-    "maxProperties", "patternProperties", "propertyNames",
+    "maxProperties", "propertyNames",
 )  # fmt: skip
 OPENAI_TYPED: Final = ("type", "$ref", "anyOf", "enum", "const")
 _LOOKAROUND: Final = ("(?=", "(?!", "(?<=", "(?<!", "\\1", "\\2", "\\k<")
@@ -105,9 +170,9 @@ _LOOKAROUND: Final = ("(?=", "(?!", "(?<=", "(?<!", "\\1", "\\2", "\\k<")
 def openai_strict(schema: dict[str, Any]) -> Transformed:
     """Fit a schema to OpenAI's strict subset, or say why it cannot be.
 
-    Objects are closed, every property is required (optional ones made nullable), `oneOf` becomes
-    `anyOf`, defaults and annotations go. A schema that cannot meet the subset comes back unchanged,
-    with the reasons in `not_strict`.
+    Objects must be closed already (`close_object`), every property is made required (optional ones
+    nullable, see `_require_all`), `oneOf` becomes `anyOf`, defaults and annotations go. A schema
+    that cannot meet the subset comes back unchanged, with the reasons in `not_strict`.
     """
     edit = Edit()
     result = copy.deepcopy(schema)
@@ -145,9 +210,6 @@ def _openai_node(node: dict[str, Any], path: str, edit: Edit, root: dict[str, An
             edit.record(path, "inlined", "allOf", "a single-member allOf merged into its parent")
         else:
             edit.refuse(path, "allOf with several members is not in the strict subset")
-    for keyword in OPENAI_UNSUPPORTED:
-        if keyword in node:
-            edit.refuse(path, f"{keyword} is not in the strict subset")
     if "format" in node and node["format"] not in OPENAI_FORMATS:
         edit.refuse(path, f"format {node['format']!r} is not one strict mode supports")
     if isinstance(node.get("pattern"), str) and any(marker in node["pattern"] for marker in _LOOKAROUND):
@@ -157,7 +219,7 @@ def _openai_node(node: dict[str, Any], path: str, edit: Edit, root: dict[str, An
         if not (ref == "#" or ref.startswith(("#/$defs/", "#/definitions/"))):
             edit.refuse(path, f"$ref {ref!r} is not a local definition")
         siblings = [k for k in node if k != "$ref"]
-        if siblings:
+        if siblings and not edit.not_strict:  # once refused, the schema is sent unchanged
             wrapped = {k: node.pop(k) for k in siblings}
             node["anyOf"] = [{"$ref": node.pop("$ref")}]
             node.update(wrapped)
@@ -166,8 +228,11 @@ def _openai_node(node: dict[str, Any], path: str, edit: Edit, root: dict[str, An
     is_object = (
         kind == "object" or (isinstance(kind, list) and "object" in kind) or ("properties" in node and kind is None)
     )
-    if is_object:
-        _openai_object(node, path, edit)
+    optional = _openai_object(node, path, edit) if is_object else {}
+    marks = (len(edit.null_defaults), len(edit.changes))
+    for keyword in OPENAI_UNSUPPORTED:
+        if keyword in node:
+            edit.refuse(path, f"{keyword} is not in the strict subset")
     if kind == "array" or (isinstance(kind, list) and "array" in kind):
         _openai_array(node, path, edit)
     if path != "$" and not any(k in node for k in OPENAI_TYPED) and not path.endswith(("$defs", "definitions")):
@@ -175,29 +240,62 @@ def _openai_node(node: dict[str, Any], path: str, edit: Edit, root: dict[str, An
     for child_path, child in list(subschemas(node, path)):
         if depth < 64:
             _openai_node(child, child_path, edit, root, depth + 1)
+    if is_object:
+        _require_all(node, path, edit, root, optional=optional, marks=marks)
 
 
-def _openai_object(node: dict[str, Any], path: str, edit: Edit) -> None:
+def _openai_object(node: dict[str, Any], path: str, edit: Edit) -> dict[str, bool]:
+    """Close an object; its optional properties, each with whether its default is null (read before it goes)."""
     if node.get("type") is None:
         node["type"] = "object"
+    close_object(node, path, edit)
     properties: JsonObject = node.setdefault("properties", {})
-    extra = node.get("additionalProperties", False)
-    if extra is not False:
-        edit.refuse(path, "an open object (dict) cannot be closed without changing its meaning")
-    elif "additionalProperties" not in node:
-        node["additionalProperties"] = False
-        edit.record(path, "closed", "additionalProperties", "strict mode needs closed objects")
-    required = list(node.get("required", []))
     for name, prop in properties.items():
-        if name in required or not is_object(prop):
-            continue
-        before = json.dumps(prop, sort_keys=True)
-        _make_nullable(prop)
-        if json.dumps(prop, sort_keys=True) != before:
-            edit.null_defaults.append(f"{path}.{name}")
-            edit.record(f"{path}.{name}", "nullable", "required", "made required and nullable; null means omitted")
+        if not is_object(prop):  # true (any value) or false (never): neither is in the subset
+            edit.refuse(f"{path}.{name}", f"a boolean schema ({json.dumps(prop)}) cannot be strict")
+    required = node.get("required", [])
+    return {
+        name: is_object(prop) and "default" in prop and prop["default"] is None
+        for name, prop in properties.items()
+        if name not in required
+    }
+
+
+def _require_all(
+    node: dict[str, Any],
+    path: str,
+    edit: Edit,
+    root: dict[str, Any],
+    *,
+    optional: dict[str, bool],
+    marks: tuple[int, int],
+) -> None:
+    """Make every property required, once the properties are themselves strict; optional ones made nullable.
+
+    The model then sends ``null`` for "omitted" (`Edit.null_defaults`), which `repair_nulls` takes out
+    again. A property that already admits ``null`` cannot say "omitted" that way: it is only made
+    required when ``null`` is its default anyway; otherwise strict mode is refused. What is found is
+    recorded at `marks` (where the object's own entries began), before its properties' entries.
+    """
+    properties: JsonObject = node["properties"]
+    nullable: list[str] = []
+    changes = Edit()
+    for name, null_default in optional.items():
+        prop = properties[name]
+        where = f"{path}.{name}"
+        if not is_object(prop) or not any(keyword in prop for keyword in OPENAI_TYPED):
+            continue  # already refused: a boolean schema, or a value without a type
+        elif allows_null(prop, root, 0):
+            if null_default:
+                changes.record(where, "required", "required", "made required; it admits null, its default")
+            else:
+                edit.refuse(where, "optional and already nullable: required, null could not mean omitted")
         else:
-            edit.record(f"{path}.{name}", "required", "required", "strict mode needs every property required")
+            _make_nullable(prop)
+            nullable.append(where)
+            changes.record(where, "nullable", "required", "made required and nullable; null means omitted")
+    edit.null_defaults[marks[0] : marks[0]] = nullable
+    edit.changes[marks[1] : marks[1]] = changes.changes
     node["required"] = list(properties)
 
 
@@ -225,17 +323,12 @@ def _make_nullable(prop: dict[str, Any]) -> None:
 
 
 def _openai_array(node: dict[str, Any], path: str, edit: Edit) -> None:
-    prefix = node.get("prefixItems")
-    if prefix is not None:
-        distinct = {json.dumps(item, sort_keys=True) for item in prefix}
-        if len(distinct) == 1 and node.get("items") in (None, False):
-            node["items"] = prefix[0]
-            node.pop("prefixItems")
-            node["minItems"] = node["maxItems"] = len(prefix)
-            edit.record(path, "converted", "prefixItems", "a same-typed tuple becomes items with a fixed length")
-        else:
-            edit.refuse(path, "tuples of different types (prefixItems) are not in the strict subset")
+    if "prefixItems" in node:
+        if not same_typed_tuple(node):
+            edit.refuse(path, "this tuple (prefixItems) cannot be written as items: it is not in the strict subset")
             return
+        to_items(node)
+        edit.record(path, "converted", "prefixItems", "a same-typed tuple becomes items, its length kept")
     items = node.get("items")
     if not isinstance(items, dict) or not any(k in items for k in OPENAI_TYPED):
         edit.refuse(path, "array items need a type")

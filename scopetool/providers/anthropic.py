@@ -70,9 +70,10 @@ def export_tools(tools: Tools, *, strict: bool = False) -> Export:
     """The tools as Anthropic Messages tool definitions.
 
     Without ``strict`` each schema is sent exactly as the contract has it. With ``strict=True`` each
-    schema that fits Claude's strict subset is sent with ``strict: true``: objects closed,
+    schema that fits Claude's strict subset is sent with ``strict: true``: objects closed already,
     ``required`` as written, ``oneOf`` as ``anyOf``, unsupported keywords moved into descriptions
-    (see `ToolReport.changes`). A tool that cannot be strict (open dicts, recursion, ``Any``, tuples
+    (see `ToolReport.changes`). A tool that cannot be strict (open objects: dicts, or objects
+    without ``additionalProperties``, which JSON Schema leaves open; recursion, ``Any``, tuples
     of different types), or that would take the request over Claude's limits (20 strict tools, 24
     optional and 16 union parameters across them, first come first served in export order), is
     sent as is without ``strict``, and `ToolReport.not_strict` says why.

@@ -61,11 +61,12 @@ NAME_PATTERN: Final = r"[a-zA-Z0-9_-]{1,64}"
 def export_tools(tools: Tools, *, strict: bool = True) -> Export:
     """The tools as Mistral function tools.
 
-    With ``strict=True`` every object of a schema is closed (``additionalProperties: false``, as
-    Mistral's own strict helper does) and the tool is sent with ``strict: true``; ``required`` is kept
-    as written, so optional fields stay optional. A schema with an open object (a ``dict`` field)
-    cannot be closed without changing its meaning: it falls back to ``strict: false`` with its original
-    schema, and the report says why. Mistral has no known description limit.
+    With ``strict=True`` a schema whose every object is closed (``additionalProperties: false``) is
+    sent with ``strict: true``; ``required`` is kept as written, so optional fields stay optional. A
+    schema with an open object (a ``dict`` field, or an object without ``additionalProperties``, which
+    JSON Schema leaves open) cannot be closed without changing its meaning, as Mistral's own helper
+    would: it falls back to ``strict: false`` with its original schema, and the report says why.
+    Mistral has no known description limit.
     """
     definitions = definitions_of(tools)
     wire: list[dict[str, Any]] = []

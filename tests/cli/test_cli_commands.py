@@ -21,6 +21,8 @@ from conftest import FIXTURES, Command, run_process
 from scopetool import __version__
 
 T = "cli_tools.py:registry"
+IMPOSSIBLE = "impossible: all: warning:"
+UNSATISFIABLE = "no value satisfies this schema"
 
 
 @dataclass(frozen=True)
@@ -198,7 +200,9 @@ CASES = [
             "1st-place: gemini: error: cannot be exported: names must match",
             "filtered: all: warning: the docstring describes 'filters', the input model itself",
             "tagged: anthropic: warning: cannot be strict: $.labels: an open object",
-            "10 errors, 8 warnings in 6 of 6 tools (8 providers checked)",
+            "raw: all: warning: open object (no additionalProperties) at $: JSON Schema, and so the contract, "
+            "admits members it does not name",
+            "10 errors, 12 warnings in 6 of 6 tools (8 providers checked)",
         ),
     ),
     case("check", "messy_tools.py:tagged", code=0, out="0 errors, 5 warnings in 1 of 1 tool (8 providers checked)"),
@@ -222,10 +226,50 @@ CASES = [
         code=1,
         out=(
             "either: anthropic: error: cannot be exported: input_schema does not support oneOf, allOf, or anyOf",
-            "1 error, 0 warnings in 1 of 1 tool (1 provider checked)",
+            "either: all: warning: open object (no additionalProperties) at $",
+            "1 error, 1 warning in 1 of 1 tool (1 provider checked)",
         ),
     ),
     case("check", "messy_tools.py:located", code=0, out="no problems in 1 tool (8 providers checked)\n"),
+    # check: what a hand-written schema says that its author may not mean (warnings)
+    case(
+        "check",
+        "handwritten_tools.py:registry",
+        "--provider",
+        "mcp",
+        code=0,
+        out=(
+            "opened: all: warning: open objects (no additionalProperties) at $, $.filter: JSON Schema, and so the "
+            'contract, admits members they do not name, and strict modes cannot be used; add "additionalProperties": '
+            "false to refuse them",
+            f"{IMPOSSIBLE} $: {UNSATISFIABLE} (it requires 'missing', which it does not allow)",
+            f"{IMPOSSIBLE} $.tags: {UNSATISFIABLE} (an enum of string values on type array)",
+            f"{IMPOSSIBLE} $.flag: {UNSATISFIABLE} (an enum of string values on type boolean)",
+            f"{IMPOSSIBLE} $.code: {UNSATISFIABLE} (a const integer on type string)",
+            f"{IMPOSSIBLE} $.n: {UNSATISFIABLE} (minimum 5, maximum 1)",
+            f"{IMPOSSIBLE} $.ratio: {UNSATISFIABLE} (exclusiveMinimum 1, exclusiveMaximum 1)",
+            f"{IMPOSSIBLE} $.word: {UNSATISFIABLE} (minLength 3, maxLength 2)",
+            f"{IMPOSSIBLE} $.none: {UNSATISFIABLE} (an empty enum)",
+            f"{IMPOSSIBLE} $.never: {UNSATISFIABLE} (it requires 'x', which it does not allow)",
+            f"{IMPOSSIBLE} $.odd: {UNSATISFIABLE} (an enum of array/boolean/null/number/object values on type string)",
+            f"{IMPOSSIBLE} $.empty: {UNSATISFIABLE} (items: false, yet minItems over 0)",
+            f"{IMPOSSIBLE} $.banned: {UNSATISFIABLE} (it requires 'x', which it does not allow)",
+            "impossible: all: warning: open object (no additionalProperties) at $.banned:",
+            "0 errors, 14 warnings in 2 of 3 tools (1 provider checked)",
+        ),
+        hidden=("sound:", "$.ok"),
+    ),
+    case(
+        "check", "handwritten_tools.py:registry", "--provider", "mcp", "--strict", code=1, out="14 errors, 0 warnings"
+    ),
+    case(
+        "check",
+        "handwritten_tools.py:registry",
+        "--provider",
+        "openai_chat",
+        code=0,
+        out="opened: openai_chat: warning: cannot be strict: $: an open object (without additionalProperties",
+    ),
     case(
         "check",
         "messy_tools.py:vanishing",

@@ -141,8 +141,8 @@ def export_schema(schema: dict[str, Any], *, strict: bool = True) -> tuple[dict[
 
 
 def obj(*required: str, **properties: Any) -> dict[str, Any]:
-    """An object schema with `properties`, `required` naming the given ones."""
-    return {"type": "object", "properties": properties, "required": list(required)}
+    """A closed object schema with `properties`, `required` naming the given ones."""
+    return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
 
 
 def changes(report: Any) -> set[str]:
@@ -351,24 +351,50 @@ def test_required_is_kept_as_written() -> None:
     schema = obj("a", a={"type": "string"}, b={"type": "integer"})
     tool_, report = export_schema(schema)
     assert tool_["strict"] is True
-    assert tool_["input_schema"] == {**schema, "additionalProperties": False}
+    assert tool_["input_schema"] == schema
     assert report.null_defaults == ()
-    assert changes(report) == {"$ additionalProperties closed"}
+    assert report.changes == ()
 
 
-def test_objects_are_closed_and_completed() -> None:
-    """Objects get additionalProperties false, a properties member and a type when they lack one."""
-    schema = obj("inner", "empty", inner={"properties": {"x": {"type": "integer"}}}, empty={"type": "object"})
+def test_closed_objects_are_completed() -> None:
+    """Closed objects get a properties member and a type when they lack one."""
+    inner = {"properties": {"x": {"type": "integer"}}, "additionalProperties": False}
+    schema = obj("inner", "empty", inner=inner, empty={"type": "object", "additionalProperties": False})
     tool_, report = export_schema(schema)
     properties = tool_["input_schema"]["properties"]
-    assert properties["inner"] == {
+    assert properties["inner"] == {"type": "object", **inner}
+    assert properties["empty"] == {"type": "object", "properties": {}, "additionalProperties": False}
+    assert "$.inner type converted" in changes(report)
+    assert "$.empty properties converted" in changes(report)
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
+        {"type": "object", "required": ["a"]},
+        obj("o", o={"type": "object", "properties": {"x": {"type": "integer"}}}),
+        obj("o", o={"type": "array", "items": {"type": "object", "properties": {}}}),
+    ],
+)
+def test_open_objects_are_not_closed(schema: dict[str, Any]) -> None:
+    """An object without additionalProperties admits unknown members: the tool falls back unchanged."""
+    tool_, report = export_schema(schema)
+    assert "strict" not in tool_ and tool_["input_schema"] == schema
+    assert any("an open object (without additionalProperties" in r for r in report.not_strict), report.not_strict
+
+
+def test_unevaluated_properties_false_alone_is_closing() -> None:
+    """unevaluatedProperties false with no applicator beside it becomes additionalProperties false."""
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}, "unevaluatedProperties": False}
+    tool_, report = export_schema(schema)
+    assert tool_["strict"] is True
+    assert tool_["input_schema"] == {
         "type": "object",
-        "properties": {"x": {"type": "integer"}},
+        "properties": {"a": {"type": "string"}},
         "additionalProperties": False,
     }
-    assert properties["empty"] == {"type": "object", "properties": {}, "additionalProperties": False}
-    assert {c.path for c in report.changes if c.action == "closed"} == {"$", "$.inner", "$.empty"}
-    assert "$.inner type converted" in changes(report)
+    assert changes(report) == {"$ additionalProperties closed"}
 
 
 @pytest.mark.parametrize(
@@ -551,7 +577,8 @@ def test_recursion_cannot_be_strict(schema: dict[str, Any]) -> None:
         ({"description": "anything"}, "without a type"),
         ({"type": "array"}, "items need a type"),
         ({"type": "array", "items": {}}, "items need a type"),
-        ({"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}]}, "tuples of different types"),
+        ({"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}]}, "tuple (prefixItems)"),
+        ({"type": "array", "prefixItems": [{"type": "integer"}]}, "tuple (prefixItems)"),
         ({"enum": [{"a": 1}, "b"]}, "enum must list"),
         ({"const": [1, 2]}, "const must be"),
         ({"allOf": [{"$ref": "#/$defs/A"}, {"$ref": "#/$defs/B"}]}, "allOf over a $ref"),
@@ -623,7 +650,8 @@ def definition(name: str, optional: int = 0, unions: int = 0) -> Definition:
     properties |= {f"o{i}": {"type": "integer"} for i in range(optional)}
     properties |= {f"u{i}": {"anyOf": [{"type": "integer"}, {"type": "string"}]} for i in range(unions)}
     required = ["req", *(f"u{i}" for i in range(unions))]
-    return Definition(name=name, input_schema={"type": "object", "properties": properties, "required": required})
+    schema = {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+    return Definition(name=name, input_schema=schema)
 
 
 def test_at_most_20_strict_tools_per_request() -> None:

@@ -693,6 +693,17 @@ def test_tuples_are_approximated(prop: dict[str, Any], expected: dict[str, Any])
     entry, report = export_schema(obj("v", v=prop))
     assert entry["parameters"]["properties"]["v"] == expected
     assert ("$.v", "prefixItems", "converted") in changes(report)
+    # prefixItems alone fixes no length, so the fixed one narrows the schema: VALIDATED stays off.
+    blocker = "$.v: a tuple whose length the dialect fixes, though its schema does not"
+    assert any(note.startswith(gemini.VALIDATED_NOTE) and blocker in note for note in report.notes), report.notes
+
+
+def test_tuples_of_fixed_length_keep_validated() -> None:
+    """A tuple whose schema fixes its length (as pydantic's do) is not narrowed: VALIDATED stays on."""
+    prop = {"type": "array", "prefixItems": [{"type": "integer"}] * 2, "minItems": 2, "maxItems": 2}
+    schema = obj("v", v=prop) | {"additionalProperties": False}
+    export = gemini.export_tools(Definition(name="t", input_schema=schema), mode="openapi")
+    assert gemini.tool_config(export) == {"functionCallingConfig": {"mode": "VALIDATED"}}
 
 
 @pytest.mark.parametrize(
@@ -705,13 +716,29 @@ def test_tuples_are_approximated(prop: dict[str, Any], expected: dict[str, Any])
 )
 def test_dict_fields_are_dropped_with_a_report_entry(member: dict[str, Any]) -> None:
     """A dict's value schema goes; the report says the field arrives empty and keeps VALIDATED off."""
-    export = gemini.export_tools(Definition(name="t", input_schema=obj("d", d=member)), mode="openapi")
+    schema = obj("d", d=member) | {"additionalProperties": False}
+    export = gemini.export_tools(Definition(name="t", input_schema=schema), mode="openapi")
     assert export.tools[0]["parameters"]["properties"]["d"] == {"type": "OBJECT"}
     report = export.report.for_tool("t")
     [change] = [c for c in report.changes if c.path == "$.d"]
     assert change.action == "dropped" and "arrives empty" in change.reason
     assert report.notes == (gemini.VALIDATED_NOTE + "$.d: a dict field the model can only send empty",)
     assert gemini.tool_config(export) == {"functionCallingConfig": {"mode": "AUTO"}}
+
+
+def test_open_objects_keep_validated_off() -> None:
+    """An object without additionalProperties admits unnamed members the dialect cannot declare: no VALIDATED."""
+    schema = obj("a", a={"type": "string"}, o={"type": "object", "properties": {}, "additionalProperties": False})
+    export = gemini.export_tools(Definition(name="t", input_schema=schema), mode="openapi")
+    report = export.report.for_tool("t")
+    assert report.notes == (
+        gemini.VALIDATED_NOTE + "$: an open object (no additionalProperties): the model can send only its properties",
+    )
+    assert gemini.tool_config(export) == {"functionCallingConfig": {"mode": "AUTO"}}
+    closed = gemini.export_tools(
+        Definition(name="t", input_schema=schema | {"additionalProperties": False}), mode="openapi"
+    )
+    assert gemini.tool_config(closed) == {"functionCallingConfig": {"mode": "VALIDATED"}}
 
 
 def test_closed_objects_lose_additional_properties_but_keep_validated() -> None:

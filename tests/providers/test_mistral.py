@@ -136,49 +136,55 @@ OPEN = {
 }
 
 
-def test_open_objects_are_closed_and_recorded() -> None:
-    """Every object without additionalProperties is closed, wherever it is, and each closing is recorded."""
+def test_open_objects_are_not_closed() -> None:
+    """Every object without additionalProperties is open: the tool falls back unchanged, each one named."""
     function, report = export_schema(OPEN)
-    assert function["strict"] is True
-    closed = {c.path for c in report.changes}
-    assert closed == {"$", "$.$defs.Line", "$.note.anyOf[0]", "$.meta"}
-    assert all(c.action == "closed" and c.keyword == "additionalProperties" for c in report.changes)
-    for _, node in objects(function["parameters"]):
-        assert node["additionalProperties"] is False
-    helper = rec_strict_json_schema(copy.deepcopy(OPEN))  # it misses the ["object", "null"] type list
-    assert function["parameters"] == helper | {"properties": helper["properties"] | {"meta": parameters_meta()}}
+    assert function["strict"] is False
+    assert function["parameters"] == OPEN
+    assert [reason.split(":")[0] for reason in report.not_strict] == ["$", "$.meta", "$.note.anyOf[0]", "$.$defs.Line"]
+    assert all("an open object (without additionalProperties" in reason for reason in report.not_strict)
+    assert report.changes == ()
+    helper = rec_strict_json_schema(copy.deepcopy(OPEN))  # Mistral's helper closes them: values are lost
+    assert helper["additionalProperties"] is False
 
 
-def parameters_meta() -> dict[str, Any]:
-    """The closed form of OPEN's nullable object member."""
-    return {"type": ["object", "null"], "properties": {}, "additionalProperties": False}
-
-
-def unclosed(schema: Any) -> Any:
-    """`schema` without any ``additionalProperties: false``."""
+def closed(schema: Any) -> Any:
+    """`schema` with ``additionalProperties: false`` on every object that has none."""
     if isinstance(schema, dict):
-        return {k: unclosed(v) for k, v in schema.items() if not (k == "additionalProperties" and v is False)}
+        done = {k: closed(v) for k, v in schema.items()}
+        kind = schema.get("type")
+        if kind == "object" or (isinstance(kind, list) and "object" in kind):
+            done.setdefault("additionalProperties", False)
+        return done
     if isinstance(schema, list):
-        return [unclosed(item) for item in schema]
+        return [closed(item) for item in schema]
     return schema
 
 
 def test_strict_keeps_everything_else() -> None:
     """Titles, defaults, constraints and required stay as written: optional fields stay optional."""
-    function, report = export_schema(OPEN)
+    function, report = export_schema(closed(OPEN))
     parameters = function["parameters"]
+    assert function["strict"] is True
     assert parameters["title"] == "Order"
     assert parameters["required"] == ["lines"]
     assert parameters["properties"]["limit"] == {"type": "integer", "default": 10, "minimum": 1}
     assert report.null_defaults == ()
-    assert unclosed(parameters) == OPEN
+    assert report.changes == ()
+    assert parameters == closed(OPEN)
 
 
-def test_properties_without_a_type_are_closed() -> None:
-    """A node with properties but no type is an object too."""
-    function, report = export_schema({"type": "object", "properties": {"p": {"properties": {"x": {"type": "string"}}}}})
-    assert function["parameters"]["properties"]["p"]["additionalProperties"] is False
-    assert "$.p" in {c.path for c in report.changes}
+def test_properties_without_a_type_are_objects_too() -> None:
+    """A node with properties but no type is an object too: open, it is not closed."""
+    function, report = export_schema(
+        {
+            "type": "object",
+            "properties": {"p": {"properties": {"x": {"type": "string"}}}},
+            "additionalProperties": False,
+        }
+    )
+    assert function["strict"] is False
+    assert [reason.split(":")[0] for reason in report.not_strict] == ["$.p"]
 
 
 @pytest.mark.parametrize("extra", [True, {"type": "integer"}, {}])
@@ -186,7 +192,11 @@ def test_open_dicts_are_not_closed(extra: Any) -> None:
     """A dict cannot be closed without becoming "always empty": the tool falls back, unchanged, and says why."""
     schema = {
         "type": "object",
-        "properties": {"d": {"type": "object", "additionalProperties": extra}, "o": {"type": "object"}},
+        "properties": {
+            "d": {"type": "object", "additionalProperties": extra},
+            "o": {"type": "object", "additionalProperties": False},
+        },
+        "additionalProperties": False,
     }
     function, report = export_schema(schema)
     assert function["strict"] is False

@@ -118,8 +118,8 @@ def export_schema(schema: dict[str, Any], *, strict: bool = True) -> tuple[dict[
 
 
 def obj(**properties: Any) -> dict[str, Any]:
-    """An object schema with `properties`, none required."""
-    return {"type": "object", "properties": properties}
+    """A closed object schema with `properties`, none required."""
+    return {"type": "object", "properties": properties, "additionalProperties": False}
 
 
 # -- the corpus ---------------------------------------------------------------------------------
@@ -137,7 +137,12 @@ PINNED_REPORT: dict[str, tuple[bool, tuple[str, ...], tuple[str, ...], set[str]]
         True,
         ("$.value",),
         (),
-        {"$.$defs.Level title dropped", "$.value default described", "$.value required nullable"},
+        {
+            "$.$defs.Level title dropped",
+            "$.value default described",
+            "$.value $ref converted",
+            "$.value required nullable",
+        },
     ),
     "sort": (True, ("$.order",), (), {"$.order default described", "$.order required nullable"}),
     "mode": (True, (), (), set()),
@@ -359,6 +364,7 @@ def test_annotations_are_dropped_and_recorded() -> None:
         "type": "object",
         "properties": {"a": {"type": "string", "title": "A", "examples": ["x"], "deprecated": True}},
         "required": ["a"],
+        "additionalProperties": False,
     }
     function, report = export_schema(schema)
     assert function["strict"] is True
@@ -384,10 +390,7 @@ def test_one_of_becomes_any_of() -> None:
     branches = [{"type": "integer"}, {"type": "string"}]
     function, report = export_schema({**obj(v={"oneOf": branches}), "required": ["v"]})
     assert function["parameters"]["properties"]["v"] == {"anyOf": branches}
-    assert {(c.path, c.keyword, c.action) for c in report.changes} == {
-        ("$", "additionalProperties", "closed"),
-        ("$.v", "oneOf", "converted"),
-    }
+    assert {(c.path, c.keyword, c.action) for c in report.changes} == {("$.v", "oneOf", "converted")}
 
 
 def test_single_all_of_is_merged_and_several_refuse_strict() -> None:
@@ -409,6 +412,7 @@ def test_ref_with_siblings_is_wrapped_in_any_of() -> None:
         "$defs": {"P": obj(x={"type": "integer"}) | {"required": ["x"]}},
         "properties": {"p": {"$ref": "#/$defs/P", "description": "A point."}},
         "required": ["p"],
+        "additionalProperties": False,
     }
     function, report = export_schema(schema)
     assert function["strict"] is True
@@ -425,23 +429,122 @@ def test_non_local_ref_cannot_be_strict() -> None:
     assert any("'#/properties/a' is not a local definition" in reason for reason in report.not_strict)
 
 
-def test_objects_are_closed_and_completed() -> None:
-    """Objects get additionalProperties false, a properties member and a type when they lack one."""
-    schema = obj(inner={"properties": {"x": {"type": "integer"}}, "required": ["x"]}, empty={"type": "object"})
+def test_closed_objects_are_completed() -> None:
+    """Closed objects get a properties member, a type and required when they lack one."""
+    inner = {"properties": {"x": {"type": "integer"}}, "required": ["x"], "additionalProperties": False}
+    schema = obj(inner=inner, empty={"type": "object", "additionalProperties": False})
     schema["required"] = ["inner", "empty"]
     function, report = export_schema(schema)
     parameters = function["parameters"]
-    assert parameters["additionalProperties"] is False
-    assert parameters["properties"]["inner"]["type"] == "object"
-    assert parameters["properties"]["inner"]["additionalProperties"] is False
+    assert function["strict"] is True
+    assert parameters["properties"]["inner"] == {"type": "object", **inner}
     assert parameters["properties"]["empty"] == {
         "type": "object",
         "properties": {},
         "additionalProperties": False,
         "required": [],
     }
-    closed = {c.path for c in report.changes if c.action == "closed"}
-    assert closed == {"$", "$.inner", "$.empty"}
+    assert report.changes == ()
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
+        {"type": "object", "required": ["a"]},
+        {"type": "object"},
+        obj(o={"type": "object", "properties": {"x": {"type": "integer"}}}),
+        obj(o={"type": "array", "items": {"properties": {}}}),
+        obj(o={"type": "object", "patternProperties": {"^x": {"type": "integer"}}, "additionalProperties": False}),
+    ],
+)
+def test_open_objects_are_not_closed(schema: dict[str, Any]) -> None:
+    """An object that admits unnamed members is not closed: the tool falls back unchanged, with the reason."""
+    function, report = export_schema(schema)
+    assert function["strict"] is False and function["parameters"] == schema
+    assert any("an open object" in reason for reason in report.not_strict), report.not_strict
+
+
+def test_required_without_properties_is_not_rewritten_to_nothing() -> None:
+    """`required` naming members with no properties used to become `required: []` and closed: no call fit."""
+    schema = {"type": "object", "required": ["path"]}
+    function, report = export_schema(schema)
+    assert function == {"name": "t", "parameters": schema, "strict": False}
+    jsonschema.validate({"path": "/tmp"}, function["parameters"])
+    assert report.not_strict[0].startswith("$: an open object (without additionalProperties")
+
+
+def test_unevaluated_properties_false_alone_is_closing() -> None:
+    """unevaluatedProperties false with no applicator beside it becomes additionalProperties false."""
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "string"}},
+        "required": ["a"],
+        "unevaluatedProperties": False,
+    }
+    function, report = export_schema(schema)
+    assert function["strict"] is True
+    assert function["parameters"] == {
+        "type": "object",
+        "properties": {"a": {"type": "string"}},
+        "required": ["a"],
+        "additionalProperties": False,
+    }
+    assert [(c.path, c.keyword, c.action) for c in report.changes] == [("$", "additionalProperties", "closed")]
+    beside = {**schema, "allOf": [{"properties": {"b": {"type": "string"}}}]}
+    assert export_schema(beside)[0]["strict"] is False
+
+
+def test_optional_nullable_property_needs_a_null_default() -> None:
+    """An optional field that already admits null is made required only when null is its default."""
+    nullable = {"type": ["string", "null"]}
+    function, report = export_schema(obj(v=nullable | {"default": None}))
+    assert function["strict"] is True and function["parameters"]["required"] == ["v"]
+    function, report = export_schema(obj(v=nullable))
+    assert function["strict"] is False
+    assert report.not_strict == ("$.v: optional and already nullable: required, null could not mean omitted",)
+    function, report = export_schema(obj(v={"anyOf": [{"type": "integer"}, {"type": "null"}], "default": 3}))
+    assert function["strict"] is False
+
+
+def test_optional_properties_are_made_nullable_once_they_are_strict() -> None:
+    """An optional single-member allOf is made nullable after it is merged (it was required, never null)."""
+    function, report = export_schema(obj(v={"allOf": [{"type": "integer"}]}))
+    assert function["strict"] is True
+    assert function["parameters"]["properties"]["v"] == {"type": ["integer", "null"]}
+    assert report.null_defaults == ("$.v",)
+
+
+def test_boolean_property_schemas_refuse_strict() -> None:
+    """A property given as a boolean schema (true: anything, false: never) is not in the subset."""
+    function, report = export_schema({**obj(w=True, n=False), "required": ["w"]})
+    assert function["strict"] is False
+    assert set(report.not_strict) == {
+        "$.w: a boolean schema (true) cannot be strict",
+        "$.n: a boolean schema (false) cannot be strict",
+    }
+
+
+@pytest.mark.parametrize(
+    ("tuple_schema", "strict"),
+    [
+        ({"type": "array", "prefixItems": [{"type": "integer"}] * 2, "minItems": 2, "maxItems": 2}, True),
+        ({"type": "array", "prefixItems": [{"type": "integer"}] * 2, "items": False}, True),
+        ({"type": "array", "prefixItems": [{"type": "integer"}] * 2, "items": {"type": "integer"}}, True),
+        ({"type": "array", "prefixItems": [{"type": "integer"}] * 2}, False),
+        ({"type": "array", "prefixItems": [{"type": "integer"}] * 2, "items": {"type": "string"}}, False),
+        ({"type": "array", "prefixItems": [], "items": {"type": "integer"}}, False),
+    ],
+)
+def test_tuples_become_items_only_when_nothing_else_may_follow(tuple_schema: dict[str, Any], strict: bool) -> None:
+    """prefixItems alone sets no length and lets anything follow: the rewrite keeps both as written."""
+    function, _ = export_schema({**obj(p=tuple_schema), "required": ["p"]})
+    assert function["strict"] is strict
+    if strict:
+        exported = function["parameters"]["properties"]["p"]
+        for value in ([], [1], [1, 2], [1, 2, 3], [1, "x"]):
+            admitted = jsonschema.Draft202012Validator(tuple_schema).is_valid(value)
+            assert jsonschema.Draft202012Validator(exported).is_valid(value) is admitted, value
 
 
 @pytest.mark.parametrize(
@@ -563,7 +666,7 @@ def test_supported_constraints_stay() -> None:
     function, report = export_schema({**obj(**properties), "required": list(properties)})
     assert function["strict"] is True
     assert function["parameters"]["properties"] == properties
-    assert [c.action for c in report.changes] == ["closed"]
+    assert report.changes == ()
 
 
 def nested(levels: int) -> dict[str, Any]:
@@ -607,6 +710,7 @@ def test_fallback_sends_the_original_schema_with_every_reason() -> None:
             "v": {},
             "n": {"type": "integer", "default": 1},
         },
+        "additionalProperties": False,
     }
     function, report = export_schema(schema)
     assert function["strict"] is False
@@ -920,6 +1024,7 @@ def test_optional_discriminated_union_becomes_nullable() -> None:
         "type": "object",
         "$defs": {"A": {**obj(k={"const": "a", "type": "string"}), "required": ["k"]}},
         "properties": {"v": {"oneOf": [{"$ref": "#/$defs/A"}, {"type": "integer"}], "default": 1}},
+        "additionalProperties": False,
     }
     _, report = export_schema(schema)
     assert report.null_defaults == ("$.v",)

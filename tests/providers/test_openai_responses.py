@@ -133,7 +133,11 @@ def test_strict_false_sends_the_contract_schema() -> None:
 
 def test_fallback_reasons_are_reported() -> None:
     """A schema that cannot be strict is sent with strict false and the report says why."""
-    schema = {"type": "object", "properties": {"d": {"type": "object", "additionalProperties": {"type": "integer"}}}}
+    schema = {
+        "type": "object",
+        "properties": {"d": {"type": "object", "additionalProperties": {"type": "integer"}}},
+        "additionalProperties": False,
+    }
     export = openai_responses.export_tools(Definition(name="dicts", input_schema=schema))
     assert export.tools[0]["strict"] is False
     assert export.tools[0]["parameters"] == schema
