@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 import linecache
 import operator
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any, Final, TypeGuard, cast
 
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue
@@ -29,8 +29,11 @@ __all__ = [
     "NON_FINITE",
     "STRICT_CONFIG",
     "MemberCounter",
+    "core_schema_nodes",
+    "exact_core_schema",
     "is_dict",
     "json_schema_of",
+    "map_core_schema",
     "member_counter",
     "string_colons",
     "strict_core_schema",
@@ -52,23 +55,18 @@ MemberCounter = Callable[[Any], int]
 
 def strict_core_schema(schema: CoreSchema) -> CoreSchema:
     """A copy of `schema` made strict at every level: strict types, extra members forbidden, finite floats."""
-    return cast(CoreSchema, _strict(schema))
+    return cast(CoreSchema, map_core_schema(schema, _strict))
 
 
-def _strict(node: Any) -> Any:
-    if is_array(node):
-        return [_strict(item) for item in node]
-    if not is_dict(node):
-        return node
-    copy = {key: _strict(value) for key, value in node.items()}
-    kind = copy.get("type")
+def _strict(node: dict[str, Any]) -> dict[str, Any]:
+    kind = node.get("type")
     if kind in _OBJECT_SCHEMAS:
-        copy["extra_behavior"] = "forbid"
+        node["extra_behavior"] = "forbid"
     if kind in _CONFIGURED:
-        copy["config"] = {**copy.get("config", {}), **STRICT_CONFIG}
+        node["config"] = {**node.get("config", {}), **STRICT_CONFIG}
     if kind == "float":
-        copy["allow_inf_nan"] = False
-    return copy
+        node["allow_inf_nan"] = False
+    return node
 
 
 def exact_core_schema(schema: CoreSchema) -> CoreSchema:
@@ -79,29 +77,94 @@ def exact_core_schema(schema: CoreSchema) -> CoreSchema:
     validator uses this copy; the advertised JSON Schema comes from the strict one. Classes that bring a
     prebuilt validator (nested pydantic models) keep theirs, so their fields are not tightened.
     """
-    return cast(CoreSchema, _exact(schema))
+    return cast(CoreSchema, map_core_schema(schema, _exact))
 
 
-def _exact(node: Any) -> Any:
-    if is_array(node):
-        return [_exact(item) for item in node]
-    if not is_dict(node):
-        return node
-    copy = {key: _exact(value) for key, value in node.items()}
-    kind = copy.get("type")
+def _exact(node: dict[str, Any]) -> dict[str, Any]:
+    kind = node.get("type")
     if kind in ("set", "frozenset"):
-        items = {"type": "list", "items_schema": copy.get("items_schema", {"type": "any"}), "strict": True}
-        items.update({key: copy[key] for key in ("min_length", "max_length") if key in copy})
+        items = {"type": "list", "items_schema": node.get("items_schema", {"type": "any"}), "strict": True}
+        items.update({key: node[key] for key in ("min_length", "max_length") if key in node})
         unique = _unique_set if kind == "set" else _unique_frozenset
-        return core_schema.no_info_after_validator_function(unique, cast(CoreSchema, items))
-    expected = copy.get("expected")
+        return cast("dict[str, Any]", core_schema.no_info_after_validator_function(unique, cast(CoreSchema, items)))
+    expected = node.get("expected")
     if kind == "literal" and expected and all(type(value) is int for value in expected):
-        return core_schema.no_info_after_validator_function(_one_of(expected), core_schema.int_schema(strict=True))
-    if kind == "enum" and copy.get("sub_type") == "int":
-        return core_schema.no_info_after_validator_function(
-            _member_of(copy["cls"]), core_schema.int_schema(strict=True)
+        return cast(
+            "dict[str, Any]",
+            core_schema.no_info_after_validator_function(_one_of(expected), core_schema.int_schema(strict=True)),
         )
-    return copy
+    if kind == "enum" and node.get("sub_type") == "int":
+        return cast(
+            "dict[str, Any]",
+            core_schema.no_info_after_validator_function(_member_of(node["cls"]), core_schema.int_schema(strict=True)),
+        )
+    return node
+
+
+# Where a core schema node holds other nodes. Every other member (``default``, ``expected``,
+# ``metadata``, ``cls``, ``config``, ``serialization``...) is data, never walked: a field or a default
+# may be named or shaped like a schema keyword (``{"type": "float"}``) without being one.
+_SCHEMA_MEMBERS: Final = frozenset(
+    {
+        "schema", "items_schema", "keys_schema", "values_schema", "extras_schema", "extras_keys_schema",
+        "strict_schema", "lax_schema", "json_schema", "python_schema", "return_schema", "var_args_schema",
+        "var_kwargs_schema", "json_schema_input_schema",
+    }
+)  # fmt: skip
+# Lists of nodes (``arguments_schema`` is a list of parameters in an arguments schema, one schema in a
+# call schema), and the name-keyed maps and lists of fields (a dataclass's ``fields`` names them as str).
+_NODE_LISTS: Final = frozenset({"definitions", "steps", "arguments_schema", "computed_fields"})
+
+
+def map_core_schema(schema: Any, change: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:
+    """A copy of a core schema with `change` applied to a fresh copy of every node, innermost first.
+
+    Only the members that hold nodes are walked (see `core_schema_nodes`), so data such as a default
+    value or a field named ``type`` is copied as it is.
+    """
+    copy = dict(schema)
+    for key, value in schema.items():
+        if key in _SCHEMA_MEMBERS:
+            copy[key] = [map_core_schema(item, change) for item in value] if is_array(value) else map_core_schema(
+                value, change
+            )
+        elif key in _NODE_LISTS and is_array(value):
+            copy[key] = [map_core_schema(item, change) for item in value]
+        elif key == "fields":
+            if is_dict(value):
+                copy[key] = {name: map_core_schema(field, change) for name, field in value.items()}
+            elif is_array(value):
+                copy[key] = [map_core_schema(field, change) if is_dict(field) else field for field in value]
+        elif key == "choices":
+            if is_dict(value):  # a tagged union's, keyed by tag (a tag may be any value, "type" too)
+                copy[key] = {tag: map_core_schema(choice, change) for tag, choice in value.items()}
+            else:  # a union's: schemas, or (schema, label) pairs
+                copy[key] = [
+                    (map_core_schema(choice[0], change), choice[1])
+                    if isinstance(choice, tuple)
+                    else map_core_schema(choice, change)
+                    for choice in value
+                ]
+    return change(copy)
+
+
+def core_schema_nodes(schema: Any) -> Iterator[dict[str, Any]]:
+    """Every node of a core schema (schemas, fields, parameters), outermost first; data is not entered."""
+    yield schema
+    for key, value in schema.items():
+        if key in _SCHEMA_MEMBERS:
+            for item in value if is_array(value) else (value,):
+                yield from core_schema_nodes(item)
+        elif key in _NODE_LISTS and is_array(value):
+            for item in value:
+                yield from core_schema_nodes(item)
+        elif key == "fields":
+            for field in value.values() if is_dict(value) else value:
+                if is_dict(field):
+                    yield from core_schema_nodes(field)
+        elif key == "choices":
+            for choice in value.values() if is_dict(value) else value:
+                yield from core_schema_nodes(choice[0] if isinstance(choice, tuple) else choice)
 
 
 def _unique_set(items: list[Any]) -> set[Any]:
@@ -220,6 +283,8 @@ _FLAT: Final[Plan] = ("typed", [])
 _FINITE: Final[Plan] = ("finite",)
 _STR: Final[Plan] = ("str",)
 _COUNTERS: Final = itertools.count()
+# What `_count_any` counts exactly: no members, members of unconstrained values, or a map of them.
+_COUNTED_AS_ANY: Final = frozenset({_ZERO, ("any",), ("dict", ("any",)), ("dict", _ZERO)})
 
 
 class _Planner:
@@ -236,6 +301,10 @@ class _Planner:
             # Every float is checked: a prebuilt model may let infinity through, and an integer literal
             # a double cannot hold exactly changes on its way into a float.
             return _ZERO if self.strings else _FINITE
+        if kind == "enum" and schema.get("sub_type") == "float":
+            # A float enum's member is looked up from the float an integer literal became (and is no
+            # float the counter's check sees): no count vouches for it, so the full checks compare.
+            raise _UnsoundError
         if kind == "str" and self.strings:
             return _STR
         if kind in _TIMES_AND_URLS and self.strings:
@@ -273,6 +342,9 @@ class _Planner:
                 if len(schema["items_schema"]) == 1:
                     item = self.plan(schema["items_schema"][0])
                 else:  # items of several schemas: members of any of them; strings of none
+                    plans = [self.plan(s) for s in schema["items_schema"]]
+                    if not self.strings and not all(p in _COUNTED_AS_ANY for p in plans):
+                        raise _UnsoundError  # a float (or a model) among them: counting as JSON would miss it
                     item = _ZERO if self.strings else ("any",)
                 return _ZERO if item == _ZERO else ("seq", item)
             items = [self.plan(s) for s in schema["items_schema"]]
