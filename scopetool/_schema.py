@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import linecache
 import operator
+from decimal import Decimal
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any, Final, TypeGuard, cast
 
@@ -27,9 +28,11 @@ from ._json import is_array
 
 __all__ = [
     "NON_FINITE",
+    "INTEGER_NAME_PATTERN",
     "STRICT_CONFIG",
     "MemberCounter",
     "core_schema_nodes",
+    "decimal_pattern",
     "exact_core_schema",
     "is_dict",
     "json_schema_of",
@@ -72,8 +75,10 @@ def _strict(node: dict[str, Any]) -> dict[str, Any]:
 def exact_core_schema(schema: CoreSchema) -> CoreSchema:
     """A copy of a strict schema that admits exactly what its JSON Schema advertises, where pydantic is laxer.
 
-    Sets refuse repeated items (pydantic would drop them; the schema says ``uniqueItems``), and integer
-    ``Literal``s and ``IntEnum``s refuse booleans and ``1.0`` (pydantic compares them equal). Only the
+    Sets refuse repeated items (pydantic would drop them; the schema says ``uniqueItems``), integer
+    ``Literal``s and ``IntEnum``s refuse booleans and ``1.0`` (pydantic compares them equal), and a
+    ``Decimal`` given as a string must match the advertised `decimal_pattern` (pydantic would also take
+    white space, ``_`` between digits and non-ASCII digits, which no pattern of the schema says). Only the
     validator uses this copy; the advertised JSON Schema comes from the strict one. Classes that bring a
     prebuilt validator (nested pydantic models) keep theirs, so their fields are not tightened.
     """
@@ -93,6 +98,22 @@ def _exact(node: dict[str, Any]) -> dict[str, Any]:
             "dict[str, Any]",
             core_schema.no_info_after_validator_function(_one_of(expected), core_schema.int_schema(strict=True)),
         )
+    if kind == "decimal":
+        return _spelled_decimal(node)
+    keys = node.get("keys_schema")
+    if kind == "dict" and keys is not None and keys.get("type") == "int":
+        # pydantic reads an integer member name as it reads lax text (" 1", "+1", "1.0", "1_0"); the
+        # schema's propertyNames pattern says the plain spelling, and so does the enforced copy.
+        spelled = core_schema.chain_schema(
+            [
+                core_schema.custom_error_schema(
+                    core_schema.str_schema(pattern=INTEGER_NAME_PATTERN, strict=True), custom_error_type="int_parsing"
+                ),
+                core_schema.no_info_plain_validator_function(int),
+                keys,
+            ]
+        )
+        return {**node, "keys_schema": spelled}
     if kind == "enum" and node.get("sub_type") == "int":
         return cast(
             "dict[str, Any]",
@@ -167,6 +188,45 @@ def core_schema_nodes(schema: Any) -> Iterator[dict[str, Any]]:
                 yield from core_schema_nodes(choice[0] if isinstance(choice, tuple) else choice)
 
 
+def decimal_pattern(schema: core_schema.DecimalSchema) -> str:
+    """The pattern a `Decimal` given as a JSON string must match: advertised and enforced alike.
+
+    It is pydantic's own validation pattern (the `Decimal` constructor's syntax, digits counted against
+    ``max_digits`` and ``decimal_places``), without NaN and infinity. Under a digit constraint, numbers
+    with an exponent are left out: their digits no pattern can count.
+    """
+    pattern = _PATTERNS.build_decimal_pattern({**schema, "allow_inf_nan": False})
+    if schema.get("max_digits") is not None or schema.get("decimal_places") is not None:
+        pattern = pattern.replace(_EXPONENT_CHOICE, "")
+    return pattern
+
+
+_PATTERNS: Final = GenerateJsonSchema()
+INTEGER_NAME_PATTERN: Final = "^-?(?:0|[1-9][0-9]*)$"
+"""The member names an ``int``-keyed dict takes: integers as JSON writes them (advertised as propertyNames)."""
+_EXPONENT_CHOICE: Final = r"|(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][+-]?[0-9]+"
+
+
+def _spelled_decimal(node: dict[str, Any]) -> dict[str, Any]:
+    """A decimal that takes JSON numbers as they are and strings only when they match `decimal_pattern`."""
+    text = core_schema.chain_schema(
+        [
+            core_schema.custom_error_schema(
+                core_schema.str_schema(pattern=decimal_pattern(cast(core_schema.DecimalSchema, node)), strict=True),
+                custom_error_type="decimal_parsing",
+            ),
+            core_schema.no_info_plain_validator_function(Decimal),
+            cast(CoreSchema, node),
+        ]
+    )
+    choices: dict[Hashable, CoreSchema] = {"string": text, "number": cast(CoreSchema, node)}
+    return cast("dict[str, Any]", core_schema.tagged_union_schema(choices, discriminator=_json_kind))
+
+
+def _json_kind(value: Any) -> str:
+    return "string" if value.__class__ is str else "number"
+
+
 def _unique_set(items: list[Any]) -> set[Any]:
     found = set(items)
     if len(found) != len(items):
@@ -207,6 +267,15 @@ class _Generator(GenerateJsonSchema):
 
     def field_title_should_be_set(self, schema: Any) -> bool:
         return False
+
+    def get_decimal_pattern(self, schema: core_schema.DecimalSchema) -> str:
+        return decimal_pattern(schema)
+
+    def dict_schema(self, schema: core_schema.DictSchema) -> JsonSchemaValue:
+        value = super().dict_schema(schema)
+        if schema.get("keys_schema", {}).get("type") == "int" and "propertyNames" not in value:
+            value["propertyNames"] = {"pattern": INTEGER_NAME_PATTERN}
+        return value
 
     def model_schema(self, schema: core_schema.ModelSchema) -> JsonSchemaValue:
         value = super().model_schema(schema)
@@ -324,6 +393,12 @@ class _Planner:
         if kind == "nullable":
             inner = self.plan(schema["schema"])
             return _ZERO if inner == _ZERO else ("nullable", inner)
+        if kind == "chain":
+            # Later steps only convert what the first one read (a decimal's string): no members, and
+            # no verbatim string, unless the first step holds more.
+            if self.plan(schema["steps"][0]) in (_ZERO, _STR):
+                return _ZERO
+            raise _UnsoundError
         if kind == "lax-or-strict":
             return self.plan(schema["strict_schema"])
         if kind == "json-or-python":

@@ -44,6 +44,7 @@ from scopetool import (
     classify_input_rejection,
     tool,
 )
+from scopetool._codec import take_decoded
 from scopetool._contract import _prepare_python
 from scopetool._schema import STRICT_CONFIG, json_schema_of, member_counter, strict_core_schema, string_colons
 
@@ -1303,3 +1304,52 @@ def test_a_tagged_union_with_a_tag_named_type_is_walked() -> None:
     strict: Any = strict_core_schema(schema)
     assert strict["choices"]["type"] == {"type": "float", "allow_inf_nan": False}
     assert strict["choices"]["schema"] == {"type": "int"}
+
+
+@pytest.mark.parametrize(
+    ("annotation", "admitted", "rejected"),
+    [
+        (Decimal, ["1.5", "-2", "+0.5", ".5", "5.", "1e3", "1E-3", "0"], [" 1.5", "1_000", "\u0661", "NaN", "Infinity", "", "1,5"]),
+        (Annotated[Decimal, Field(max_digits=4, decimal_places=2)], ["12.34", "0012.3", "1.500"], ["1e1", "123.4", "1.234"]),
+    ],
+)  # fmt: skip
+def test_decimal_strings_match_the_advertised_pattern(annotation: Any, admitted: list[str], rejected: list[str]) -> None:
+    """A Decimal string is admitted exactly when the advertised pattern matches it; numbers need no pattern."""
+
+    @tool(name="shape")
+    def amount(value: annotation) -> str:  # type: ignore[valid-type]
+        """A decimal parameter."""
+        return "ok"
+
+    schema = amount.definition().input_schema["properties"]["value"]
+    number, text = schema["anyOf"]
+    assert number["type"] == "number" and text["type"] == "string"
+    check = jsonschema.Draft202012Validator(text)
+    binding = bind(amount)
+    for spelling in admitted:
+        assert check.is_valid(spelling), spelling
+        raw = json.dumps({"value": spelling})
+        assert _prepare_python(binding.contract, Request("shape", raw)).arguments == raw.encode()
+    for spelling in rejected:
+        assert not check.is_valid(spelling), spelling
+        assert "Input should be a valid decimal" in rejection_message(binding, json.dumps({"value": spelling}))
+    assert decoder_of(amount).counter is not None  # the spelling check keeps the member count
+
+
+def test_integer_member_names_match_the_advertised_pattern() -> None:
+    """An int-keyed dict advertises propertyNames and admits exactly those names; its values are still counted."""
+
+    @tool(name="shape")
+    def by_id(names: dict[int, str]) -> str:
+        """An int-keyed dict."""
+        return "ok"
+
+    schema = by_id.definition().input_schema["properties"]["names"]
+    assert schema["propertyNames"] == {"pattern": "^-?(?:0|[1-9][0-9]*)$"}
+    binding = bind(by_id)
+    raw = '{"names":{"0":"a","-12":"b","90071992547409931":"c"}}'
+    value = _prepare_python(binding.contract, Request("shape", raw))
+    assert take_decoded(value, decoder_of(by_id)) == {"names": {0: "a", -12: "b", 90071992547409931: "c"}}
+    for name in ["01", "+1", " 1", "1.0", "1_0", "a"]:
+        assert "valid integer" in rejection_message(binding, json.dumps({"names": {name: "x"}}))
+    assert decoder_of(by_id).counter is not None

@@ -114,7 +114,9 @@ def test_values_from_the_model_are_admitted_and_allowed(name: str, data: st.Data
 
 DOCUMENTED_EXAMPLES = [
     ("add", {"a": 1.0, "b": 2}, "integral-float"),
-    ("money", {"amount": "not a number"}, "decimal-any-string"),
+    ("blobs", {"data": "", "short": "ééé"}, "bytes-length-in-utf8"),
+    ("bounded_decimal", {"value": "-1"}, "decimal-limits"),
+    ("sig_keywords", {"type": "t", "price": " 1.5", "by_id": {"1_0": "x"}}, "lax-spellings-in-models"),
     ("ident", {"value": ""}, "typed-format"),
     ("sig_transfer", {"amount": 0}, "validator-rule"),
     ("multiples", {"step": 5, "half": 5e-324}, "float-multiple-tolerance"),
@@ -155,6 +157,24 @@ def test_every_disagreement_is_documented_or_pinned_as_a_bug() -> None:
 )
 def test_set_fields_reject_repeated_items(name: str, value: dict[str, Any]) -> None:
     """A set-typed member with a repeated item breaks the advertised uniqueItems and is rejected."""
+    contract = _contract(name)
+    assert not schema_allows(contract, value, formats=False)
+    assert not isinstance(prepare(contract, dumps(value)), Invocation)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("money", {"amount": " 1.5"}),
+        ("money", {"amount": "1_000"}),
+        ("money", {"amount": "NaN"}),
+        ("decimals", {"amount": "1234.567"}),
+        ("int_keys", {"by_id": {" 1": "x"}}),
+        ("int_keys", {"by_id": {"+1": "x"}}),
+    ],
+)
+def test_decimal_strings_and_integer_names_take_the_advertised_spelling(name: str, value: dict[str, Any]) -> None:
+    """A Decimal string or an int member name the advertised pattern forbids is rejected by a tool's parameters."""
     contract = _contract(name)
     assert not schema_allows(contract, value, formats=False)
     assert not isinstance(prepare(contract, dumps(value)), Invocation)
