@@ -196,6 +196,7 @@ LENIENT_FORMATS = [
     ("when", {"at": "2020-01-01T00:00Z"}, "no seconds"),
     ("when", {"at": "2020-01-01T00:00:00+0000"}, "an offset without a colon"),
     ("when", {"at": "1700000000"}, "a Unix timestamp in a string"),
+    ("calendar", {"day": "86400"}, "a Unix timestamp of a midnight in a string"),
     ("ident", {"value": "12345678123456781234567812345678"}, "a UUID without hyphens"),
     ("ident", {"value": "urn:uuid:12345678-1234-5678-1234-567812345678"}, "a URN UUID"),
 ]
