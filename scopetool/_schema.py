@@ -219,12 +219,14 @@ def _spelled_decimal(node: dict[str, Any]) -> dict[str, Any]:
             cast(CoreSchema, node),
         ]
     )
-    choices: dict[Hashable, CoreSchema] = {"string": text, "number": cast(CoreSchema, node)}
-    return cast("dict[str, Any]", core_schema.tagged_union_schema(choices, discriminator=_json_kind))
-
-
-def _json_kind(value: Any) -> str:
-    return "string" if value.__class__ is str else "number"
+    # Chosen by the class of the JSON value (``type`` is a C call, no Python frame): a string goes
+    # through the pattern, a number to the decimal as it is; anything else is no decimal.
+    number = cast(CoreSchema, node)
+    choices: dict[Hashable, CoreSchema] = {str: text, int: number, float: number}
+    return cast(
+        "dict[str, Any]",
+        core_schema.tagged_union_schema(choices, discriminator=type, custom_error_type="decimal_type"),
+    )
 
 
 def _unique_set(items: list[Any]) -> set[Any]:
