@@ -8,9 +8,9 @@ instead of decoding again.
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
-import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, final
 
@@ -278,10 +278,10 @@ def caller_namespace() -> dict[str, Any] | None:
     function (a closure, a factory), which ``from __future__ import annotations`` leaves as strings,
     resolve there. None at module level, where a function's globals already hold every name.
     """
-    frame = sys._getframe(1)
-    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(_PACKAGE):
+    frame = inspect.currentframe()
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(_PACKAGE):
         frame = frame.f_back
-    if frame.f_locals is frame.f_globals:
+    if frame is None or frame.f_locals is frame.f_globals:
         return None
     return dict(frame.f_locals)
 

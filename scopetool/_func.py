@@ -242,7 +242,7 @@ def _plan(
         problems.append(f"return type {returns!r} cannot be encoded: {_first_line(error)}")
     if not problems:
         try:
-            _build_input(plan, tool_name, parameters, fields, hints, namespace)
+            _build_input(plan, tool_name, parameters, fields, hints, namespace=namespace)
         except Exception as error:  # noqa: BLE001 - pydantic reports unsupported types in many ways
             problems.append(f"parameters: {_first_line(error)}")
     if not problems:
@@ -290,6 +290,7 @@ def _build_input(
     parameters: list[inspect.Parameter],
     fields: dict[str, Any],
     hints: dict[str, Any],
+    *,
     namespace: dict[str, Any] | None,
 ) -> None:
     named = [p for p in parameters if p.name in fields]

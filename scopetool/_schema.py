@@ -17,8 +17,8 @@ from __future__ import annotations
 import itertools
 import linecache
 import operator
-from decimal import Decimal
 from collections.abc import Callable, Hashable, Iterable, Iterator
+from decimal import Decimal
 from typing import Any, Final, TypeGuard, cast
 
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue
@@ -146,8 +146,8 @@ def map_core_schema(schema: Any, change: Callable[[dict[str, Any]], dict[str, An
     copy = dict(schema)
     for key, value in schema.items():
         if key in _SCHEMA_MEMBERS:
-            copy[key] = [map_core_schema(item, change) for item in value] if is_array(value) else map_core_schema(
-                value, change
+            copy[key] = (
+                [map_core_schema(item, change) for item in value] if is_array(value) else map_core_schema(value, change)
             )
         elif key in _NODE_LISTS and is_array(value):
             copy[key] = [map_core_schema(item, change) for item in value]

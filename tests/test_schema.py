@@ -1309,11 +1309,21 @@ def test_a_tagged_union_with_a_tag_named_type_is_walked() -> None:
 @pytest.mark.parametrize(
     ("annotation", "admitted", "rejected"),
     [
-        (Decimal, ["1.5", "-2", "+0.5", ".5", "5.", "1e3", "1E-3", "0"], [" 1.5", "1_000", "\u0661", "NaN", "Infinity", "", "1,5"]),
-        (Annotated[Decimal, Field(max_digits=4, decimal_places=2)], ["12.34", "0012.3", "1.500"], ["1e1", "123.4", "1.234"]),
+        (
+            Decimal,
+            ["1.5", "-2", "+0.5", ".5", "5.", "1e3", "1E-3", "0"],
+            [" 1.5", "1_000", "\u0661", "NaN", "Infinity", "", "1,5"],
+        ),
+        (
+            Annotated[Decimal, Field(max_digits=4, decimal_places=2)],
+            ["12.34", "0012.3", "1.500"],
+            ["1e1", "123.4", "1.234"],
+        ),
     ],
 )  # fmt: skip
-def test_decimal_strings_match_the_advertised_pattern(annotation: Any, admitted: list[str], rejected: list[str]) -> None:
+def test_decimal_strings_match_the_advertised_pattern(
+    annotation: Any, admitted: list[str], rejected: list[str]
+) -> None:
     """A Decimal string is admitted exactly when the advertised pattern matches it; numbers need no pattern."""
 
     @tool(name="shape")

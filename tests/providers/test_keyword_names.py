@@ -18,7 +18,17 @@ from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
 from scopetool import Func, InvalidInvocationError, Request, bind, tool
-from scopetool.providers import ProviderError, anthropic, bedrock, gemini, mcp, mistral, ollama, openai_chat, openai_responses
+from scopetool.providers import (
+    ProviderError,
+    anthropic,
+    bedrock,
+    gemini,
+    mcp,
+    mistral,
+    ollama,
+    openai_chat,
+    openai_responses,
+)
 
 
 class Click(BaseModel):
@@ -63,11 +73,19 @@ class Spec:
 
     fields: list[str]
     definitions: int
-    additionalProperties: bool  # noqa: N815 - named after the keyword on purpose
+    additionalProperties: bool
 
 
 @tool
-def keyword_parameters(type: str, schema: str, fields: int, ref: str, default: int, enum: str, items: list[int]) -> str:  # noqa: A002
+def keyword_parameters(  # noqa: PLR0917 - one parameter per keyword
+    type: str,  # noqa: A002 - named like the keyword, on purpose
+    schema: str,
+    fields: int,
+    ref: str,
+    default: int,
+    enum: str,
+    items: list[int],
+) -> str:
     """Parameters named like schema keywords."""
     return type
 
@@ -123,11 +141,11 @@ EXPORTS: dict[str, tuple[Callable[[list[Any]], Any], Extract]] = {
     "anthropic": (lambda t: anthropic.export_tools(t, strict=False), lambda e: e["input_schema"]),
     "bedrock strict": (lambda t: bedrock.export_tools(t, strict=True), lambda e: e["toolSpec"]["inputSchema"]["json"]),
     "bedrock": (lambda t: bedrock.export_tools(t, strict=False), lambda e: e["toolSpec"]["inputSchema"]["json"]),
-    "gemini": (lambda t: gemini.export_tools(t), lambda e: e["parametersJsonSchema"]),
-    "mcp": (lambda t: mcp.export_tools(t), lambda e: e["inputSchema"]),
+    "gemini": (gemini.export_tools, lambda e: e["parametersJsonSchema"]),
+    "mcp": (mcp.export_tools, lambda e: e["inputSchema"]),
     "mistral strict": (lambda t: mistral.export_tools(t, strict=True), lambda e: e["function"]["parameters"]),
     "mistral": (lambda t: mistral.export_tools(t, strict=False), lambda e: e["function"]["parameters"]),
-    "ollama": (lambda t: ollama.export_tools(t), lambda e: e["function"]["parameters"]),
+    "ollama": (ollama.export_tools, lambda e: e["function"]["parameters"]),
 }
 
 

@@ -232,7 +232,7 @@ class Keywords(BaseModel):
 
 
 @tool
-def keyword_parameters(
+def keyword_parameters(  # noqa: PLR0917 - one parameter per keyword
     type: str,  # noqa: A002 - a parameter named like the keyword, on purpose
     schema: str,
     properties: dict[str, int],
@@ -253,9 +253,7 @@ def keyword_shapes(
 
 
 @tool
-def decimals(
-    amount: Annotated[Decimal, Field(max_digits=6, decimal_places=2)], rate: Decimal = Decimal(0)
-) -> str:
+def decimals(amount: Annotated[Decimal, Field(max_digits=6, decimal_places=2)], rate: Decimal = Decimal(0)) -> str:
     """A constrained and a plain decimal: JSON numbers, or strings matching the advertised pattern."""
     return str(amount)
 
