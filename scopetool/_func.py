@@ -58,7 +58,10 @@ class Func(Generic[P, R]):
             self._coroutine = fn
         else:
             self._sync = fn
-        plan = _plan(fn, name, description, effect, caller_namespace())
+        # Only a function defined inside another one can name that function's locals; a module-level
+        # function's annotations resolve in its own globals, whoever decorates it.
+        namespace = caller_namespace() if "<locals>" in getattr(fn, "__qualname__", "") else None
+        plan = _plan(fn, name, description, effect, namespace)
         self._definition = plan.definition
         self._decoder: InputDecoder[Any] = plan.decoder
         self._encoder: OutputEncoder[Any] = plan.encoder

@@ -101,15 +101,16 @@ def _exact(node: dict[str, Any]) -> dict[str, Any]:
     if kind == "decimal":
         return _spelled_decimal(node)
     keys = node.get("keys_schema")
-    if kind == "dict" and keys is not None and keys.get("type") == "int":
-        # pydantic reads an integer member name as it reads lax text (" 1", "+1", "1.0", "1_0"); the
-        # schema's propertyNames pattern says the plain spelling, and so does the enforced copy.
+    if kind == "dict" and keys is not None and keys.get("type") in _NAME_READERS:
+        # pydantic reads a number or boolean member name as lax text (" 1", "+1", "1_0", "yes"); the
+        # schema's propertyNames (`member_names`) says the plain JSON spelling, and so does this copy.
+        pattern, read, error = _NAME_READERS[keys["type"]]
         spelled = core_schema.chain_schema(
             [
                 core_schema.custom_error_schema(
-                    core_schema.str_schema(pattern=INTEGER_NAME_PATTERN, strict=True), custom_error_type="int_parsing"
+                    core_schema.str_schema(pattern=pattern, strict=True), custom_error_type=error
                 ),
-                core_schema.no_info_plain_validator_function(int),
+                core_schema.no_info_plain_validator_function(read),
                 keys,
             ]
         )
@@ -204,6 +205,43 @@ def decimal_pattern(schema: core_schema.DecimalSchema) -> str:
 _PATTERNS: Final = GenerateJsonSchema()
 INTEGER_NAME_PATTERN: Final = "^-?(?:0|[1-9][0-9]*)$"
 """The member names an ``int``-keyed dict takes: integers as JSON writes them (advertised as propertyNames)."""
+NUMBER_NAME_PATTERN: Final = r"^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$"
+"""The member names a ``float``-keyed dict takes: numbers as JSON writes them."""
+
+
+def _float_name(text: str) -> float:
+    """A float member name's value, refused (as a float member would be) when not finite or an integer it changes."""
+    value = float(text)
+    if value - value != 0:
+        raise PydanticCustomError("finite_number", "Input should be a finite number")
+    if text.lstrip("-").isdigit() and int(text) != value:
+        raise PydanticCustomError(
+            "float_parsing", "Input should be an integer a double holds exactly (at most 2**53 in magnitude)"
+        )
+    return value
+
+
+def _bool_name(text: str) -> bool:
+    return text == "true"
+
+
+_NAME_READERS: Final[dict[str, tuple[str, Callable[[str], Any], str]]] = {
+    "int": (INTEGER_NAME_PATTERN, int, "int_parsing"),
+    "float": (NUMBER_NAME_PATTERN, _float_name, "float_parsing"),
+    "bool": ("^(?:true|false)$", _bool_name, "bool_parsing"),
+}
+
+
+def member_names(keys: Any) -> dict[str, Any] | None:
+    """The propertyNames a dict keyed by `keys` advertises, when its keys are numbers or booleans."""
+    kind = keys.get("type")
+    if kind == "decimal":
+        return {"pattern": decimal_pattern(keys)}
+    if kind in _NAME_READERS:
+        return {"pattern": _NAME_READERS[kind][0]}
+    return None
+
+
 _EXPONENT_CHOICE: Final = r"|(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][+-]?[0-9]+"
 
 
@@ -275,8 +313,9 @@ class _Generator(GenerateJsonSchema):
 
     def dict_schema(self, schema: core_schema.DictSchema) -> JsonSchemaValue:
         value = super().dict_schema(schema)
-        if schema.get("keys_schema", {}).get("type") == "int" and "propertyNames" not in value:
-            value["propertyNames"] = {"pattern": INTEGER_NAME_PATTERN}
+        names = member_names(schema.get("keys_schema", {}))
+        if names is not None and "propertyNames" not in value:
+            value["propertyNames"] = names
         return value
 
     def model_schema(self, schema: core_schema.ModelSchema) -> JsonSchemaValue:

@@ -862,3 +862,21 @@ def test_a_signature_made_in_a_function_resolves_its_local_output_type() -> None
     signature = Signature(In, Parts)
     assert signature.output_schema is not None
     assert signature.encode({"part": Part(n=1)}).details_value() == {"part": {"n": 1}}
+
+
+class Shadowed(BaseModel):
+    """A module-level model that a caller's local of the same name must not replace."""
+
+    n: int
+
+
+def module_level(item: Shadowed) -> int:
+    """A module-level function whose string annotation names a module-level model."""
+    return item.n
+
+
+def test_a_module_level_function_resolves_in_its_own_globals_wherever_it_is_decorated() -> None:
+    """Decorating a module-level function inside a function never resolves its annotations in that function."""
+    Shadowed = int  # noqa: N806, F841 - a local that would shadow the model if the caller's locals were used
+    func = tool(module_level)
+    assert func.definition().input_schema["properties"] == {"n": {"type": "integer"}}

@@ -1363,3 +1363,45 @@ def test_integer_member_names_match_the_advertised_pattern() -> None:
     for name in ["01", "+1", " 1", "1.0", "1_0", "a"]:
         assert "valid integer" in rejection_message(binding, json.dumps({"names": {name: "x"}}))
     assert decoder_of(by_id).counter is not None
+
+
+@pytest.mark.parametrize(
+    ("keys", "admitted", "rejected"),
+    [
+        (float, ["1.5", "-0", "1e3", "9007199254740992"], [" 1", "1_0", "NaN", ".5"]),
+        (bool, ["true", "false"], ["1", "yes", "True", "t", ""]),
+        (Decimal, ["1.5", "+2", ".5"], [" 1.5", "1_0", "NaN"]),
+    ],
+)
+def test_number_and_boolean_member_names_match_the_advertised_names(
+    keys: Any, admitted: list[str], rejected: list[str]
+) -> None:
+    """A dict keyed by floats, booleans or decimals advertises propertyNames and admits exactly those names."""
+
+    @tool(name="shape")
+    def keyed(names: dict[keys, str]) -> str:  # type: ignore[valid-type]
+        """A dict with typed keys."""
+        return "ok"
+
+    check = jsonschema.Draft202012Validator(keyed.definition().input_schema)
+    binding = bind(keyed)
+    for name in admitted:
+        raw = json.dumps({"names": {name: "x"}})
+        assert check.is_valid(json.loads(raw)), name
+        assert _prepare_python(binding.contract, Request("shape", raw)).arguments == raw.encode()
+    for name in rejected:
+        assert not check.is_valid({"names": {name: "x"}}), name
+        rejection_message(binding, json.dumps({"names": {name: "x"}}))
+
+
+def test_float_member_names_are_refused_as_float_members_are() -> None:
+    """A float member name that overflows, or an integer a double would change, is refused like a float value."""
+
+    @tool(name="shape")
+    def keyed(names: dict[float, str]) -> str:
+        """A float-keyed dict."""
+        return "ok"
+
+    binding = bind(keyed)
+    assert "finite number" in rejection_message(binding, '{"names":{"1e400":"x"}}')
+    assert "a double holds exactly" in rejection_message(binding, '{"names":{"-9007199254740993":"x"}}')
