@@ -877,6 +877,6 @@ def module_level(item: Shadowed) -> int:
 
 def test_a_module_level_function_resolves_in_its_own_globals_wherever_it_is_decorated() -> None:
     """Decorating a module-level function inside a function never resolves its annotations in that function."""
-    Shadowed = int  # noqa: N806, F841 - a local that would shadow the model if the caller's locals were used
+    Shadowed = int  # noqa: F841 - a local that would shadow the model if the caller's locals were used
     func = tool(module_level)
     assert func.definition().input_schema["properties"] == {"n": {"type": "integer"}}
