@@ -28,7 +28,6 @@ from ._json import is_array
 
 __all__ = [
     "NON_FINITE",
-    "INTEGER_NAME_PATTERN",
     "STRICT_CONFIG",
     "MemberCounter",
     "core_schema_nodes",
@@ -77,8 +76,9 @@ def exact_core_schema(schema: CoreSchema) -> CoreSchema:
 
     Sets refuse repeated items (pydantic would drop them; the schema says ``uniqueItems``), integer
     ``Literal``s and ``IntEnum``s refuse booleans and ``1.0`` (pydantic compares them equal), and a
-    ``Decimal`` given as a string must match the advertised `decimal_pattern` (pydantic would also take
-    white space, ``_`` between digits and non-ASCII digits, which no pattern of the schema says). Only the
+    ``Decimal`` given as a string must match the advertised `decimal_pattern`, and so must a number or
+    boolean member name of a dict its propertyNames (pydantic would also take white space, ``_`` between
+    digits, non-ASCII digits, ``yes``, which no pattern of the schema says). Only the
     validator uses this copy; the advertised JSON Schema comes from the strict one. Classes that bring a
     prebuilt validator (nested pydantic models) keep theirs, so their fields are not tightened.
     """
@@ -103,7 +103,7 @@ def _exact(node: dict[str, Any]) -> dict[str, Any]:
     keys = node.get("keys_schema")
     if kind == "dict" and keys is not None and keys.get("type") in _NAME_READERS:
         # pydantic reads a number or boolean member name as lax text (" 1", "+1", "1_0", "yes"); the
-        # schema's propertyNames (`member_names`) says the plain JSON spelling, and so does this copy.
+        # schema's propertyNames (`_member_names`) says the plain JSON spelling, and so does this copy.
         pattern, read, error = _NAME_READERS[keys["type"]]
         spelled = core_schema.chain_schema(
             [
@@ -123,19 +123,20 @@ def _exact(node: dict[str, Any]) -> dict[str, Any]:
     return node
 
 
-# Where a core schema node holds other nodes. Every other member (``default``, ``expected``,
+# Where a core schema node holds other nodes: one, or a list (``arguments_schema`` is a list of
+# parameters in an arguments schema and one schema in a call schema; ``definitions``, ``steps`` and
+# ``computed_fields`` are lists), besides the name-keyed maps and lists of ``fields`` (a dataclass's
+# ``fields`` names them as str) and a union's ``choices``. Every other member (``default``, ``expected``,
 # ``metadata``, ``cls``, ``config``, ``serialization``...) is data, never walked: a field or a default
 # may be named or shaped like a schema keyword (``{"type": "float"}``) without being one.
 _SCHEMA_MEMBERS: Final = frozenset(
     {
         "schema", "items_schema", "keys_schema", "values_schema", "extras_schema", "extras_keys_schema",
         "strict_schema", "lax_schema", "json_schema", "python_schema", "return_schema", "var_args_schema",
-        "var_kwargs_schema", "json_schema_input_schema",
+        "var_kwargs_schema", "json_schema_input_schema", "arguments_schema", "definitions", "steps",
+        "computed_fields",
     }
 )  # fmt: skip
-# Lists of nodes (``arguments_schema`` is a list of parameters in an arguments schema, one schema in a
-# call schema), and the name-keyed maps and lists of fields (a dataclass's ``fields`` names them as str).
-_NODE_LISTS: Final = frozenset({"definitions", "steps", "arguments_schema", "computed_fields"})
 
 
 def map_core_schema(schema: Any, change: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:
@@ -150,8 +151,6 @@ def map_core_schema(schema: Any, change: Callable[[dict[str, Any]], dict[str, An
             copy[key] = (
                 [map_core_schema(item, change) for item in value] if is_array(value) else map_core_schema(value, change)
             )
-        elif key in _NODE_LISTS and is_array(value):
-            copy[key] = [map_core_schema(item, change) for item in value]
         elif key == "fields":
             if is_dict(value):
                 copy[key] = {name: map_core_schema(field, change) for name, field in value.items()}
@@ -176,9 +175,6 @@ def core_schema_nodes(schema: Any) -> Iterator[dict[str, Any]]:
     for key, value in schema.items():
         if key in _SCHEMA_MEMBERS:
             for item in value if is_array(value) else (value,):
-                yield from core_schema_nodes(item)
-        elif key in _NODE_LISTS and is_array(value):
-            for item in value:
                 yield from core_schema_nodes(item)
         elif key == "fields":
             for field in value.values() if is_dict(value) else value:
@@ -232,7 +228,7 @@ _NAME_READERS: Final[dict[str, tuple[str, Callable[[str], Any], str]]] = {
 }
 
 
-def member_names(keys: Any) -> dict[str, Any] | None:
+def _member_names(keys: Any) -> dict[str, Any] | None:
     """The propertyNames a dict keyed by `keys` advertises, when its keys are numbers or booleans."""
     kind = keys.get("type")
     if kind == "decimal":
@@ -313,7 +309,7 @@ class _Generator(GenerateJsonSchema):
 
     def dict_schema(self, schema: core_schema.DictSchema) -> JsonSchemaValue:
         value = super().dict_schema(schema)
-        names = member_names(schema.get("keys_schema", {}))
+        names = _member_names(schema.get("keys_schema", {}))
         if names is not None and "propertyNames" not in value:
             value["propertyNames"] = names
         return value

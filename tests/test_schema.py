@@ -46,7 +46,14 @@ from scopetool import (
 )
 from scopetool._codec import take_decoded
 from scopetool._contract import _prepare_python
-from scopetool._schema import STRICT_CONFIG, json_schema_of, member_counter, strict_core_schema, string_colons
+from scopetool._schema import (
+    STRICT_CONFIG,
+    core_schema_nodes,
+    json_schema_of,
+    member_counter,
+    strict_core_schema,
+    string_colons,
+)
 
 # ---------------------------------------------------------------------------------------------------
 # The corpus of input shapes.
@@ -1405,3 +1412,28 @@ def test_float_member_names_are_refused_as_float_members_are() -> None:
     binding = bind(keyed)
     assert "finite number" in rejection_message(binding, '{"names":{"1e400":"x"}}')
     assert "a double holds exactly" in rejection_message(binding, '{"names":{"-9007199254740993":"x"}}')
+
+
+def test_the_core_schema_walk_reaches_every_kind_of_node_holder() -> None:
+    """Labelled union choices, call and arguments parameters, chains and definitions are walked; data is not."""
+    point = core_schema.float_schema(metadata={"type": "float"})
+    schema = core_schema.definitions_schema(
+        core_schema.call_schema(
+            core_schema.arguments_schema(
+                [
+                    core_schema.arguments_parameter(
+                        "x", core_schema.union_schema([(point, "a"), core_schema.int_schema()])
+                    )
+                ],
+                var_args_schema=core_schema.float_schema(),
+            ),
+            function=print,
+            return_schema=core_schema.chain_schema([core_schema.str_schema(), core_schema.float_schema()]),
+        ),
+        [core_schema.float_schema(ref="f")],
+    )
+    strict: Any = strict_core_schema(schema)
+    floats = [node for node in core_schema_nodes(strict) if node.get("type") == "float"]
+    assert len(floats) == 4
+    assert all(node["allow_inf_nan"] is False for node in floats)
+    assert floats[0]["metadata"] == {"type": "float"}  # metadata is data: never made strict
