@@ -372,7 +372,8 @@ def _tweak(leaf: Any, how: int, nasty: Any) -> Any:
     if isinstance(leaf, int):
         return leaf + (1 if how % 2 else -1)
     if isinstance(leaf, float):
-        return math.nextafter(leaf, math.inf if how % 2 else -math.inf) if math.isfinite(leaf) else nasty
+        nudged = math.nextafter(leaf, math.inf if how % 2 else -math.inf) if math.isfinite(leaf) else math.inf
+        return nudged if math.isfinite(nudged) else nasty  # the largest double nudged up has no JSON spelling
     if isinstance(leaf, str):
         return leaf + "a" if how % 2 else leaf[:-1]
     if isinstance(leaf, list):
