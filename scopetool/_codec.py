@@ -8,9 +8,10 @@ instead of decoding again.
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, final
 
 from pydantic import TypeAdapter
@@ -25,14 +26,14 @@ from pydantic_core import (
 
 from ._errors import InvalidInvocationError, InvalidOutputError
 from ._feedback import MAX_DESCRIBED
-from ._json import canonical_json, is_array
+from ._json import canonical_json
 from ._output import Output, Result, completed, completed_details, serialized_output
 from ._schema import (
     STRICT_CONFIG,
     MemberCounter,
+    core_schema_nodes,
     exact_core_schema,
     fail_fast_core_schema,
-    is_dict,
     json_schema_of,
     member_counter,
     strict_core_schema,
@@ -42,7 +43,7 @@ from ._schema import (
 if TYPE_CHECKING:
     from ._contract import Invocation
 
-__all__ = ["NOTHING", "InputDecoder", "OutputEncoder", "take_decoded"]
+__all__ = ["NOTHING", "InputDecoder", "OutputEncoder", "caller_namespace", "take_decoded", "type_adapter"]
 
 T = TypeVar("T")
 
@@ -196,26 +197,18 @@ class InputDecoder(Generic[T]):
             raise InvalidInvocationError("tool: invocation arguments do not decode under this signature") from error
 
 
-def _refuse_alias_lists(node: Any) -> None:
+def _refuse_alias_lists(schema: Any) -> None:
     """AliasChoices and AliasPath let one field read members the advertised schema cannot name."""
-    if is_array(node):
-        for item in node:
-            _refuse_alias_lists(item)
-    elif is_dict(node):
-        if node.get("type") in ("model-field", "typed-dict-field", "dataclass-arg-field") and isinstance(
-            node.get("validation_alias"), list
-        ):
+    for node in core_schema_nodes(schema):
+        if node.get("type") in _FIELDS and isinstance(node.get("validation_alias"), list):
             raise ValueError(
                 "a field uses AliasChoices or AliasPath, which the advertised JSON Schema cannot describe; "
                 "give it one plain alias"
             )
-        for key, value in node.items():
-            if key not in ("cls", "metadata"):
-                _refuse_alias_lists(value)
 
 
 _MAPS: Final = frozenset({"dict"})
-
+_FIELDS: Final = frozenset({"model-field", "typed-dict-field", "dataclass-arg-field"})
 # Kinds whose values may be non-finite without the member counter noticing (it checks floats only).
 _UNCOUNTED_NON_FINITE: Final = frozenset({"decimal", "complex"})
 # Schemas of classes: pydantic-core builds them from the class's own prebuilt validator, with the
@@ -235,27 +228,15 @@ def _call_flags(schema: Any) -> dict[str, Any]:
     return flags
 
 
-def _carrier_classes(node: Any) -> Iterator[type]:
-    """The classes whose prebuilt validators pydantic-core reuses inside `node`."""
-    if is_array(node):
-        for item in node:
-            yield from _carrier_classes(item)
-    elif is_dict(node):
+def _carrier_classes(schema: Any) -> Iterator[type]:
+    """The classes whose prebuilt validators pydantic-core reuses inside `schema`."""
+    for node in core_schema_nodes(schema):
         if node.get("type") in _PREBUILT_CARRIERS and "cls" in node:
             yield node["cls"]
-        for key, value in node.items():
-            if key not in ("cls", "metadata"):
-                yield from _carrier_classes(value)
 
 
-def _contains_kind(node: Any, kinds: frozenset[str]) -> bool:
-    if is_array(node):
-        return any(_contains_kind(item, kinds) for item in node)
-    if is_dict(node):
-        if node.get("type") in kinds:
-            return True
-        return any(_contains_kind(value, kinds) for key, value in node.items() if key not in ("cls", "metadata"))
-    return False
+def _contains_kind(schema: Any, kinds: frozenset[str]) -> bool:
+    return any(node.get("type") in kinds for node in core_schema_nodes(schema))
 
 
 @final
@@ -268,7 +249,7 @@ class OutputEncoder(Generic[T]):
 
     __slots__ = ("_adapter", "_exact", "_kind", "_schema", "_serializer")
 
-    def __init__(self, declared: Any) -> None:
+    def __init__(self, declared: Any, *, namespace: Mapping[str, Any] | None = None) -> None:
         self._adapter: TypeAdapter[Any] | None = None
         self._schema: bytes | None = None
         # A value of exactly this class cannot mismatch the declared type, so it is serialized without
@@ -282,7 +263,7 @@ class OutputEncoder(Generic[T]):
             self._kind = "none"
         else:
             self._kind = "json"
-            self._adapter = TypeAdapter(declared)
+            self._adapter = type_adapter(declared, namespace)
             # NaN and infinity encode as their (invalid) JSON constants, so Output refuses them rather
             # than pydantic's default quietly turning them into null.
             self._serializer = SchemaSerializer(self._adapter.core_schema, CoreConfig(ser_json_inf_nan="constants"))
@@ -327,6 +308,37 @@ class OutputEncoder(Generic[T]):
         except (PydanticSerializationError, ValueError, TypeError) as error:
             raise InvalidOutputError(f"tool output does not encode as its declared type: {error}") from None
         return serialized_output(data)
+
+
+def caller_namespace() -> dict[str, Any] | None:
+    """The local names where a tool is being defined, as pydantic's `validate_call` reads them.
+
+    The frame is the first one outside scopetool (``@tool``, ``@tool(...)``, ``Func(...)`` and
+    ``Signature(...)`` are all called from there). Annotations that name a class defined in the same
+    function (a closure, a factory), which ``from __future__ import annotations`` leaves as strings,
+    resolve there. None at module level, where a function's globals already hold every name.
+    """
+    frame = inspect.currentframe()
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(_PACKAGE):
+        frame = frame.f_back
+    if frame is None or frame.f_locals is frame.f_globals:
+        return None
+    return dict(frame.f_locals)
+
+
+_PACKAGE: Final = __name__.rpartition(".")[0] + "."
+
+
+def type_adapter(declared: Any, namespace: Mapping[str, Any] | None) -> TypeAdapter[Any]:
+    """A TypeAdapter of `declared` whose forward references also resolve in `namespace` (a tool's locals).
+
+    pydantic resolves them in the frame that builds the adapter, which is scopetool's own, not the
+    frame where a tool was defined.
+    """
+    adapter: TypeAdapter[Any] = TypeAdapter(declared)
+    if namespace is not None and not adapter.pydantic_complete:
+        adapter.rebuild(_types_namespace=namespace)
+    return adapter
 
 
 _EMPTY: Final = Output()

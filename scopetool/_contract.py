@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final, NewType, cast, final
@@ -38,7 +40,6 @@ from ._json import (
     is_object,
     may_hold_non_finite,
     parse_checked,
-    syntax_problem,
 )
 from ._output import Result
 from ._rejection import InputRejection
@@ -314,10 +315,13 @@ class Contract:
                 escaped = raw.count(b"\\u003") if raw.find(b"\\") >= 0 else 0
             if colons + escaped <= counted + strings(value):
                 return
-        problem = syntax_problem(self._utf8(raw), finite=counted < 0)
+        data = self._utf8(raw)
+        document, problem = parse_checked(data, finite=counted < 0)
         if problem is not None:
             raise self._rejected(problem.message)
-        if counted < -1 and _changed_integer(self._utf8(raw), value):
+        # A negative count: a float the counter flagged (beyond 2**53, or not finite), or no counter at
+        # all, which vouches for no float. Either way the integers are compared with the floats.
+        if counted < 0 and _changed_integer(data, document, value):
             raise self._rejected(
                 "a number field got an integer a double cannot hold exactly (more than 2**53 in "
                 "magnitude): send a smaller integer, or write the number with a decimal point"
@@ -483,20 +487,26 @@ def _never(raw: bytes) -> Any:
     raise AssertionError("unreachable: typed contracts validate inline")  # pragma: no cover
 
 
-def _changed_integer(raw: bytes, value: Any) -> bool:
-    """Whether an integer literal of `raw` reached a float of `value` as a different number.
+def _changed_integer(raw: bytes, document: Any, value: Any) -> bool:
+    """Whether an integer literal of `raw` (parsed as `document`) reached a float of `value` changed.
 
-    Runs only when the member counter saw a float that is infinite or beyond 2**53. The literal is
-    read exactly; a float of the decoded value equal to an inexact integer literal's nearest double is
-    that literal, changed (or, for a literal past a double's range, made infinite).
+    Runs whenever the member counter does not vouch for every float (see `Contract._full_check`). The
+    literal is read exactly; a float of the decoded value equal to an inexact integer literal's nearest
+    double is that literal, changed (or, for a literal past a double's range, made infinite). Such a
+    literal has at least 16 digits, so a document without a run of 16 is not walked at all.
     """
+    if _LONG_DIGITS.search(raw) is None:
+        return False
     changed: set[float] = set()
-    _inexact_integers(jiter.from_json(raw), changed)
+    _inexact_integers(document, changed)
     if not changed:
         return False
     floats: set[float] = set()
     _floats(value, floats, 0)
     return not changed.isdisjoint(floats)
+
+
+_LONG_DIGITS: Final = re.compile(rb"[0-9]{16}")
 
 
 def _inexact_integers(node: object, found: set[float]) -> None:
@@ -516,17 +526,21 @@ def _inexact_integers(node: object, found: set[float]) -> None:
 
 
 def _floats(node: object, found: set[float], depth: int) -> None:
+    """Every float in a decoded value: in models, dataclasses, mappings and collections, at any depth."""
     if depth > 256:
         return
     if isinstance(node, float):
         found.add(node)
-    elif isinstance(node, BaseModel):
-        node = node.__dict__
+        return
     children: Iterable[object] = ()
-    if is_dict(node):
+    if isinstance(node, BaseModel):
+        children = node.__dict__.values()
+    elif is_dict(node):
         children = node.values()
     elif isinstance(node, list | tuple | set | frozenset):
         children = cast("Iterable[object]", node)
+    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
+        children = [getattr(node, field.name) for field in dataclasses.fields(node)]
     for child in children:
         _floats(child, found, depth + 1)
 

@@ -74,6 +74,7 @@ _FIXED: Final = {
 # pydantic's own (its network and path types): shown when the message is exactly this template.
 _OWN_TEMPLATES: Final = {
     "set_unique": "Items should be unique",
+    "float_parsing": "Input should be an integer a double holds exactly (at most 2**53 in magnitude)",
     "literal_error": "Input should be one of {expected}",
     "enum": "Input should be one of {expected}",
     "ip_any_address": "value is not a valid IPv4 or IPv6 address",

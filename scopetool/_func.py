@@ -8,10 +8,10 @@ import typing
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Annotated, Any, Generic, ParamSpec, TypeVar, cast, overload
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter, create_model
+from pydantic import BaseModel, ConfigDict, create_model
 from pydantic_core import PydanticUndefined, core_schema
 
-from ._codec import NOTHING, InputDecoder, OutputEncoder, take_decoded
+from ._codec import NOTHING, InputDecoder, OutputEncoder, caller_namespace, take_decoded, type_adapter
 from ._contract import Invocation
 from ._definition import NAME_PATTERN, Definition, Effect
 from ._errors import InvalidDefinitionError, InvalidToolError
@@ -58,7 +58,10 @@ class Func(Generic[P, R]):
             self._coroutine = fn
         else:
             self._sync = fn
-        plan = _plan(fn, name, description, effect)
+        # Only a function defined inside another one can name that function's locals; a module-level
+        # function's annotations resolve in its own globals, whoever decorates it.
+        namespace = caller_namespace() if "<locals>" in getattr(fn, "__qualname__", "") else None
+        plan = _plan(fn, name, description, effect, namespace)
         self._definition = plan.definition
         self._decoder: InputDecoder[Any] = plan.decoder
         self._encoder: OutputEncoder[Any] = plan.encoder
@@ -180,7 +183,13 @@ class _Plan:
         self.fills: tuple[tuple[str, FieldInfo], ...] = ()
 
 
-def _plan(fn: Callable[..., Any], name: str | None, description: str | None, effect: Effect | None) -> _Plan:
+def _plan(
+    fn: Callable[..., Any],
+    name: str | None,
+    description: str | None,
+    effect: Effect | None,
+    namespace: dict[str, Any] | None = None,
+) -> _Plan:
     problems: list[str] = []
     label = getattr(fn, "__qualname__", repr(fn))
     tool_name = name if name is not None else getattr(fn, "__name__", "")
@@ -193,7 +202,7 @@ def _plan(fn: Callable[..., Any], name: str | None, description: str | None, eff
     docs = docstring_parser.parse(inspect.getdoc(fn) or "")
     documented = {param.arg_name: param.description or "" for param in docs.params}
     try:
-        hints = typing.get_type_hints(fn, include_extras=True)
+        hints = typing.get_type_hints(fn, localns=namespace, include_extras=True)
     except Exception as error:  # noqa: BLE001 - any failure to resolve annotations is reported as a problem
         hints = {}
         problems.append(f"cannot resolve the annotations: {type(error).__name__}: {error}")
@@ -219,7 +228,7 @@ def _plan(fn: Callable[..., Any], name: str | None, description: str | None, eff
                 problems.append(f"{where}: needs a type annotation")
             continue
         try:
-            TypeAdapter(hints[parameter.name])
+            type_adapter(hints[parameter.name], namespace)
         except Exception as error:  # noqa: BLE001 - pydantic reports unsupported types in many ways
             problems.append(f"{where}: type {hints[parameter.name]!r} is not supported: {_first_line(error)}")
             continue
@@ -231,12 +240,12 @@ def _plan(fn: Callable[..., Any], name: str | None, description: str | None, eff
     text = description if description is not None else _describe(docs)
     returns = hints.get("return", Any)
     try:
-        plan.encoder = OutputEncoder(returns)
+        plan.encoder = OutputEncoder(returns, namespace=namespace)
     except Exception as error:  # noqa: BLE001 - reported with the other problems
         problems.append(f"return type {returns!r} cannot be encoded: {_first_line(error)}")
     if not problems:
         try:
-            _build_input(plan, tool_name, parameters, fields, hints)
+            _build_input(plan, tool_name, parameters, fields, hints, namespace=namespace)
         except Exception as error:  # noqa: BLE001 - pydantic reports unsupported types in many ways
             problems.append(f"parameters: {_first_line(error)}")
     if not problems:
@@ -279,7 +288,13 @@ def _field(name: str, annotation: Any, default: Any, documented: str | None) -> 
 
 
 def _build_input(
-    plan: _Plan, tool_name: str, parameters: list[inspect.Parameter], fields: dict[str, Any], hints: dict[str, Any]
+    plan: _Plan,
+    tool_name: str,
+    parameters: list[inspect.Parameter],
+    fields: dict[str, Any],
+    hints: dict[str, Any],
+    *,
+    namespace: dict[str, Any] | None,
 ) -> None:
     named = [p for p in parameters if p.name in fields]
     if len(named) == 1 and _is_model(hints[named[0].name]) and named[0].default is _EMPTY:
@@ -295,6 +310,8 @@ def _build_input(
         __config__=_PARAMETERS_CONFIG,
         **{internal[name]: spec for name, spec in fields.items()},
     )
+    if namespace is not None and not model.__pydantic_complete__:
+        model.model_rebuild(_types_namespace=namespace)  # classes local to the tool's own definition
     parameter_of = {field: name for name, field in internal.items()}
     plan.decoder = InputDecoder(_arguments_schema(model, parameter_of), advertised=model.__pydantic_core_schema__)
     from pydantic.fields import FieldInfo  # noqa: PLC0415 - loaded already by `_field`

@@ -17,7 +17,8 @@ from __future__ import annotations
 import itertools
 import linecache
 import operator
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from decimal import Decimal
 from typing import Any, Final, TypeGuard, cast
 
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue
@@ -29,9 +30,13 @@ __all__ = [
     "NON_FINITE",
     "STRICT_CONFIG",
     "MemberCounter",
+    "core_schema_nodes",
+    "decimal_pattern",
+    "exact_core_schema",
     "fail_fast_core_schema",
     "is_dict",
     "json_schema_of",
+    "map_core_schema",
     "member_counter",
     "string_colons",
     "strict_core_schema",
@@ -53,56 +58,210 @@ MemberCounter = Callable[[Any], int]
 
 def strict_core_schema(schema: CoreSchema) -> CoreSchema:
     """A copy of `schema` made strict at every level: strict types, extra members forbidden, finite floats."""
-    return cast(CoreSchema, _strict(schema))
+    return cast(CoreSchema, map_core_schema(schema, _strict))
 
 
-def _strict(node: Any) -> Any:
-    if is_array(node):
-        return [_strict(item) for item in node]
-    if not is_dict(node):
-        return node
-    copy = {key: _strict(value) for key, value in node.items()}
-    kind = copy.get("type")
+def _strict(node: dict[str, Any]) -> dict[str, Any]:
+    kind = node.get("type")
     if kind in _OBJECT_SCHEMAS:
-        copy["extra_behavior"] = "forbid"
+        node["extra_behavior"] = "forbid"
     if kind in _CONFIGURED:
-        copy["config"] = {**copy.get("config", {}), **STRICT_CONFIG}
+        node["config"] = {**node.get("config", {}), **STRICT_CONFIG}
     if kind == "float":
-        copy["allow_inf_nan"] = False
-    return copy
+        node["allow_inf_nan"] = False
+    return node
 
 
 def exact_core_schema(schema: CoreSchema) -> CoreSchema:
     """A copy of a strict schema that admits exactly what its JSON Schema advertises, where pydantic is laxer.
 
-    Sets refuse repeated items (pydantic would drop them; the schema says ``uniqueItems``), and integer
-    ``Literal``s and ``IntEnum``s refuse booleans and ``1.0`` (pydantic compares them equal). Only the
+    Sets refuse repeated items (pydantic would drop them; the schema says ``uniqueItems``), integer
+    ``Literal``s and ``IntEnum``s refuse booleans and ``1.0`` (pydantic compares them equal), and a
+    ``Decimal`` given as a string must match the advertised `decimal_pattern`, and so must a number or
+    boolean member name of a dict its propertyNames (pydantic would also take white space, ``_`` between
+    digits, non-ASCII digits, ``yes``, which no pattern of the schema says). Only the
     validator uses this copy; the advertised JSON Schema comes from the strict one. Classes that bring a
     prebuilt validator (nested pydantic models) keep theirs, so their fields are not tightened.
     """
-    return cast(CoreSchema, _exact(schema))
+    return cast(CoreSchema, map_core_schema(schema, _exact))
 
 
-def _exact(node: Any) -> Any:
-    if is_array(node):
-        return [_exact(item) for item in node]
-    if not is_dict(node):
-        return node
-    copy = {key: _exact(value) for key, value in node.items()}
-    kind = copy.get("type")
+def _exact(node: dict[str, Any]) -> dict[str, Any]:
+    kind = node.get("type")
     if kind in ("set", "frozenset"):
-        items = {"type": "list", "items_schema": copy.get("items_schema", {"type": "any"}), "strict": True}
-        items.update({key: copy[key] for key in ("min_length", "max_length") if key in copy})
+        items = {"type": "list", "items_schema": node.get("items_schema", {"type": "any"}), "strict": True}
+        items.update({key: node[key] for key in ("min_length", "max_length") if key in node})
         unique = _unique_set if kind == "set" else _unique_frozenset
-        return core_schema.no_info_after_validator_function(unique, cast(CoreSchema, items))
-    expected = copy.get("expected")
+        return cast("dict[str, Any]", core_schema.no_info_after_validator_function(unique, cast(CoreSchema, items)))
+    expected = node.get("expected")
     if kind == "literal" and expected and all(type(value) is int for value in expected):
-        return core_schema.no_info_after_validator_function(_one_of(expected), core_schema.int_schema(strict=True))
-    if kind == "enum" and copy.get("sub_type") == "int":
-        return core_schema.no_info_after_validator_function(
-            _member_of(copy["cls"]), core_schema.int_schema(strict=True)
+        return cast(
+            "dict[str, Any]",
+            core_schema.no_info_after_validator_function(_one_of(expected), core_schema.int_schema(strict=True)),
         )
-    return copy
+    if kind == "decimal":
+        return _spelled_decimal(node)
+    keys = node.get("keys_schema")
+    if kind == "dict" and keys is not None and keys.get("type") in _NAME_READERS:
+        # pydantic reads a number or boolean member name as lax text (" 1", "+1", "1_0", "yes"); the
+        # schema's propertyNames (`_member_names`) says the plain JSON spelling, and so does this copy.
+        pattern, read, error = _NAME_READERS[keys["type"]]
+        spelled = core_schema.chain_schema(
+            [
+                core_schema.custom_error_schema(
+                    core_schema.str_schema(pattern=pattern, strict=True), custom_error_type=error
+                ),
+                core_schema.no_info_plain_validator_function(read),
+                keys,
+            ]
+        )
+        return {**node, "keys_schema": spelled}
+    if kind == "enum" and node.get("sub_type") == "int":
+        return cast(
+            "dict[str, Any]",
+            core_schema.no_info_after_validator_function(_member_of(node["cls"]), core_schema.int_schema(strict=True)),
+        )
+    return node
+
+
+# Where a core schema node holds other nodes: one, or a list (``arguments_schema`` is a list of
+# parameters in an arguments schema and one schema in a call schema; ``definitions``, ``steps`` and
+# ``computed_fields`` are lists), besides the name-keyed maps and lists of ``fields`` (a dataclass's
+# ``fields`` names them as str) and a union's ``choices``. Every other member (``default``, ``expected``,
+# ``metadata``, ``cls``, ``config``, ``serialization``...) is data, never walked: a field or a default
+# may be named or shaped like a schema keyword (``{"type": "float"}``) without being one.
+_SCHEMA_MEMBERS: Final = frozenset(
+    {
+        "schema", "items_schema", "keys_schema", "values_schema", "extras_schema", "extras_keys_schema",
+        "strict_schema", "lax_schema", "json_schema", "python_schema", "return_schema", "var_args_schema",
+        "var_kwargs_schema", "json_schema_input_schema", "arguments_schema", "definitions", "steps",
+        "computed_fields",
+    }
+)  # fmt: skip
+
+
+def map_core_schema(schema: Any, change: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:
+    """A copy of a core schema with `change` applied to a fresh copy of every node, innermost first.
+
+    Only the members that hold nodes are walked (see `core_schema_nodes`), so data such as a default
+    value or a field named ``type`` is copied as it is.
+    """
+    copy = dict(schema)
+    for key, value in schema.items():
+        if key in _SCHEMA_MEMBERS:
+            copy[key] = (
+                [map_core_schema(item, change) for item in value] if is_array(value) else map_core_schema(value, change)
+            )
+        elif key == "fields":
+            if is_dict(value):
+                copy[key] = {name: map_core_schema(field, change) for name, field in value.items()}
+            elif is_array(value):
+                copy[key] = [map_core_schema(field, change) if is_dict(field) else field for field in value]
+        elif key == "choices":
+            if is_dict(value):  # a tagged union's, keyed by tag (a tag may be any value, "type" too)
+                copy[key] = {tag: map_core_schema(choice, change) for tag, choice in value.items()}
+            else:  # a union's: schemas, or (schema, label) pairs
+                copy[key] = [
+                    (map_core_schema(choice[0], change), choice[1])
+                    if isinstance(choice, tuple)
+                    else map_core_schema(choice, change)
+                    for choice in value
+                ]
+    return change(copy)
+
+
+def core_schema_nodes(schema: Any) -> Iterator[dict[str, Any]]:
+    """Every node of a core schema (schemas, fields, parameters), outermost first; data is not entered."""
+    yield schema
+    for key, value in schema.items():
+        if key in _SCHEMA_MEMBERS:
+            for item in value if is_array(value) else (value,):
+                yield from core_schema_nodes(item)
+        elif key == "fields":
+            for field in value.values() if is_dict(value) else value:
+                if is_dict(field):
+                    yield from core_schema_nodes(field)
+        elif key == "choices":
+            for choice in value.values() if is_dict(value) else value:
+                yield from core_schema_nodes(choice[0] if isinstance(choice, tuple) else choice)
+
+
+def decimal_pattern(schema: core_schema.DecimalSchema) -> str:
+    """The pattern a `Decimal` given as a JSON string must match: advertised and enforced alike.
+
+    It is pydantic's own validation pattern (the `Decimal` constructor's syntax, digits counted against
+    ``max_digits`` and ``decimal_places``), without NaN and infinity. Under a digit constraint, numbers
+    with an exponent are left out: their digits no pattern can count.
+    """
+    pattern = _PATTERNS.build_decimal_pattern({**schema, "allow_inf_nan": False})
+    if schema.get("max_digits") is not None or schema.get("decimal_places") is not None:
+        pattern = pattern.replace(_EXPONENT_CHOICE, "")
+    return pattern
+
+
+_PATTERNS: Final = GenerateJsonSchema()
+INTEGER_NAME_PATTERN: Final = "^-?(?:0|[1-9][0-9]*)$"
+"""The member names an ``int``-keyed dict takes: integers as JSON writes them (advertised as propertyNames)."""
+NUMBER_NAME_PATTERN: Final = r"^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$"
+"""The member names a ``float``-keyed dict takes: numbers as JSON writes them."""
+
+
+def _float_name(text: str) -> float:
+    """A float member name's value, refused (as a float member would be) when not finite or an integer it changes."""
+    value = float(text)
+    if value - value != 0:
+        raise PydanticCustomError("finite_number", "Input should be a finite number")
+    if text.lstrip("-").isdigit() and int(text) != value:
+        raise PydanticCustomError(
+            "float_parsing", "Input should be an integer a double holds exactly (at most 2**53 in magnitude)"
+        )
+    return value
+
+
+def _bool_name(text: str) -> bool:
+    return text == "true"
+
+
+_NAME_READERS: Final[dict[str, tuple[str, Callable[[str], Any], str]]] = {
+    "int": (INTEGER_NAME_PATTERN, int, "int_parsing"),
+    "float": (NUMBER_NAME_PATTERN, _float_name, "float_parsing"),
+    "bool": ("^(?:true|false)$", _bool_name, "bool_parsing"),
+}
+
+
+def _member_names(keys: Any) -> dict[str, Any] | None:
+    """The propertyNames a dict keyed by `keys` advertises, when its keys are numbers or booleans."""
+    kind = keys.get("type")
+    if kind == "decimal":
+        return {"pattern": decimal_pattern(keys)}
+    if kind in _NAME_READERS:
+        return {"pattern": _NAME_READERS[kind][0]}
+    return None
+
+
+_EXPONENT_CHOICE: Final = r"|(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][+-]?[0-9]+"
+
+
+def _spelled_decimal(node: dict[str, Any]) -> dict[str, Any]:
+    """A decimal that takes JSON numbers as they are and strings only when they match `decimal_pattern`."""
+    text = core_schema.chain_schema(
+        [
+            core_schema.custom_error_schema(
+                core_schema.str_schema(pattern=decimal_pattern(cast(core_schema.DecimalSchema, node)), strict=True),
+                custom_error_type="decimal_parsing",
+            ),
+            core_schema.no_info_plain_validator_function(Decimal),
+            cast(CoreSchema, node),
+        ]
+    )
+    # Chosen by the class of the JSON value (``type`` is a C call, no Python frame): a string goes
+    # through the pattern, a number to the decimal as it is; anything else is no decimal.
+    number = cast(CoreSchema, node)
+    choices: dict[Hashable, CoreSchema] = {str: text, int: number, float: number}
+    return cast(
+        "dict[str, Any]",
+        core_schema.tagged_union_schema(choices, discriminator=type, custom_error_type="decimal_type"),
+    )
 
 
 _CONTAINERS: Final = frozenset({"list", "tuple", "set", "frozenset", "dict", "deque"})
@@ -116,18 +275,13 @@ def fail_fast_core_schema(schema: CoreSchema) -> CoreSchema:
     keep theirs, so their own fields are not bounded this way unless they ask for it
     (``Field(fail_fast=True)``); a rejection reads at most `MAX_DESCRIBED` of their errors one by one.
     """
-    return cast(CoreSchema, _fail_fast(schema))
+    return cast(CoreSchema, map_core_schema(schema, _fail_fast))
 
 
-def _fail_fast(node: Any) -> Any:
-    if is_array(node):
-        return [_fail_fast(item) for item in node]
-    if not is_dict(node):
-        return node
-    copy = {key: _fail_fast(value) for key, value in node.items()}
-    if copy.get("type") in _CONTAINERS:
-        copy["fail_fast"] = True
-    return copy
+def _fail_fast(node: dict[str, Any]) -> dict[str, Any]:
+    if node.get("type") in _CONTAINERS:
+        node["fail_fast"] = True  # `map_core_schema` hands over a fresh copy
+    return node
 
 
 def _unique_set(items: list[Any]) -> set[Any]:
@@ -170,6 +324,16 @@ class _Generator(GenerateJsonSchema):
 
     def field_title_should_be_set(self, schema: Any) -> bool:
         return False
+
+    def get_decimal_pattern(self, schema: core_schema.DecimalSchema) -> str:
+        return decimal_pattern(schema)
+
+    def dict_schema(self, schema: core_schema.DictSchema) -> JsonSchemaValue:
+        value = super().dict_schema(schema)
+        names = _member_names(schema.get("keys_schema", {}))
+        if names is not None and "propertyNames" not in value:
+            value["propertyNames"] = names
+        return value
 
     def model_schema(self, schema: core_schema.ModelSchema) -> JsonSchemaValue:
         value = super().model_schema(schema)
@@ -246,6 +410,8 @@ _FLAT: Final[Plan] = ("typed", [])
 _FINITE: Final[Plan] = ("finite",)
 _STR: Final[Plan] = ("str",)
 _COUNTERS: Final = itertools.count()
+# What `_count_any` counts exactly: no members, members of unconstrained values, or a map of them.
+_COUNTED_AS_ANY: Final = frozenset({_ZERO, ("any",), ("dict", ("any",)), ("dict", _ZERO)})
 
 
 class _Planner:
@@ -262,6 +428,10 @@ class _Planner:
             # Every float is checked: a prebuilt model may let infinity through, and an integer literal
             # a double cannot hold exactly changes on its way into a float.
             return _ZERO if self.strings else _FINITE
+        if kind == "enum" and schema.get("sub_type") == "float":
+            # A float enum's member is looked up from the float an integer literal became (and is no
+            # float the counter's check sees): no count vouches for it, so the full checks compare.
+            raise _UnsoundError
         if kind == "str" and self.strings:
             return _STR
         if kind in _TIMES_AND_URLS and self.strings:
@@ -281,6 +451,12 @@ class _Planner:
         if kind == "nullable":
             inner = self.plan(schema["schema"])
             return _ZERO if inner == _ZERO else ("nullable", inner)
+        if kind == "chain":
+            # Later steps only convert what the first one read (a decimal's string): no members, and
+            # no verbatim string, unless the first step holds more.
+            if self.plan(schema["steps"][0]) in (_ZERO, _STR):
+                return _ZERO
+            raise _UnsoundError
         if kind == "lax-or-strict":
             return self.plan(schema["strict_schema"])
         if kind == "json-or-python":
@@ -299,6 +475,9 @@ class _Planner:
                 if len(schema["items_schema"]) == 1:
                     item = self.plan(schema["items_schema"][0])
                 else:  # items of several schemas: members of any of them; strings of none
+                    plans = [self.plan(s) for s in schema["items_schema"]]
+                    if not self.strings and not all(p in _COUNTED_AS_ANY for p in plans):
+                        raise _UnsoundError  # a float (or a model) among them: counting as JSON would miss it
                     item = _ZERO if self.strings else ("any",)
                 return _ZERO if item == _ZERO else ("seq", item)
             items = [self.plan(s) for s in schema["items_schema"]]

@@ -6,7 +6,7 @@ from typing import Any, Generic, TypeVar, final
 
 from pydantic import BaseModel
 
-from ._codec import InputDecoder, OutputEncoder
+from ._codec import InputDecoder, OutputEncoder, caller_namespace
 from ._contract import Invocation
 from ._definition import Definition, Effect
 from ._errors import InvalidToolError
@@ -64,7 +64,7 @@ class Signature(Generic[In, Out]):
             raise InvalidToolError(f"Signature input must be a pydantic BaseModel subclass, not {input!r}")
         try:
             self._decoder: InputDecoder[In] = InputDecoder(input.__pydantic_core_schema__)
-            self._encoder: OutputEncoder[Out] = OutputEncoder(output)
+            self._encoder: OutputEncoder[Out] = OutputEncoder(output, namespace=caller_namespace())
         except Exception as error:
             raise InvalidToolError(f"Signature[{input.__name__}, {output!r}]: {error}") from error
         if self._decoder.schema.get("type") != "object":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import socket
 import threading
 import time
@@ -12,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 import pytest
 from pydantic import BaseModel, Field, field_validator
+from typing_extensions import TypedDict
 
 from scopetool import (
     Effect,
@@ -22,6 +24,7 @@ from scopetool import (
     Output,
     Request,
     Result,
+    Signature,
     TextBlock,
     bind,
     tool,
@@ -780,3 +783,100 @@ async def test_wrong_return_type_raises_invalid_output(annotation: Any, value: A
     wrong.__annotations__["return"] = annotation
     with pytest.raises(InvalidOutputError):
         await run(tool(wrong))
+
+
+# -- tools defined in functions (closures, factories) ----------------------------------------------
+# This module has ``from __future__ import annotations``: every annotation below is a string that only
+# the defining function's own locals can resolve, as pydantic's `validate_call` resolves it.
+
+
+def _factory() -> tuple[Func[..., Any], Func[..., Any], Func[..., Any]]:
+    class Inner(BaseModel):
+        x: int
+
+    class Entry(TypedDict):
+        inner: Inner
+
+    @dataclasses.dataclass
+    class Box:
+        inner: Inner
+
+    class Total(BaseModel):
+        total: int
+
+    @tool
+    def bare(entry: Entry, box: Box, more: list[Inner]) -> Total:
+        """Sum the inner values."""
+        return Total(total=entry["inner"].x + box.inner.x + sum(item.x for item in more))
+
+    @tool(name="configured")
+    def configured(inner: Inner) -> Inner:
+        """Echo the model parameter."""
+        return inner
+
+    def direct(inner: Inner | None = None) -> int:
+        """Read an optional local model."""
+        return 0 if inner is None else inner.x
+
+    return bare, configured, Func(direct)
+
+
+async def test_tools_defined_in_a_function_resolve_its_local_classes() -> None:
+    """@tool, @tool(...) and Func(...) inside a function resolve the classes defined there, nested too."""
+    bare, configured, direct = _factory()
+    result = await run(bare, '{"entry":{"inner":{"x":1}},"box":{"inner":{"x":2}},"more":[{"x":3}]}')
+    assert result.output.details_value() == {"total": 6}
+    assert bare.definition().output_schema == {
+        "additionalProperties": False, "properties": {"total": {"type": "integer"}}, "required": ["total"],
+        "type": "object",
+    }  # fmt: skip
+    assert (await run(configured, '{"x":4}')).output.details_value() == {"x": 4}
+    assert (await run(direct, '{"inner":{"x":5}}')).output.details_value() == 5
+    assert rejects(bare, '{"entry":{"inner":{"x":"1"}},"box":{"inner":{"x":2}},"more":[]}')
+
+
+def test_a_name_no_scope_defines_is_still_reported() -> None:
+    """An annotation naming nothing in the function's locals or globals is listed as unresolvable."""
+
+    def broken(a: Missing) -> int:  # type: ignore[name-defined]  # noqa: F821
+        """Refer to an undefined class."""
+        return 0
+
+    with pytest.raises(InvalidToolError) as info:
+        tool(broken)
+    assert problems(info) == ["  - cannot resolve the annotations: NameError: name 'Missing' is not defined"]
+
+
+def test_a_signature_made_in_a_function_resolves_its_local_output_type() -> None:
+    """A Signature's output type defined in the same function resolves its string annotations there."""
+
+    class Part(BaseModel):
+        n: int
+
+    class Parts(TypedDict):
+        part: Part
+
+    class In(BaseModel):
+        n: int
+
+    signature = Signature(In, Parts)
+    assert signature.output_schema is not None
+    assert signature.encode({"part": Part(n=1)}).details_value() == {"part": {"n": 1}}
+
+
+class Shadowed(BaseModel):
+    """A module-level model that a caller's local of the same name must not replace."""
+
+    n: int
+
+
+def module_level(item: Shadowed) -> int:
+    """A module-level function whose string annotation names a module-level model."""
+    return item.n
+
+
+def test_a_module_level_function_resolves_in_its_own_globals_wherever_it_is_decorated() -> None:
+    """Decorating a module-level function inside a function never resolves its annotations in that function."""
+    Shadowed = int  # noqa: F841 - a local that would shadow the model if the caller's locals were used
+    func = tool(module_level)
+    assert func.definition().input_schema["properties"] == {"n": {"type": "integer"}}

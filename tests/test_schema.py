@@ -6,6 +6,7 @@ prepare of `scopetool._speedups` vouches for most documents without it (tests/te
 
 import dataclasses
 import datetime
+import enum
 import json
 from collections.abc import Callable, Iterator
 from decimal import Decimal
@@ -43,8 +44,16 @@ from scopetool import (
     classify_input_rejection,
     tool,
 )
+from scopetool._codec import take_decoded
 from scopetool._contract import _prepare_python
-from scopetool._schema import STRICT_CONFIG, json_schema_of, member_counter, strict_core_schema, string_colons
+from scopetool._schema import (
+    STRICT_CONFIG,
+    core_schema_nodes,
+    json_schema_of,
+    member_counter,
+    strict_core_schema,
+    string_colons,
+)
 
 # ---------------------------------------------------------------------------------------------------
 # The corpus of input shapes.
@@ -446,13 +455,13 @@ def test_advertised_schema_accepts_every_valid_document(
 def _counting_full_parses(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
     """Record every document prepare sends to the full I-JSON parse."""
     calls: list[bytes] = []
-    real = contract_module.syntax_problem
+    real = contract_module.parse_checked
 
     def counting(raw: bytes, **kwargs: Any) -> Any:
         calls.append(raw)
         return real(raw, **kwargs)
 
-    monkeypatch.setattr(contract_module, "syntax_problem", counting)
+    monkeypatch.setattr(contract_module, "parse_checked", counting)
     return calls
 
 
@@ -808,6 +817,105 @@ def test_numbers_a_double_holds_exactly_are_admitted_in_bulk_counted_positions(w
     assert _prepare_python(binding.contract, Request(name="shape", arguments=raw)).arguments == raw.encode()
 
 
+@dataclasses.dataclass
+class FloatPoint:
+    """A stdlib dataclass (no member counter is built for it) with a float field."""
+
+    x: float
+
+
+class FloatShade(float, enum.Enum):
+    """A float enum whose member an integer past 2**53 rounds to."""
+
+    EDGE = 9007199254740992.0
+
+
+def _unchanged(value: list[float]) -> list[float]:
+    return value
+
+
+def uncounted_tools() -> dict[str, Func[..., str]]:
+    """Float positions whose schema has no member counter (or one that cannot see the float)."""
+
+    @tool(name="shape")
+    def either(x: float | str) -> str:
+        """A float-or-string union."""
+        return "ok"
+
+    @tool(name="shape")
+    def validated(xs: Annotated[list[float], AfterValidator(_unchanged)], y: float = 0.0) -> str:
+        """A float list under a validator, beside a plain float."""
+        return "ok"
+
+    @tool(name="shape")
+    def point(p: FloatPoint) -> str:
+        """A dataclass with a float field."""
+        return "ok"
+
+    @tool(name="shape")
+    def shade(v: FloatShade) -> str:
+        """A float enum."""
+        return "ok"
+
+    return {"either": either, "validated": validated, "point": point, "shade": shade}
+
+
+UNCOUNTED_NUMBERS = [
+    ("either", '{"x":%s}'),
+    ("validated", '{"xs":[1,%s]}'),
+    ("validated", '{"xs":[],"y":%s}'),
+    ("point", '{"p":{"x":%s}}'),
+]
+
+
+@pytest.mark.parametrize(("name", "template"), UNCOUNTED_NUMBERS)
+@pytest.mark.parametrize("number", ["9007199254740993", "-9007199254740993", "9" * 40])
+def test_integers_a_double_cannot_hold_are_rejected_without_a_counter(name: str, template: str, number: str) -> None:
+    """An integer past 2**53 that a float member would change is rejected where no counter sees that float."""
+    func = uncounted_tools()[name]
+    assert decoder_of(func).counter is None
+    message = rejection_message(bind(func), template % number)
+    assert "an integer a double cannot hold exactly" in message
+
+
+def test_an_integer_that_rounds_to_a_float_enum_member_is_rejected() -> None:
+    """9007199254740993 would round to a float enum's member 2**53: rejected; 2**53 itself is admitted."""
+    binding = bind(uncounted_tools()["shade"])
+    assert "an integer a double cannot hold exactly" in rejection_message(binding, '{"v":9007199254740993}')
+    raw = '{"v":9007199254740992}'
+    assert _prepare_python(binding.contract, Request(name="shape", arguments=raw)).arguments == raw.encode()
+
+
+@pytest.mark.parametrize(("name", "template"), UNCOUNTED_NUMBERS)
+@pytest.mark.parametrize("number", ["9007199254740992", "12345678901234568", "1.5"])
+def test_exact_numbers_are_admitted_without_a_counter(name: str, template: str, number: str) -> None:
+    """2**53, an integer a double holds exactly, and a plain float are admitted in the same positions."""
+    binding = bind(uncounted_tools()[name])
+    raw = template % number
+    assert _prepare_python(binding.contract, Request(name="shape", arguments=raw)).arguments == raw.encode()
+
+
+def test_a_big_integer_beside_a_float_is_admitted_where_it_stays_an_integer() -> None:
+    """An integer past 2**53 in an int member is admitted though a float member sits beside it, counter or not."""
+
+    @tool(name="shape")
+    def mixed(p: FloatPoint, n: int) -> str:
+        """A dataclass with a float, and an integer."""
+        return "ok"
+
+    raw = '{"p":{"x":0.5},"n":9007199254740993}'
+    assert _prepare_python(bind(mixed).contract, Request(name="shape", arguments=raw)).arguments == raw.encode()
+    assert "cannot hold exactly" in rejection_message(bind(mixed), '{"p":{"x":9007199254740993},"n":1}')
+
+
+def test_a_tuple_of_several_item_schemas_with_a_float_has_no_counter() -> None:
+    """A variadic tuple whose items may be floats is not counted as JSON (which would not look at the floats)."""
+    schema = core_schema.tuple_schema([core_schema.int_schema(), core_schema.float_schema()], variadic_item_index=1)
+    assert member_counter(schema) is None
+    mixed = core_schema.tuple_schema([core_schema.int_schema(), core_schema.any_schema()], variadic_item_index=1)
+    assert member_counter(mixed) is not None
+
+
 class Defaults(BaseModel):
     """Float fields with a default that is no number (pydantic does not check defaults) and one that is."""
 
@@ -1157,3 +1265,175 @@ def test_string_colons_skip_a_tuple_of_mixed_item_schemas() -> None:
 def test_string_colons_refuse_times_and_urls(annotation: Any) -> None:
     """Times and URLs are parsed from text whose ':' the value does not show: no count at all."""
     assert string_colons(strict_core_schema(TypeAdapter(annotation).core_schema)) is None
+
+
+class SchemaShapedDefaults(BaseModel):
+    """Defaults and extra JSON Schema shaped like core-schema nodes: data, never schema."""
+
+    opts: dict[str, Any] = {"type": "float", "n": 1}
+    kind: dict[str, Any] = Field(default={"type": "model", "config": {}}, json_schema_extra={"x-type": "typed-dict"})
+
+
+def test_strict_schemas_leave_defaults_and_metadata_as_they_are() -> None:
+    """A default or metadata that looks like a core-schema node is copied, not made strict (nor advertised so)."""
+    schema = InputDecoder(SchemaShapedDefaults.__pydantic_core_schema__).schema
+    assert schema["properties"]["opts"]["default"] == {"type": "float", "n": 1}
+    assert schema["properties"]["kind"]["default"] == {"type": "model", "config": {}}
+
+    @tool(name="shape")
+    def shaped(opts: dict[str, Any] = {"type": "typed-dict", "x": 1}) -> str:  # noqa: B006 - a frozen default
+        """A parameter whose default looks like a typed-dict schema."""
+        return "ok"
+
+    assert shaped.definition().input_schema["properties"]["opts"]["default"] == {"type": "typed-dict", "x": 1}
+
+
+@pytest.mark.parametrize(
+    "annotation",
+    [
+        TypedDict("Keyed", {"type": int, "schema": str, "fields": list[int], "choices": int, "ref": str}),
+        Literal["type", "schema"],
+        Annotated[Literal["type"] | Literal["items"], Field()],
+    ],
+)
+def test_names_and_values_like_core_schema_keys_are_walked_as_data(annotation: Any) -> None:
+    """Fields named like core-schema keys (type, schema, fields, choices, ref) build strict validators and schemas."""
+    strict = strict_core_schema(TypeAdapter(annotation).core_schema)
+    SchemaValidator(strict, STRICT_CONFIG)
+    assert json_schema_of(strict)
+
+
+def test_a_tagged_union_with_a_tag_named_type_is_walked() -> None:
+    """A tagged union whose tags are "type" and "schema" keeps both choices, strict."""
+    schema = core_schema.tagged_union_schema(
+        {"type": core_schema.float_schema(), "schema": core_schema.int_schema()}, discriminator="k"
+    )
+    strict: Any = strict_core_schema(schema)
+    assert strict["choices"]["type"] == {"type": "float", "allow_inf_nan": False}
+    assert strict["choices"]["schema"] == {"type": "int"}
+
+
+@pytest.mark.parametrize(
+    ("annotation", "admitted", "rejected"),
+    [
+        (
+            Decimal,
+            ["1.5", "-2", "+0.5", ".5", "5.", "1e3", "1E-3", "0"],
+            [" 1.5", "1_000", "\u0661", "NaN", "Infinity", "", "1,5"],
+        ),
+        (
+            Annotated[Decimal, Field(max_digits=4, decimal_places=2)],
+            ["12.34", "0012.3", "1.500"],
+            ["1e1", "123.4", "1.234"],
+        ),
+    ],
+)  # fmt: skip
+def test_decimal_strings_match_the_advertised_pattern(
+    annotation: Any, admitted: list[str], rejected: list[str]
+) -> None:
+    """A Decimal string is admitted exactly when the advertised pattern matches it; numbers need no pattern."""
+
+    @tool(name="shape")
+    def amount(value: annotation) -> str:  # type: ignore[valid-type]
+        """A decimal parameter."""
+        return "ok"
+
+    schema = amount.definition().input_schema["properties"]["value"]
+    number, text = schema["anyOf"]
+    assert number["type"] == "number" and text["type"] == "string"
+    check = jsonschema.Draft202012Validator(text)
+    binding = bind(amount)
+    for spelling in admitted:
+        assert check.is_valid(spelling), spelling
+        raw = json.dumps({"value": spelling})
+        assert _prepare_python(binding.contract, Request("shape", raw)).arguments == raw.encode()
+    for spelling in rejected:
+        assert not check.is_valid(spelling), spelling
+        assert "Input should be a valid decimal" in rejection_message(binding, json.dumps({"value": spelling}))
+    assert decoder_of(amount).counter is not None  # the spelling check keeps the member count
+
+
+def test_integer_member_names_match_the_advertised_pattern() -> None:
+    """An int-keyed dict advertises propertyNames and admits exactly those names; its values are still counted."""
+
+    @tool(name="shape")
+    def by_id(names: dict[int, str]) -> str:
+        """An int-keyed dict."""
+        return "ok"
+
+    schema = by_id.definition().input_schema["properties"]["names"]
+    assert schema["propertyNames"] == {"pattern": "^-?(?:0|[1-9][0-9]*)$"}
+    binding = bind(by_id)
+    raw = '{"names":{"0":"a","-12":"b","90071992547409931":"c"}}'
+    value = _prepare_python(binding.contract, Request("shape", raw))
+    assert take_decoded(value, decoder_of(by_id)) == {"names": {0: "a", -12: "b", 90071992547409931: "c"}}
+    for name in ["01", "+1", " 1", "1.0", "1_0", "a"]:
+        assert "valid integer" in rejection_message(binding, json.dumps({"names": {name: "x"}}))
+    assert decoder_of(by_id).counter is not None
+
+
+@pytest.mark.parametrize(
+    ("keys", "admitted", "rejected"),
+    [
+        (float, ["1.5", "-0", "1e3", "9007199254740992"], [" 1", "1_0", "NaN", ".5"]),
+        (bool, ["true", "false"], ["1", "yes", "True", "t", ""]),
+        (Decimal, ["1.5", "+2", ".5"], [" 1.5", "1_0", "NaN"]),
+    ],
+)
+def test_number_and_boolean_member_names_match_the_advertised_names(
+    keys: Any, admitted: list[str], rejected: list[str]
+) -> None:
+    """A dict keyed by floats, booleans or decimals advertises propertyNames and admits exactly those names."""
+
+    @tool(name="shape")
+    def keyed(names: dict[keys, str]) -> str:  # type: ignore[valid-type]
+        """A dict with typed keys."""
+        return "ok"
+
+    check = jsonschema.Draft202012Validator(keyed.definition().input_schema)
+    binding = bind(keyed)
+    for name in admitted:
+        raw = json.dumps({"names": {name: "x"}})
+        assert check.is_valid(json.loads(raw)), name
+        assert _prepare_python(binding.contract, Request("shape", raw)).arguments == raw.encode()
+    for name in rejected:
+        assert not check.is_valid({"names": {name: "x"}}), name
+        rejection_message(binding, json.dumps({"names": {name: "x"}}))
+
+
+def test_float_member_names_are_refused_as_float_members_are() -> None:
+    """A float member name that overflows, or an integer a double would change, is refused like a float value."""
+
+    @tool(name="shape")
+    def keyed(names: dict[float, str]) -> str:
+        """A float-keyed dict."""
+        return "ok"
+
+    binding = bind(keyed)
+    assert "finite number" in rejection_message(binding, '{"names":{"1e400":"x"}}')
+    assert "a double holds exactly" in rejection_message(binding, '{"names":{"-9007199254740993":"x"}}')
+
+
+def test_the_core_schema_walk_reaches_every_kind_of_node_holder() -> None:
+    """Labelled union choices, call and arguments parameters, chains and definitions are walked; data is not."""
+    point = core_schema.float_schema(metadata={"type": "float"})
+    schema = core_schema.definitions_schema(
+        core_schema.call_schema(
+            core_schema.arguments_schema(
+                [
+                    core_schema.arguments_parameter(
+                        "x", core_schema.union_schema([(point, "a"), core_schema.int_schema()])
+                    )
+                ],
+                var_args_schema=core_schema.float_schema(),
+            ),
+            function=print,
+            return_schema=core_schema.chain_schema([core_schema.str_schema(), core_schema.float_schema()]),
+        ),
+        [core_schema.float_schema(ref="f")],
+    )
+    strict: Any = strict_core_schema(schema)
+    floats = [node for node in core_schema_nodes(strict) if node.get("type") == "float"]
+    assert len(floats) == 4
+    assert all(node["allow_inf_nan"] is False for node in floats)
+    assert floats[0]["metadata"] == {"type": "float"}  # metadata is data: never made strict

@@ -24,6 +24,7 @@ from scopetool import (
     TextBlock,
     bind,
 )
+from scopetool._codec import caller_namespace
 
 VALIDATED: list[int] = []
 
@@ -312,3 +313,15 @@ def test_repr_names_both_types() -> None:
     text = repr(Signature(Add, Sum))
     assert "Add" in text
     assert "Sum" in text
+
+
+MODULE_SIGNATURE = Signature(Add, Sum)  # made at module level: the module's own names resolve it
+
+
+def test_a_signature_made_at_module_level_needs_no_caller_locals() -> None:
+    """A Signature made at module level resolves its output type from the module, as before."""
+    assert _caller_namespace_at_module_level is None
+    assert MODULE_SIGNATURE.output_schema == Signature(Add, Sum).output_schema
+
+
+_caller_namespace_at_module_level = caller_namespace()

@@ -711,6 +711,11 @@ def scale(x: float) -> str:
     return "ok"
 
 
+def either(x: float | str) -> str:
+    """Take a float or a string (a union no member counter is built for)."""
+    return "ok"
+
+
 def money(amount: Decimal) -> str:
     """Move an exact amount."""
     return "ok"
@@ -796,6 +801,9 @@ VALUES: dict[str, st.SearchStrategy[Any]] = {
     "scale": st.fixed_dictionaries(
         {"x": st.one_of(st.floats(allow_nan=False, allow_infinity=False), ints, st.just(2**53 + 1))}
     ),
+    "either": st.fixed_dictionaries(
+        {"x": st.one_of(st.floats(allow_nan=False, allow_infinity=False), ints, short_text, st.just(2**53 + 1))}
+    ),
     "money": st.fixed_dictionaries({"amount": st.decimals(allow_nan=False, allow_infinity=False) | ints}),
     "schedule": st.fixed_dictionaries(
         {
@@ -833,7 +841,7 @@ class Subject:
 
 
 def _subjects() -> dict[str, Subject]:
-    functions = [pair, order, tally, batch, carry, scale, money, schedule, pick, greet]
+    functions = [pair, order, tally, batch, carry, scale, either, money, schedule, pick, greet]
     contracts = [bind(tool(function)).contract for function in functions]
     contracts += [bind(Weather("weather", None)).contract, bind(Weather("weather_hooked", weather_hook)).contract]
     return {contract.name: Subject(contract, VALUES[contract.name]) for contract in contracts}
@@ -1000,6 +1008,9 @@ def test_prepare_agrees_with_the_pure_python_reference(subject: Subject, data: s
         ("pair", '{"a":12345678901234567890,"b":1}'),
         ("scale", '{"x":9007199254740993}'),
         ("scale", '{"x":1e400}'),
+        ("either", '{"x":9007199254740993}'),
+        ("either", '{"x":9007199254740992}'),
+        ("either", '{"x":"9007199254740993"}'),
         ("scale", '{"x":NaN}'),
         ("money", '{"amount":NaN}'),
         ("money", '{"amount":1e5}'),

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from scopetool import Contract, Invocation, classify_input_rejection
@@ -60,18 +59,6 @@ def _integral_floats(contract: Contract, value: Any, schema_ok: bool, contract_o
         return True
     known = explain(contract, whole, whole_ok, False) if whole_ok else None
     return known is not None and known.kind == "documented"
-
-
-def _non_numeric_decimal(contract: Contract, value: Any, schema_ok: bool, contract_ok: bool) -> bool:
-    if not schema_ok or contract_ok or contract.name != "money":
-        return False
-    amount = value.get("amount") if isinstance(value, dict) else None
-    if not isinstance(amount, str):
-        return False
-    try:
-        return not Decimal(amount.strip()).is_finite()
-    except InvalidOperation:
-        return True
 
 
 def _dedup(value: Any) -> Any:
@@ -139,7 +126,70 @@ def _float_multiple(contract: Contract, value: Any, schema_ok: bool, contract_ok
     )
 
 
+def _bytes_length(contract: Contract, value: Any, schema_ok: bool, contract_ok: bool) -> bool:
+    schema = contract.definition().input_schema_json.decode()
+    return (
+        schema_ok != contract_ok
+        and '"format":"binary"' in schema
+        and ('"maxLength"' in schema or '"minLength"' in schema)
+        and any(isinstance(leaf, str) and not leaf.isascii() for leaf in _leaves(value))
+    )
+
+
+_DECIMAL_LIMITS = ("greater than", "less than", "digits", "decimal places", "multiple of")
+
+
+def _decimal_limits(contract: Contract, value: Any, schema_ok: bool, contract_ok: bool) -> bool:
+    if not schema_ok or contract_ok or '"pattern":"^[+-]?(?:' not in contract.definition().input_schema_json.decode():
+        return False
+    outcome = prepare(contract, dumps(value))
+    rejection = classify_input_rejection(outcome) if isinstance(outcome, Exception) else None
+    return rejection is not None and any(limit in rejection.message for limit in _DECIMAL_LIMITS)
+
+
+def _plain_number(text: str) -> str:
+    plain = text.strip().replace("_", "")
+    return plain if plain.lstrip("+-").replace(".", "", 1).isdigit() else text
+
+
+def _respelled(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {_plain_number(key): _respelled(member) for key, member in value.items()}
+    if isinstance(value, list):
+        return [_respelled(item) for item in value]
+    return _plain_number(value) if isinstance(value, str) else value
+
+
+def _lax_spellings_in_models(contract: Contract, value: Any, schema_ok: bool, contract_ok: bool) -> bool:
+    if schema_ok or not contract_ok:
+        return False
+    plain = _respelled(value)
+    return plain != value and schema_allows(contract, plain, formats=enforces_formats(contract))
+
+
 DISAGREEMENTS: list[Disagreement] = [
+    Disagreement(
+        "lax-spellings-in-models",
+        "documented",
+        "inside a pydantic model pydantic-core uses the model's own prebuilt validator, which reads a Decimal "
+        "string or an integer member name with white space or '_' between digits; the schema's pattern (and "
+        "a tool's own parameters) take only the plain spelling",
+        _lax_spellings_in_models,
+    ),
+    Disagreement(
+        "decimal-limits",
+        "documented",
+        "a Decimal's bounds and digit limits hold for its string spellings too, and its digit limits for "
+        "numbers; JSON Schema cannot compare a string as a number, nor count a number's digits",
+        _decimal_limits,
+    ),
+    Disagreement(
+        "bytes-length-in-utf8",
+        "documented",
+        "a bytes field's length bounds count the UTF-8 bytes of the string; JSON Schema's maxLength and "
+        "minLength count characters, so non-ASCII text can fit one and not the other",
+        _bytes_length,
+    ),
     Disagreement(
         "set-duplicates-in-models",
         "documented",
@@ -174,13 +224,6 @@ DISAGREEMENTS: list[Disagreement] = [
         "JSON Schema counts 1.0 as an integer; the contract, by design, admits only integer spellings "
         "(README: `1.0` is not an integer), so the model is told to send 1",
         _integral_floats,
-    ),
-    Disagreement(
-        "decimal-any-string",
-        "documented",
-        "pydantic advertises a Decimal as number-or-string with no pattern; the contract admits only "
-        "strings that are finite decimal numbers",
-        _non_numeric_decimal,
     ),
     Disagreement(
         "python-re-dollar",

@@ -14,6 +14,7 @@ import inspect
 import ipaddress
 import sys
 import typing
+from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -187,6 +188,100 @@ def unicode_pattern(word: Annotated[str, Field(pattern=r"^\w{1,6}$")]) -> str:
     return word
 
 
+class Click(BaseModel):
+    """A click, tagged by a member named ``type``."""
+
+    type: Literal["click"]
+    x: int
+
+
+class Press(BaseModel):
+    """A key press, tagged by a member named ``type``."""
+
+    type: Literal["press"]
+    key: str
+
+
+class KeywordEntry(TypedDict):
+    """A TypedDict whose keys are named like JSON Schema and core-schema keywords."""
+
+    type: str
+    fields: list[int]
+    default: int
+
+
+@dataclasses.dataclass
+class KeywordSpec:
+    """A dataclass whose fields are named like keywords."""
+
+    schema: str
+    definitions: int = 0
+
+
+class Keywords(BaseModel):
+    """A model of keyword-named members, two of them through aliases."""
+
+    type: str
+    properties: dict[str, int] = {}
+    items: list[int] = []
+    required: bool = False
+    ref: str = Field("", alias="$ref")
+    any_of: int = Field(0, alias="anyOf")
+    price: Decimal = Decimal(0)
+    by_id: dict[int, str] = {}
+
+
+@tool
+def keyword_parameters(  # noqa: PLR0917 - one parameter per keyword
+    type: str,  # noqa: A002 - a parameter named like the keyword, on purpose
+    schema: str,
+    properties: dict[str, int],
+    ref: str = "",
+    enum: Literal["a", "b"] = "a",
+    items: list[int] = [],  # noqa: B006 - a frozen default
+) -> str:
+    """Parameters named like schema keywords."""
+    return type
+
+
+@tool
+def keyword_shapes(
+    action: Annotated[Click | Press, Field(discriminator="type")], entry: KeywordEntry, spec: KeywordSpec
+) -> str:
+    """A discriminated union on ``type``, a TypedDict and a dataclass of keyword-named members."""
+    return action.type
+
+
+@tool
+def decimals(amount: Annotated[Decimal, Field(max_digits=6, decimal_places=2)], rate: Decimal = Decimal(0)) -> str:
+    """A constrained and a plain decimal: JSON numbers, or strings matching the advertised pattern."""
+    return str(amount)
+
+
+@tool
+def bounded_decimal(value: Annotated[Decimal, Field(ge=0, le=100)]) -> str:
+    """A decimal with bounds."""
+    return str(value)
+
+
+@tool
+def blobs(data: bytes, short: Annotated[bytes, Field(max_length=4)] = b"") -> int:
+    """Bytes, read as UTF-8 text."""
+    return len(data)
+
+
+@tool
+def int_keys(by_id: dict[int, str]) -> int:
+    """A dict keyed by integers (JSON member names that spell one)."""
+    return len(by_id)
+
+
+@tool
+def calendar(day: dt.date, span: dt.timedelta | None = None) -> str:
+    """A date and an optional duration."""
+    return str(day)
+
+
 class _SignatureTool:
     """A `Tool` built from a `Signature` (its model is the input object)."""
 
@@ -315,7 +410,8 @@ RAW_SCHEMAS: dict[str, dict[str, Any]] = {
 
 EXTRA_TYPED: list[Func[..., Any]] = [
     typed_dict, dataclass_param, timing, multiples, variadic, shelves, shades, short_text, address, wide_ints,
-    json_map, nullable_bounded, number_or_text, unicode_pattern,
+    json_map, nullable_bounded, number_or_text, unicode_pattern, keyword_parameters, keyword_shapes, decimals,
+    bounded_decimal, blobs, int_keys, calendar,
 ]  # fmt: skip
 
 SIGNATURE_MODELS: dict[str, type[BaseModel]] = {
@@ -324,6 +420,7 @@ SIGNATURE_MODELS: dict[str, type[BaseModel]] = {
     "sig_expression": Expression,
     "sig_inventory": Inventory,
     "sig_window": provider_corpus.Window,
+    "sig_keywords": Keywords,
 }
 
 

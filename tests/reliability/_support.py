@@ -8,6 +8,7 @@ import math
 import re
 import typing
 from collections.abc import Callable
+from decimal import Decimal
 from functools import cache
 from typing import Annotated, Any
 
@@ -17,6 +18,7 @@ from hypothesis import HealthCheck, assume, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 from pydantic.fields import FieldInfo
+from pydantic_core import PydanticSerializationError
 
 from scopetool import Contract, InvalidInvocationError, Invocation, Request, classify_input_rejection
 
@@ -370,7 +372,8 @@ def _tweak(leaf: Any, how: int, nasty: Any) -> Any:
     if isinstance(leaf, int):
         return leaf + (1 if how % 2 else -1)
     if isinstance(leaf, float):
-        return math.nextafter(leaf, math.inf if how % 2 else -math.inf) if math.isfinite(leaf) else nasty
+        nudged = math.nextafter(leaf, math.inf if how % 2 else -math.inf) if math.isfinite(leaf) else math.inf
+        return nudged if math.isfinite(nudged) else nasty  # the largest double nudged up has no JSON spelling
     if isinstance(leaf, str):
         return leaf + "a" if how % 2 else leaf[:-1]
     if isinstance(leaf, list):
@@ -410,9 +413,12 @@ def python_values(annotation: Any) -> st.SearchStrategy[Any]:
     def dumped(value: Any) -> Any:
         try:
             checked = adapter.validate_python(value)
-        except ValueError:
+        except (ValueError, ArithmeticError):  # pydantic compares a NaN Decimal with its bounds and raises
             assume(False)
-        dumped = adapter.dump_python(checked, mode="json")
+        try:
+            dumped = adapter.dump_python(checked, mode="json")
+        except (ValueError, PydanticSerializationError):
+            assume(False)  # bytes that are not UTF-8 have no JSON string (pydantic reads and writes UTF-8)
         try:
             json.dumps(dumped, allow_nan=False)
         except ValueError:
@@ -442,6 +448,10 @@ def _from_annotation(annotation: Any) -> st.SearchStrategy[Any]:
             return st.from_regex(pattern, fullmatch=True)
         # Hypothesis reads annotated-types bounds and lengths; other constraints are checked by pydantic.
         usable = [c for c in constraints if isinstance(c, _HYPOTHESIS_READS)]
+        if base is Decimal:  # Hypothesis's own bounded decimals may compare a NaN with the bounds
+            low = next((c.ge for c in usable if isinstance(c, annotated_types.Ge)), None)
+            high = next((c.le for c in usable if isinstance(c, annotated_types.Le)), None)
+            return st.decimals(min_value=low, max_value=high, allow_nan=False, allow_infinity=False)
         return st.from_type(Annotated[base, *usable]) if usable else _from_annotation(base)
     if origin is dict and typing.get_args(annotation)[1] is Any:
         return st.dictionaries(st.text(max_size=6), json_values, max_size=4)

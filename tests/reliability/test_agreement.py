@@ -114,7 +114,9 @@ def test_values_from_the_model_are_admitted_and_allowed(name: str, data: st.Data
 
 DOCUMENTED_EXAMPLES = [
     ("add", {"a": 1.0, "b": 2}, "integral-float"),
-    ("money", {"amount": "not a number"}, "decimal-any-string"),
+    ("blobs", {"data": "", "short": "ééé"}, "bytes-length-in-utf8"),
+    ("bounded_decimal", {"value": "-1"}, "decimal-limits"),
+    ("sig_keywords", {"type": "t", "price": " 1.5", "by_id": {"1_0": "x"}}, "lax-spellings-in-models"),
     ("ident", {"value": ""}, "typed-format"),
     ("sig_transfer", {"amount": 0}, "validator-rule"),
     ("multiples", {"step": 5, "half": 5e-324}, "float-multiple-tolerance"),
@@ -160,6 +162,24 @@ def test_set_fields_reject_repeated_items(name: str, value: dict[str, Any]) -> N
     assert not isinstance(prepare(contract, dumps(value)), Invocation)
 
 
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("money", {"amount": " 1.5"}),
+        ("money", {"amount": "1_000"}),
+        ("money", {"amount": "NaN"}),
+        ("decimals", {"amount": "1234.567"}),
+        ("int_keys", {"by_id": {" 1": "x"}}),
+        ("int_keys", {"by_id": {"+1": "x"}}),
+    ],
+)
+def test_decimal_strings_and_integer_names_take_the_advertised_spelling(name: str, value: dict[str, Any]) -> None:
+    """A Decimal string or an int member name the advertised pattern forbids is rejected by a tool's parameters."""
+    contract = _contract(name)
+    assert not schema_allows(contract, value, formats=False)
+    assert not isinstance(prepare(contract, dumps(value)), Invocation)
+
+
 @pytest.mark.parametrize(("name", "value"), [("mode", {"value": True}), ("level", {"value": True})])
 def test_booleans_are_not_integer_literals(name: str, value: dict[str, Any]) -> None:
     """A boolean where the schema allows only integers (an enum or const of integers) is rejected."""
@@ -176,6 +196,7 @@ LENIENT_FORMATS = [
     ("when", {"at": "2020-01-01T00:00Z"}, "no seconds"),
     ("when", {"at": "2020-01-01T00:00:00+0000"}, "an offset without a colon"),
     ("when", {"at": "1700000000"}, "a Unix timestamp in a string"),
+    ("calendar", {"day": "86400"}, "a Unix timestamp of a midnight in a string"),
     ("ident", {"value": "12345678123456781234567812345678"}, "a UUID without hyphens"),
     ("ident", {"value": "urn:uuid:12345678-1234-5678-1234-567812345678"}, "a URN UUID"),
 ]
