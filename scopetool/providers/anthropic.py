@@ -247,4 +247,3 @@ def _media(block: MediaBlock) -> dict[str, Any]:
             "and PDF documents, as data, an http(s) URL or a file id]",
         }
     return {"type": kind, "source": source}
-

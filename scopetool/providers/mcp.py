@@ -50,7 +50,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final, Literal
 from urllib.parse import urlsplit
 
