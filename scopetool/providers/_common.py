@@ -63,12 +63,14 @@ _JSON_TYPES: Final = frozenset({dict, list, str, int, float, bool, type(None)})
 def plain(value: object, where: str) -> Any:
     """One node of a provider payload as plain JSON, whether it came from an SDK or from ``json.loads``.
 
-    Plain JSON (and boto3's dicts) is returned as it is. An SDK object is read the way the SDK itself
-    writes it to JSON, without scopetool importing any SDK: a pydantic model (the response types of
-    OpenAI, Anthropic, google-genai, MCP, Mistral and Ollama) through ``model_dump(mode="json",
-    by_alias=True)``, which gives the wire names and keeps every string as it is, so OpenAI's argument
-    text arrives byte for byte; another object with a ``to_dict()`` method through that. Anything else
-    is returned unchanged, for the caller to refuse by name. `where` names the node in an error.
+    Plain JSON (and boto3's dicts) is returned as it is. An SDK object is read through its own
+    serializer, without scopetool importing any SDK: a pydantic model (the response types of OpenAI,
+    Anthropic, google-genai, MCP, Mistral and Ollama) through ``model_dump(by_alias=True)``, which gives
+    the wire names and keeps every string as it is, so OpenAI's argument text arrives byte for byte;
+    another object with a ``to_dict()`` method through that. Values keep their Python types: the JSON
+    mode of ``model_dump`` would turn an infinite or NaN number in parsed arguments into ``null``
+    without a word, where the argument encoder refuses it. Anything else is returned unchanged, for
+    the caller to refuse by name. `where` names the node in an error.
     """
     if type(value) in _JSON_TYPES or is_mapping(value) or isinstance(value, type):
         return value
@@ -76,7 +78,7 @@ def plain(value: object, where: str) -> Any:
     to_dict = getattr(value, "to_dict", None)
     try:
         if callable(dump):
-            return dump(mode="json", by_alias=True, warnings=False)
+            return dump(by_alias=True, warnings=False)
         if callable(to_dict):
             return to_dict()
     except Exception as error:  # noqa: BLE001 - any failure of the SDK's own serializer is the payload's problem

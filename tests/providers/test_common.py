@@ -503,3 +503,13 @@ async def test_each_modules_run_call_runs_its_own_calls() -> None:
         [call] = module.parse_tool_calls(payload)
         outcome = await module.run_call(registry, call)
         assert isinstance(outcome, Result) and json.loads(outcome.output.text() or "") == ["café", "café"]
+
+
+def test_a_number_beyond_a_double_in_parsed_arguments_is_refused_not_nulled() -> None:
+    """Anthropic's client parses ``1e400`` into infinity: it is refused, never read as a null."""
+    body = json.dumps(MESSAGE).replace('"limit": 2', '"limit": 1e400').encode()
+    answer = httpx2.MockTransport(lambda request: httpx2.Response(200, content=body))
+    client = anthropic_sdk.Anthropic(api_key="sk-test", http_client=httpx2.Client(transport=answer))
+    sent = client.messages.create(model="claude-sonnet-4-6", max_tokens=512, messages=[])
+    with pytest.raises(ProviderError, match=r"content\[1\]: tool_use input is not JSON"):
+        anthropic.parse_tool_calls(sent)
