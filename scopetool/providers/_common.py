@@ -27,6 +27,7 @@ __all__ = [
     "ToolReport",
     "Tools",
     "UnknownToolError",
+    "check_export",
     "definitions_of",
     "is_iterable",
     "is_mapping",
@@ -418,6 +419,19 @@ def arguments_text(arguments: object, where: str) -> str:
 
 _encode_arguments: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
 """Parsed arguments as JSON text; one encoder made once (``json.dumps`` with options makes one a call)."""
+
+
+def check_export(export: object, provider: str) -> None:
+    """Refuse, in ``parse_tool_calls``, an export that is not one of `provider`'s (None passes).
+
+    Its null repairs are only right for the calls of the provider it was made for.
+    """
+    if export is None or (isinstance(export, Export) and export.provider == provider):
+        return
+    found = f"one for {export.provider}" if isinstance(export, Export) else f"a {type(export).__name__}"
+    raise ProviderError(
+        f"parse_tool_calls needs an export made by scopetool.providers.{provider.replace('-', '_')}, not {found}"
+    )
 
 
 def check_answers(ids: Sequence[str], what: str) -> None:

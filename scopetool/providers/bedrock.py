@@ -43,6 +43,7 @@ from ._common import (
     ToolReport,
     Tools,
     check_answers,
+    check_export,
     check_name,
     definitions_of,
     description_note,
@@ -178,6 +179,7 @@ def parse_tool_calls(payload: object, export: Export | None = None) -> list[Tool
         ProviderError: the export is not a Bedrock one, the payload is not an assistant message, or a
             ``toolUse`` block has no ``toolUseId``, no name, or an ``input`` that is not an object.
     """
+    check_export(export, PROVIDER)
     payload = plain(payload, "payload")
     if is_mapping(payload) and "output" in payload:
         output = plain(payload["output"], "output")
@@ -198,8 +200,6 @@ def parse_tool_calls(payload: object, export: Export | None = None) -> list[Tool
         content = payload
     if isinstance(content, str | bytes) or not is_iterable(content):
         raise ProviderError(f"message content must be a list of content blocks, not {type(content).__name__}")
-    if export is not None and export.provider != PROVIDER:
-        raise ProviderError(f"parse_tool_calls needs a {PROVIDER} export, not a {export.provider} one")
     found: list[ToolCall] = []
     for index, raw in enumerate(content):
         where = f"content[{index}]"

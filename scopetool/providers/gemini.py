@@ -42,6 +42,7 @@ from ._common import (
     ToolCall,
     ToolReport,
     Tools,
+    check_export,
     check_name,
     definitions_of,
     is_iterable,
@@ -205,6 +206,7 @@ def parse_tool_calls(payload: object, export: Export | None = None) -> list[Tool
     an ``id`` gets None. The ``args`` arrive already parsed, so they are encoded as JSON text (see
     `object_arguments` for what the parse already lost).
     """
+    check_export(export, PROVIDER)
     parts = _parts_of(plain(payload, "payload"))
     found: list[ToolCall] = []
     for index, raw in enumerate(parts):

@@ -64,6 +64,7 @@ from ._common import (
     ToolCall,
     ToolReport,
     Tools,
+    check_export,
     check_name,
     definitions_of,
     is_iterable,
@@ -234,8 +235,7 @@ def parse_tool_calls(payload: object, export: Export | None = None) -> list[Tool
     Raises:
         ProviderError: The payload is not a ``tools/call`` request or its params.
     """
-    if export is not None:
-        _check_export(export)
+    check_export(export, PROVIDER)
     payload = plain(payload, "tools/call")
     if is_mapping(payload):
         items: list[Any] = [payload]

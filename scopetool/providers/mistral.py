@@ -37,6 +37,7 @@ from ._common import (
     ToolReport,
     Tools,
     arguments_text,
+    check_export,
     check_name,
     definitions_of,
     is_mapping,
@@ -106,8 +107,7 @@ def parse_tool_calls(payload: object, export: Export | None = None) -> list[Tool
     Raises:
         ProviderError: a tool call is malformed, or `export` was made for another provider.
     """
-    if export is not None and export.provider != PROVIDER:
-        raise ProviderError(f"an export for {export.provider} cannot read {PROVIDER} tool calls")
+    check_export(export, PROVIDER)
     found: list[ToolCall] = []
     for index, call in enumerate(tool_call_list(payload)):
         where = f"tool_calls[{index}]"

@@ -43,6 +43,7 @@ from ._common import (
     ToolCall,
     ToolReport,
     Tools,
+    check_export,
     check_name,
     definitions_of,
     is_mapping,
@@ -105,8 +106,7 @@ def parse_tool_calls(payload: object, export: Export | None = None) -> list[Tool
     Raises:
         ProviderError: The payload is not in Ollama's tool-call format.
     """
-    if export is not None and (not isinstance(export, Export) or export.provider != PROVIDER):
-        raise ProviderError(f"expected an export made by scopetool.providers.ollama, not {export!r}")
+    check_export(export, PROVIDER)
     found: list[ToolCall] = []
     for index, call in enumerate(tool_call_list(payload)):
         where = f"tool_calls[{index}]"

@@ -29,6 +29,7 @@ from ._common import (
     ToolReport,
     Tools,
     arguments_text,
+    check_export,
     check_name,
     definitions_of,
     description_note,
@@ -105,6 +106,7 @@ def parse_tool_calls(payload: object, export: Export | None = None) -> list[Tool
     sent with, a ``null`` the strict export introduced for an optional field is read as "omitted", so
     the field's default applies.
     """
+    check_export(export, PROVIDER)
     found: list[ToolCall] = []
     for index, call in enumerate(tool_call_list(payload)):
         where = f"tool_calls[{index}]"

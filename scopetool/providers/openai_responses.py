@@ -39,6 +39,7 @@ from ._common import (
     ToolReport,
     Tools,
     arguments_text,
+    check_export,
     check_name,
     definitions_of,
     description_note,
@@ -129,8 +130,7 @@ def parse_tool_calls(payload: object, export: Export | None = None) -> list[Tool
     Raises:
         ProviderError: the payload is not a response or a list of items, or a function call is malformed.
     """
-    if export is not None and export.provider != PROVIDER:
-        raise ProviderError(f"an export for {export.provider} cannot read {PROVIDER} tool calls")
+    check_export(export, PROVIDER)
     payload = plain(payload, "payload")
     if is_mapping(payload):
         items = plain(payload.get("output"), "output")

@@ -415,6 +415,24 @@ def test_plain_names_an_object_whose_serializer_fails() -> None:
         openai_chat.parse_tool_calls([Broken()])
 
 
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_parse_tool_calls_refuses_an_export_of_another_provider(module: ModuleType) -> None:
+    """Every adapter refuses an export made for another provider (its null repairs would not fit)."""
+    other = ollama if module is not ollama else mcp
+
+    @tool
+    def search(query: str) -> str:
+        """Search."""
+        return query
+
+    short = module.__name__.rsplit(".", 1)[-1]
+    with pytest.raises(ProviderError, match=rf"needs an export made by scopetool\.providers\.{short}, not one for"):
+        module.parse_tool_calls([], other.export_tools([search]))
+    with pytest.raises(ProviderError, match=r"not a dict$"):
+        module.parse_tool_calls([], {"provider": module.PROVIDER})
+    assert module.parse_tool_calls([], module.export_tools([search])) == []
+
+
 def test_an_object_that_is_no_payload_is_refused_by_name() -> None:
     """Something that is neither JSON nor an SDK object is refused with its type's name."""
     for module in MODULES:
