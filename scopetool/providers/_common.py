@@ -62,7 +62,7 @@ _JSON_TYPES: Final = frozenset({dict, list, str, int, float, bool, type(None)})
 
 
 def plain(value: object, where: str) -> Any:
-    """One node of a provider payload as plain JSON, whether it came from an SDK or from ``json.loads``.
+    """One node of a provider payload as plain data (dicts, lists, strings, numbers), SDK object or not.
 
     Plain JSON (and boto3's dicts) is returned as it is. An SDK object is read through its own
     serializer, without scopetool importing any SDK: a pydantic model (the response types of OpenAI,

@@ -246,6 +246,7 @@ def test_parse_skips_server_tools_and_empty_outputs() -> None:
     assert bedrock.parse_tool_calls([server, {"text": "done"}]) == []
     assert bedrock.parse_tool_calls({"output": {}, "stopReason": "guardrail_intervened"}) == []
     assert bedrock.parse_tool_calls({"role": "assistant", "content": [{"text": "Hello"}]}) == []
+    assert bedrock.parse_tool_calls({"role": "assistant"}) == []
 
 
 @pytest.mark.parametrize(
