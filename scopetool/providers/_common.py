@@ -88,7 +88,7 @@ def plain(value: object, where: str) -> Any:
 
 
 def tool_call_list(payload: object) -> list[Any]:
-    """The ``tool_calls`` of an OpenAI-style chat payload, each call as plain JSON (see `plain`).
+    """The ``tool_calls`` of an OpenAI-style chat payload (each call still to be read with `plain`).
 
     `payload` is a chat completion (its first choice is read: the only one unless ``n`` asked for
     alternatives), one choice or chat response (its ``message``), an assistant message (its
@@ -96,7 +96,13 @@ def tool_call_list(payload: object) -> list[Any]:
     gives ``[]``.
     """
     payload = plain(payload, "payload")
-    if is_mapping(payload) and "choices" in payload:
+    if not is_mapping(payload):
+        if isinstance(payload, str | bytes | bytearray) or not is_iterable(payload):
+            raise ProviderError(
+                f"expected a chat completion, an assistant message or its tool_calls, not {type(payload).__name__}"
+            )
+        return list(payload)
+    if "choices" in payload:
         choices = plain(payload["choices"], "choices")
         if not is_array(choices):
             raise ProviderError(f"a chat completion's choices must be a list, not {type(choices).__name__}")
@@ -105,25 +111,18 @@ def tool_call_list(payload: object) -> list[Any]:
         payload = plain(choices[0], "choices[0]")
         if not is_mapping(payload):
             raise ProviderError(f"choices[0] must be an object, not {type(payload).__name__}")
-    if is_mapping(payload) and "tool_calls" not in payload and "message" in payload:
+    if "tool_calls" not in payload and "message" in payload:
         payload = plain(payload["message"], "message")
         if payload is None:
             return []
         if not is_mapping(payload):
             raise ProviderError(f"message must be an object, not {type(payload).__name__}")
-    if is_mapping(payload):
-        calls = plain(payload.get("tool_calls"), "tool_calls")
-        if calls is None:
-            return []
-    elif isinstance(payload, str | bytes | bytearray) or not is_iterable(payload):
-        raise ProviderError(
-            f"expected a chat completion, an assistant message or its tool_calls, not {type(payload).__name__}"
-        )
-    else:
-        calls = list(payload)
+    calls = plain(payload.get("tool_calls"), "tool_calls")
+    if calls is None:
+        return []
     if not is_array(calls):
         raise ProviderError(f"tool_calls must be a list, not {type(calls).__name__}")
-    return [plain(call, f"tool_calls[{index}]") for index, call in enumerate(calls)]
+    return calls
 
 
 Tools: TypeAlias = Registry | Iterable[Binding | Tool | Definition] | Binding | Tool | Definition

@@ -208,7 +208,7 @@ def parse_tool_calls(payload: object, export: Export | None = None) -> list[Tool
             raise ProviderError(f"{where}: not a content block")
         if "toolUse" not in block:
             continue
-        use = plain(block["toolUse"], f"{where}.toolUse")
+        use = plain(block["toolUse"], where)
         if not is_mapping(use):
             raise ProviderError(f"{where}: toolUse must be an object")
         if use.get("type") == "server_tool_use":

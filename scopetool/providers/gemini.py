@@ -214,7 +214,7 @@ def parse_tool_calls(payload: object, export: Export | None = None) -> list[Tool
         part = plain(raw, where)
         if not is_mapping(part):
             raise ProviderError(f"{where}: a part must be an object, not {type(part).__name__}")
-        call = plain(part.get("functionCall", part.get("function_call")), f"{where}.functionCall")
+        call = plain(part.get("functionCall", part.get("function_call")), where)
         if call is None:
             continue
         if not is_mapping(call):

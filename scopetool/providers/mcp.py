@@ -268,7 +268,7 @@ def _parse_one(raw: object, where: str) -> ToolCall:
                 call_id = str(raw_id)
             else:
                 raise ProviderError(f"{where}: a request id is a string or an integer (MCP forbids null)")
-        found = plain(item.get("params"), f"{where}.params")
+        found = plain(item.get("params"), where)
         if not is_mapping(found):
             raise ProviderError(f"{where}: params must be an object")
         params = found

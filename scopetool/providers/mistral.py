@@ -109,11 +109,12 @@ def parse_tool_calls(payload: object, export: Export | None = None) -> list[Tool
     """
     check_export(export, PROVIDER)
     found: list[ToolCall] = []
-    for index, call in enumerate(tool_call_list(payload)):
+    for index, raw in enumerate(tool_call_list(payload)):
         where = f"tool_calls[{index}]"
+        call = plain(raw, where)
         if not is_mapping(call) or call.get("type", "function") not in ("function", None):
             raise ProviderError(f"{where}: not a function tool call")
-        function = plain(call.get("function"), f"{where}.function")
+        function = plain(call.get("function"), where)
         if not is_mapping(function) or not isinstance(function.get("name"), str) or not function["name"]:
             raise ProviderError(f"{where}: missing function name")
         name = function["name"]

@@ -108,9 +108,10 @@ def parse_tool_calls(payload: object, export: Export | None = None) -> list[Tool
     """
     check_export(export, PROVIDER)
     found: list[ToolCall] = []
-    for index, call in enumerate(tool_call_list(payload)):
+    for index, raw in enumerate(tool_call_list(payload)):
         where = f"tool_calls[{index}]"
-        function = plain(call.get("function"), f"{where}.function") if is_mapping(call) else None
+        call = plain(raw, where)
+        function = plain(call.get("function"), where) if is_mapping(call) else None
         if not is_mapping(function):
             raise ProviderError(f"{where}: not a function tool call")
         name = function.get("name")
