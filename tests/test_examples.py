@@ -97,6 +97,21 @@ def test_provider_loop_answers_in_each_providers_format() -> None:
     assert second["is_error"] is True and "$.colour: unknown field" in second["content"][0]["text"]
 
 
+def test_provider_loop_without_the_sdks_says_what_to_install() -> None:
+    """Without the SDKs whose objects it reads, the provider example exits with one line naming them."""
+    hide = "import runpy, sys; sys.modules['openai'] = sys.modules['anthropic'] = None; "
+    run_example = f"runpy.run_path({str(EXAMPLES / 'provider_loop.py')!r}, run_name='__main__')"
+    completed = subprocess.run(
+        [sys.executable, "-c", hide + run_example], capture_output=True, text=True, check=False, timeout=60
+    )
+    assert completed.returncode == 1
+    assert completed.stdout == ""
+    assert completed.stderr == (
+        "examples/provider_loop.py reads the SDKs' own response objects, and 'anthropic' is not installed: "
+        "pip install openai anthropic\n"
+    )
+
+
 def test_raw_schema_example_enforces_the_hand_written_schema() -> None:
     """The raw-schema proxy runs the good call and names each problem of the bad ones, values unechoed."""
     out = run("raw_schema.py")

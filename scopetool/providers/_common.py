@@ -29,11 +29,14 @@ __all__ = [
     "Tools",
     "UnknownToolError",
     "allows_null",
+    "check_export",
     "definitions_of",
     "is_iterable",
     "is_mapping",
     "outcome_output",
+    "plain",
     "run_call",
+    "tool_call_list",
 ]
 
 is_mapping: Final = cast("Callable[[object], TypeGuard[Mapping[str, Any]]]", Mapping.__instancecheck__)
@@ -55,6 +58,73 @@ class UnknownToolError(ScopetoolError, LookupError):
         super().__init__(f"tool: no tool named {name[:80]!r}")
         self.name = name
         """The name the model asked for (untrusted)."""
+
+
+_JSON_TYPES: Final = frozenset({dict, list, str, int, float, bool, type(None)})
+
+
+def plain(value: object, where: str) -> Any:
+    """One node of a provider payload as plain data (dicts, lists, strings, numbers), SDK object or not.
+
+    Plain JSON (and boto3's dicts) is returned as it is. An SDK object is read through its own
+    serializer, without scopetool importing any SDK: a pydantic model (the response types of OpenAI,
+    Anthropic, google-genai, MCP, Mistral and Ollama) through ``model_dump(by_alias=True)``, which gives
+    the wire names and keeps every string as it is, so OpenAI's argument text arrives byte for byte;
+    another object with a ``to_dict()`` method through that. Values keep their Python types: the JSON
+    mode of ``model_dump`` would turn an infinite or NaN number in parsed arguments into ``null``
+    without a word, where the argument encoder refuses it. Anything else is returned unchanged, for
+    the caller to refuse by name. `where` names the node in an error.
+    """
+    if type(value) in _JSON_TYPES or is_mapping(value) or isinstance(value, type):
+        return value
+    dump = getattr(value, "model_dump", None)
+    to_dict = getattr(value, "to_dict", None)
+    try:
+        if callable(dump):
+            return dump(by_alias=True, warnings=False)
+        if callable(to_dict):
+            return to_dict()
+    except Exception as error:  # noqa: BLE001 - any failure of the SDK's own serializer is the payload's problem
+        raise ProviderError(f"{where}: cannot read {type(value).__name__} as JSON: {error}") from None
+    return value
+
+
+def tool_call_list(payload: object) -> list[Any]:
+    """The ``tool_calls`` of an OpenAI-style chat payload (each call still to be read with `plain`).
+
+    `payload` is a chat completion (its first choice is read: the only one unless ``n`` asked for
+    alternatives), one choice or chat response (its ``message``), an assistant message (its
+    ``tool_calls``), or the list of calls itself; an SDK object or its JSON. A payload without calls
+    gives ``[]``.
+    """
+    payload = plain(payload, "payload")
+    if not is_mapping(payload):
+        if isinstance(payload, str | bytes | bytearray) or not is_iterable(payload):
+            raise ProviderError(
+                f"expected a chat completion, an assistant message or its tool_calls, not {type(payload).__name__}"
+            )
+        return list(payload)
+    if "choices" in payload:
+        choices = plain(payload["choices"], "choices")
+        if not is_array(choices):
+            raise ProviderError(f"a chat completion's choices must be a list, not {type(choices).__name__}")
+        if not choices:
+            return []
+        payload = plain(choices[0], "choices[0]")
+        if not is_mapping(payload):
+            raise ProviderError(f"choices[0] must be an object, not {type(payload).__name__}")
+    if "tool_calls" not in payload and "message" in payload:
+        payload = plain(payload["message"], "message")
+        if payload is None:
+            return []
+        if not is_mapping(payload):
+            raise ProviderError(f"message must be an object, not {type(payload).__name__}")
+    calls = plain(payload.get("tool_calls"), "tool_calls")
+    if calls is None:
+        return []
+    if not is_array(calls):
+        raise ProviderError(f"tool_calls must be a list, not {type(calls).__name__}")
+    return calls
 
 
 Tools: TypeAlias = Registry | Iterable[Binding | Tool | Definition] | Binding | Tool | Definition
@@ -388,6 +458,19 @@ _encode_arguments: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
 """Parsed arguments as JSON text; one encoder made once (``json.dumps`` with options makes one a call)."""
 
 
+def check_export(export: object, provider: str) -> None:
+    """Refuse, in ``parse_tool_calls``, an export that is not one of `provider`'s (None passes).
+
+    Its null repairs are only right for the calls of the provider it was made for.
+    """
+    if export is None or (isinstance(export, Export) and export.provider == provider):
+        return
+    found = f"one for {export.provider}" if isinstance(export, Export) else f"a {type(export).__name__}"
+    raise ProviderError(
+        f"parse_tool_calls needs an export made by scopetool.providers.{provider.replace('-', '_')}, not {found}"
+    )
+
+
 def check_answers(ids: Sequence[str], what: str) -> None:
     """Refuse a batch of results that is empty or answers one call twice (`what` names the id field)."""
     if not ids:
@@ -400,8 +483,13 @@ def check_answers(ids: Sequence[str], what: str) -> None:
 def object_arguments(arguments: object, where: str, what: str = "arguments") -> str:
     """Arguments a provider delivers already parsed (a JSON object) as JSON text for `Request`.
 
-    The transport parsed them, so duplicate member names were already collapsed before they reach
-    scopetool; everything else (types, unknown members, the schema) the contract still checks.
+    Anthropic's ``input``, Gemini's ``args``, Ollama's, Bedrock's and MCP's ``arguments`` are parsed
+    by the SDK or transport before scopetool sees them, so the model's exact text is gone: a repeated
+    member name was collapsed (the last one won), a number keeps its value but not its spelling
+    (``1.50`` comes back as ``1.5``, ``1e2`` as ``100.0``), and a number beyond a double became
+    infinite, which is refused here as not JSON. The text is re-encoded canonically (members in their
+    order, non-ASCII as is); everything else (types, unknown members, the schema) the contract still
+    checks.
     """
     if not is_mapping(arguments):
         raise ProviderError(f"{where}: {what} must be a JSON object, not {type(arguments).__name__}")

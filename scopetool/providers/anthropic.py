@@ -26,7 +26,7 @@ Example:
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -40,6 +40,7 @@ from ._common import (
     ToolReport,
     Tools,
     check_answers,
+    check_export,
     check_name,
     definitions_of,
     description_note,
@@ -48,11 +49,21 @@ from ._common import (
     make_export,
     object_arguments,
     outcome_output,
+    plain,
     repair_nulls,
+    run_call,
 )
 from ._transform import Transformed
 
-__all__ = ["NAME_PATTERN", "PROVIDER", "export_tools", "parse_tool_calls", "result_message", "results_message"]
+__all__ = [
+    "NAME_PATTERN",
+    "PROVIDER",
+    "export_tools",
+    "parse_tool_calls",
+    "result_message",
+    "results_message",
+    "run_call",
+]
 
 PROVIDER: Final = "anthropic"
 """The name this adapter gives its provider in exports and reports."""
@@ -123,36 +134,37 @@ def export_tools(tools: Tools, *, strict: bool = False) -> Export:
     return make_export(PROVIDER, wire, reports, definitions)
 
 
-def parse_tool_calls(payload: Mapping[str, Any] | Iterable[Any], export: Export | None = None) -> list[ToolCall]:
-    """The ``tool_use`` blocks of an assistant message or Messages response, as `ToolCall`s.
+def parse_tool_calls(payload: object, export: Export | None = None) -> list[ToolCall]:
+    """The ``tool_use`` blocks of a Messages response, an assistant message or its content, as `ToolCall`s.
 
-    `payload` is the response (or the assistant message) as a dict, or its ``content`` list; a
-    pydantic SDK object is read through its ``model_dump()``. Other blocks (text, thinking, server
-    tools) are skipped. `export` is accepted for symmetry with the other providers: Anthropic's
+    Each shape is read as the SDK object the Anthropic client returns (``Message``, its ``content``
+    list of blocks) or as its JSON (a response, an assistant message ``{"role": "assistant",
+    "content": [...]}``, or the list). Other blocks (text, thinking, server tools) are skipped. The
+    ``input`` arrives already parsed, so it is encoded as JSON text (see `object_arguments` for what
+    the parse already lost). `export` is accepted for symmetry with the other providers: Anthropic's
     strict mode keeps optional fields optional, so there are no nulls to repair.
 
     Raises:
         ProviderError: the export is not an Anthropic one, the payload is not an assistant message,
             or a ``tool_use`` block has no id, no name, or an ``input`` that is not an object.
     """
-    payload = _plain(payload)
+    check_export(export, PROVIDER)
+    payload = plain(payload, "payload")
     if is_mapping(payload):
         role = payload.get("role", "assistant")
         if role != "assistant":
             raise ProviderError(f"tool calls come in an assistant message, not a {str(role)[:40]!r} one")
-        content = payload.get("content")
+        content = plain(payload.get("content"), "content")
         if content is None or isinstance(content, str):
             return []
     else:
         content = payload
     if isinstance(content, str | bytes) or not is_iterable(content):
         raise ProviderError(f"message content must be a list of content blocks, not {type(content).__name__}")
-    if export is not None and export.provider != PROVIDER:
-        raise ProviderError(f"parse_tool_calls needs a {PROVIDER} export, not a {export.provider} one")
     found: list[ToolCall] = []
     for index, raw in enumerate(content):
-        block = _plain(raw)
         where = f"content[{index}]"
+        block = plain(raw, where)
         if not is_mapping(block) or not isinstance(block.get("type"), str):
             raise ProviderError(f"{where}: not a content block")
         if block["type"] != "tool_use":
@@ -236,11 +248,3 @@ def _media(block: MediaBlock) -> dict[str, Any]:
             "and PDF documents, as data, an http(s) URL or a file id]",
         }
     return {"type": kind, "source": source}
-
-
-def _plain(value: Any) -> Any:
-    """A pydantic SDK object as its dict (``model_dump``); anything else unchanged."""
-    dump = getattr(value, "model_dump", None)
-    if not is_mapping(value) and callable(dump):
-        return dump(mode="json")
-    return value

@@ -30,7 +30,7 @@ Example:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any, Final
 
 from .._contract import Request
@@ -43,6 +43,7 @@ from ._common import (
     ToolReport,
     Tools,
     check_answers,
+    check_export,
     check_name,
     definitions_of,
     description_note,
@@ -51,7 +52,9 @@ from ._common import (
     make_export,
     object_arguments,
     outcome_output,
+    plain,
     repair_nulls,
+    run_call,
 )
 
 __all__ = [
@@ -61,6 +64,7 @@ __all__ = [
     "parse_tool_calls",
     "result_message",
     "results_message",
+    "run_call",
     "tool_configuration",
 ]
 
@@ -161,22 +165,27 @@ def tool_configuration(export: Export, *, choice: str | None = None) -> dict[str
     return config
 
 
-def parse_tool_calls(payload: Mapping[str, Any] | Iterable[Any], export: Export | None = None) -> list[ToolCall]:
+def parse_tool_calls(payload: object, export: Export | None = None) -> list[ToolCall]:
     """The ``toolUse`` blocks of a Converse response, an assistant message or its content, as `ToolCall`s.
 
-    Other blocks (text, reasoning, server tool uses) are skipped. `export` is accepted for symmetry
-    with the other providers: strict mode here keeps optional fields optional, so there are no
-    nulls to repair.
+    boto3's ``converse`` returns plain dicts (its ``output.message``, that message's ``content`` list):
+    each of them is read as it is, as is the same JSON from elsewhere. Other blocks (text, reasoning,
+    server tool uses) are skipped. The ``input`` arrives already parsed (botocore decodes the response
+    body), so it is encoded as JSON text (see `object_arguments` for what the parse already lost).
+    `export` is accepted for symmetry with the other providers: strict mode here keeps optional
+    fields optional, so there are no nulls to repair.
 
     Raises:
         ProviderError: the export is not a Bedrock one, the payload is not an assistant message, or a
             ``toolUse`` block has no ``toolUseId``, no name, or an ``input`` that is not an object.
     """
+    check_export(export, PROVIDER)
+    payload = plain(payload, "payload")
     if is_mapping(payload) and "output" in payload:
-        output = payload["output"]
+        output = plain(payload["output"], "output")
         if not is_mapping(output):
             raise ProviderError(f"a Converse response's output must be an object, not {type(output).__name__}")
-        message = output.get("message")
+        message = plain(output.get("message"), "output.message")
         if not is_mapping(message):
             return []  # a response without a message (such as a guardrail intervention) calls nothing
         payload = message
@@ -184,23 +193,22 @@ def parse_tool_calls(payload: Mapping[str, Any] | Iterable[Any], export: Export 
         role = payload.get("role", "assistant")
         if role != "assistant":
             raise ProviderError(f"tool calls come in an assistant message, not a {str(role)[:40]!r} one")
-        content = payload.get("content")
+        content = plain(payload.get("content"), "content")
         if content is None:
             return []
     else:
         content = payload
     if isinstance(content, str | bytes) or not is_iterable(content):
         raise ProviderError(f"message content must be a list of content blocks, not {type(content).__name__}")
-    if export is not None and export.provider != PROVIDER:
-        raise ProviderError(f"parse_tool_calls needs a {PROVIDER} export, not a {export.provider} one")
     found: list[ToolCall] = []
-    for index, block in enumerate(content):
+    for index, raw in enumerate(content):
         where = f"content[{index}]"
+        block = plain(raw, where)
         if not is_mapping(block):
             raise ProviderError(f"{where}: not a content block")
         if "toolUse" not in block:
             continue
-        use = block["toolUse"]
+        use = plain(block["toolUse"], where)
         if not is_mapping(use):
             raise ProviderError(f"{where}: toolUse must be an object")
         if use.get("type") == "server_tool_use":

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any, Final, Literal
 
 from .._contract import Request
@@ -42,6 +42,7 @@ from ._common import (
     ToolCall,
     ToolReport,
     Tools,
+    check_export,
     check_name,
     definitions_of,
     is_iterable,
@@ -49,7 +50,9 @@ from ._common import (
     make_export,
     object_arguments,
     outcome_output,
+    plain,
     repair_nulls,
+    run_call,
 )
 from ._gemini_schema import GeminiTransformed, json_schema, openapi
 
@@ -64,6 +67,7 @@ __all__ = [
     "parse_tool_calls",
     "result_message",
     "results_message",
+    "run_call",
     "tool",
     "tool_config",
 ]
@@ -192,20 +196,25 @@ def _check_export(export: Export) -> None:
         raise ProviderError("expected an export made by gemini.export_tools")
 
 
-def parse_tool_calls(payload: Mapping[str, Any] | Iterable[Any], export: Export | None = None) -> list[ToolCall]:
-    """The function calls of a response, a content or a list of parts, as `ToolCall`s.
+def parse_tool_calls(payload: object, export: Export | None = None) -> list[ToolCall]:
+    """The function calls of a response, a content, a list of parts or one part, as `ToolCall`s.
 
-    A ``GenerateContentResponse`` is read from its first candidate. Parts are read in the wire form
-    (``functionCall``) or the SDK's snake_case (``function_call``); parts without a call (text,
-    thoughts) are skipped. A call without an ``id`` gets None.
+    Each shape is read as the SDK object google-genai returns (``GenerateContentResponse``, its
+    ``candidates[0].content``, the content's ``parts``, one ``Part``) or as its JSON; a response is
+    read from its first candidate. Parts are read in the wire form (``functionCall``) or the SDK's
+    snake_case (``function_call``); parts without a call (text, thoughts) are skipped. A call without
+    an ``id`` gets None. The ``args`` arrive already parsed, so they are encoded as JSON text (see
+    `object_arguments` for what the parse already lost).
     """
-    parts = _parts_of(payload)
+    check_export(export, PROVIDER)
+    parts = _parts_of(plain(payload, "payload"))
     found: list[ToolCall] = []
-    for index, part in enumerate(parts):
+    for index, raw in enumerate(parts):
         where = f"parts[{index}]"
+        part = plain(raw, where)
         if not is_mapping(part):
             raise ProviderError(f"{where}: a part must be an object, not {type(part).__name__}")
-        call = part.get("functionCall", part.get("function_call"))
+        call = plain(part.get("functionCall", part.get("function_call")), where)
         if call is None:
             continue
         if not is_mapping(call):
@@ -227,15 +236,15 @@ def parse_tool_calls(payload: Mapping[str, Any] | Iterable[Any], export: Export 
 def _parts_of(payload: object) -> list[Any]:
     if is_mapping(payload):
         if "candidates" in payload:
-            candidates = payload["candidates"]
+            candidates = plain(payload["candidates"], "candidates")
             if not is_array(candidates):
                 raise ProviderError("candidates must be a list")
             if not candidates:
                 return []
-            first = candidates[0]
+            first = plain(candidates[0], "candidates[0]")
             if not is_mapping(first):
                 raise ProviderError("candidates[0] must be an object")
-            payload = first.get("content")
+            payload = plain(first.get("content"), "candidates[0].content")
             if payload is None:
                 return []
             if not is_mapping(payload):
@@ -244,7 +253,7 @@ def _parts_of(payload: object) -> list[Any]:
             return [payload]
         if "parts" not in payload and "role" not in payload:
             raise ProviderError("not a Gemini response, content or part")
-        parts = payload.get("parts")
+        parts = plain(payload.get("parts"), "parts")
         if parts is None:
             return []
         if not is_array(parts):

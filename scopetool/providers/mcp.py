@@ -50,7 +50,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final, Literal
 from urllib.parse import urlsplit
 
@@ -64,6 +64,7 @@ from ._common import (
     ToolCall,
     ToolReport,
     Tools,
+    check_export,
     check_name,
     definitions_of,
     is_iterable,
@@ -71,10 +72,20 @@ from ._common import (
     make_export,
     object_arguments,
     outcome_output,
+    plain,
+    run_call,
 )
 from ._transform import subschemas
 
-__all__ = ["NAME_PATTERN", "PROVIDER", "export_tools", "list_tools_result", "parse_tool_calls", "result_message"]
+__all__ = [
+    "NAME_PATTERN",
+    "PROVIDER",
+    "export_tools",
+    "list_tools_result",
+    "parse_tool_calls",
+    "result_message",
+    "run_call",
+]
 
 PROVIDER: Final = "mcp"
 """The name this adapter gives its provider in exports and reports."""
@@ -207,11 +218,11 @@ def list_tools_result(
     return result
 
 
-def parse_tool_calls(
-    payload: Mapping[str, Any] | Iterable[Mapping[str, Any]], export: Export | None = None
-) -> list[ToolCall]:
+def parse_tool_calls(payload: object, export: Export | None = None) -> list[ToolCall]:
     """The tool call of a ``tools/call`` request, or of its ``params``, as a one-item list.
 
+    Each shape is read as the MCP SDK's object (``mcp.types.JSONRPCRequest``, ``CallToolRequest``,
+    ``CallToolRequestParams``) or as its JSON.
     A whole JSON-RPC request (``{"jsonrpc": "2.0", "id": ..., "method": "tools/call", "params":
     {...}}``) gives its ``id`` as the call id (an integer id as its decimal text: answer the JSON-RPC
     request with its own id). ``params`` alone (``{"name": ..., "arguments": {...}}``) carry no id,
@@ -224,8 +235,8 @@ def parse_tool_calls(
     Raises:
         ProviderError: The payload is not a ``tools/call`` request or its params.
     """
-    if export is not None:
-        _check_export(export)
+    check_export(export, PROVIDER)
+    payload = plain(payload, "tools/call")
     if is_mapping(payload):
         items: list[Any] = [payload]
     elif isinstance(payload, str | bytes | bytearray) or not is_iterable(payload):
@@ -238,7 +249,8 @@ def parse_tool_calls(
     ]
 
 
-def _parse_one(item: object, where: str) -> ToolCall:
+def _parse_one(raw: object, where: str) -> ToolCall:
+    item = plain(raw, where)
     if not is_mapping(item):
         raise ProviderError(f"{where}: not a JSON object")
     call_id: str | None = None
@@ -256,7 +268,7 @@ def _parse_one(item: object, where: str) -> ToolCall:
                 call_id = str(raw_id)
             else:
                 raise ProviderError(f"{where}: a request id is a string or an integer (MCP forbids null)")
-        found = item.get("params")
+        found = plain(item.get("params"), where)
         if not is_mapping(found):
             raise ProviderError(f"{where}: params must be an object")
         params = found

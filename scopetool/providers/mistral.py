@@ -26,11 +26,9 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from .._contract import Request
-from .._json import is_array
 from .._output import Result
 from ._common import (
     Export,
@@ -39,18 +37,21 @@ from ._common import (
     ToolReport,
     Tools,
     arguments_text,
+    check_export,
     check_name,
     definitions_of,
-    is_iterable,
     is_mapping,
     make_export,
     outcome_output,
     output_text,
+    plain,
     repair_nulls,
+    run_call,
+    tool_call_list,
 )
 from ._mistral_schema import mistral_strict
 
-__all__ = ["NAME_PATTERN", "PROVIDER", "export_tools", "parse_tool_calls", "result_message"]
+__all__ = ["NAME_PATTERN", "PROVIDER", "export_tools", "parse_tool_calls", "result_message", "run_call"]
 
 PROVIDER: Final = "mistral"
 """The name this adapter gives its provider in exports and reports."""
@@ -96,32 +97,25 @@ def export_tools(tools: Tools, *, strict: bool = True) -> Export:
     return make_export(PROVIDER, wire, reports, definitions)
 
 
-def parse_tool_calls(
-    message: Mapping[str, Any] | Iterable[Mapping[str, Any]], export: Export | None = None
-) -> list[ToolCall]:
-    """The tool calls of an assistant message (or of its ``tool_calls`` list), as `ToolCall`s.
+def parse_tool_calls(payload: object, export: Export | None = None) -> list[ToolCall]:
+    """The tool calls of a chat response, an assistant message or its ``tool_calls`` list, as `ToolCall`s.
 
-    Arguments may be a JSON string or an already parsed object (Mistral's SDK accepts both).
+    Each shape is read as the SDK object ``mistralai`` returns (``ChatCompletionResponse``, its
+    ``choices[0].message``, the message's ``tool_calls``) or as its JSON; a response is read from its
+    first choice. Arguments may be a JSON string (kept exactly as the model wrote it) or an already
+    parsed object (Mistral's SDK accepts both), which is encoded as JSON text.
 
     Raises:
         ProviderError: a tool call is malformed, or `export` was made for another provider.
     """
-    if export is not None and export.provider != PROVIDER:
-        raise ProviderError(f"an export for {export.provider} cannot read {PROVIDER} tool calls")
-    if is_mapping(message):
-        calls: Any = message.get("tool_calls") or []  # checked below
-    elif isinstance(message, str | bytes) or not is_iterable(message):
-        raise ProviderError(f"expected an assistant message or a list of tool calls, not {type(message).__name__}")
-    else:
-        calls = list(message)
-    if not is_array(calls):
-        raise ProviderError("tool_calls must be a list")
+    check_export(export, PROVIDER)
     found: list[ToolCall] = []
-    for index, call in enumerate(calls):
+    for index, raw in enumerate(tool_call_list(payload)):
         where = f"tool_calls[{index}]"
+        call = plain(raw, where)
         if not is_mapping(call) or call.get("type", "function") not in ("function", None):
             raise ProviderError(f"{where}: not a function tool call")
-        function = call.get("function")
+        function = plain(call.get("function"), where)
         if not is_mapping(function) or not isinstance(function.get("name"), str) or not function["name"]:
             raise ProviderError(f"{where}: missing function name")
         name = function["name"]

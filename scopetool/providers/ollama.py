@@ -33,7 +33,6 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from .._contract import Request
@@ -44,18 +43,21 @@ from ._common import (
     ToolCall,
     ToolReport,
     Tools,
+    check_export,
     check_name,
     definitions_of,
-    is_iterable,
     is_mapping,
     make_export,
     object_arguments,
     outcome_output,
     output_text,
+    plain,
+    run_call,
+    tool_call_list,
 )
 from ._ollama_schema import ollama_schema
 
-__all__ = ["NAME_PATTERN", "PROVIDER", "export_tools", "parse_tool_calls", "result_message"]
+__all__ = ["NAME_PATTERN", "PROVIDER", "export_tools", "parse_tool_calls", "result_message", "run_call"]
 
 PROVIDER: Final = "ollama"
 """The name this adapter gives its provider in exports and reports."""
@@ -88,15 +90,15 @@ def export_tools(tools: Tools) -> Export:
     return make_export(PROVIDER, wire, reports, definitions)
 
 
-def parse_tool_calls(
-    message: Mapping[str, Any] | Iterable[Mapping[str, Any]], export: Export | None = None
-) -> list[ToolCall]:
-    """The tool calls of an assistant message, a chat response, or a ``tool_calls`` list.
+def parse_tool_calls(payload: object, export: Export | None = None) -> list[ToolCall]:
+    """The tool calls of a chat response, an assistant message or its ``tool_calls`` list, as `ToolCall`s.
 
-    Accepts ``{"role": "assistant", "tool_calls": [...]}``, the ``/api/chat`` response
-    ``{"message": {...}}``, or the list itself (an SDK object: pass its ``model_dump()``). Each call
-    is ``{"function": {"name": ..., "arguments": {...}}}``; Ollama gives no call id, so every
-    `ToolCall.id` is None: answer the calls in order. A message without tool calls gives ``[]``.
+    Each shape is read as the SDK object the ``ollama`` client returns (``ChatResponse``, its
+    ``message``, the message's ``tool_calls``) or as its JSON (``/api/chat``'s
+    ``{"message": {...}}``). Each call is ``{"function": {"name": ..., "arguments": {...}}}``; Ollama
+    gives no call id, so every `ToolCall.id` is None: answer the calls in order. A message without tool
+    calls gives ``[]``. The arguments arrive already parsed, so they are encoded as JSON text (see
+    `object_arguments` for what the parse already lost).
 
     `export` is accepted for symmetry with the other providers; an Ollama export introduces no
     nulls, so no argument needs repair.
@@ -104,22 +106,12 @@ def parse_tool_calls(
     Raises:
         ProviderError: The payload is not in Ollama's tool-call format.
     """
-    if export is not None and (not isinstance(export, Export) or export.provider != PROVIDER):
-        raise ProviderError(f"expected an export made by scopetool.providers.ollama, not {export!r}")
-    if is_mapping(message):
-        inner = message.get("message")
-        holder = inner if "tool_calls" not in message and is_mapping(inner) else message
-        calls: Any = holder.get("tool_calls") or []
-    elif isinstance(message, str | bytes | bytearray) or not is_iterable(message):
-        raise ProviderError(f"expected a message or a list of tool calls, not {type(message).__name__}")
-    else:
-        calls = message
-    if is_mapping(calls) or isinstance(calls, str | bytes | bytearray) or not is_iterable(calls):
-        raise ProviderError(f"tool_calls must be a list, not {type(calls).__name__}")
+    check_export(export, PROVIDER)
     found: list[ToolCall] = []
-    for index, call in enumerate(calls):
+    for index, raw in enumerate(tool_call_list(payload)):
         where = f"tool_calls[{index}]"
-        function = call.get("function") if is_mapping(call) else None
+        call = plain(raw, where)
+        function = plain(call.get("function"), where) if is_mapping(call) else None
         if not is_mapping(function):
             raise ProviderError(f"{where}: not a function tool call")
         name = function.get("name")

@@ -18,7 +18,6 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from .._contract import Request
@@ -30,19 +29,22 @@ from ._common import (
     ToolReport,
     Tools,
     arguments_text,
+    check_export,
     check_name,
     definitions_of,
     description_note,
-    is_iterable,
     is_mapping,
     make_export,
     outcome_output,
     output_text,
+    plain,
     repair_nulls,
+    run_call,
+    tool_call_list,
 )
 from ._transform import openai_strict
 
-__all__ = ["NAME_PATTERN", "PROVIDER", "export_tools", "parse_tool_calls", "result_message"]
+__all__ = ["NAME_PATTERN", "PROVIDER", "export_tools", "parse_tool_calls", "result_message", "run_call"]
 
 PROVIDER: Final = "openai-chat"
 """The name this adapter gives its provider in exports and reports."""
@@ -95,26 +97,23 @@ def export_tools(tools: Tools, *, strict: bool = True) -> Export:
     return make_export(PROVIDER, wire, reports, definitions)
 
 
-def parse_tool_calls(
-    message: Mapping[str, Any] | Iterable[Mapping[str, Any]], export: Export | None = None
-) -> list[ToolCall]:
-    """The tool calls of an assistant message (or of its ``tool_calls`` list), as `ToolCall`s.
+def parse_tool_calls(payload: object, export: Export | None = None) -> list[ToolCall]:
+    """The tool calls of a chat completion, an assistant message or its ``tool_calls`` list, as `ToolCall`s.
 
-    With the `Export` the tools were sent with, a ``null`` the strict export introduced for an
-    optional field is read as "omitted", so the field's default applies.
+    Each shape is read as the SDK object the OpenAI client returns (``ChatCompletion``, its
+    ``choices[0].message``, the message's ``tool_calls``) or as its JSON; a completion is read from its
+    first choice. ``arguments`` is kept exactly as the model wrote it. With the `Export` the tools were
+    sent with, a ``null`` the strict export introduced for an optional field is read as "omitted", so
+    the field's default applies.
     """
-    if is_mapping(message):
-        calls: Any = message.get("tool_calls") or []  # each call is checked below
-    elif is_iterable(message) and not isinstance(message, str | bytes):
-        calls = list(message)
-    else:
-        raise ProviderError(f"expected an assistant message or its tool_calls, not {type(message).__name__}")
+    check_export(export, PROVIDER)
     found: list[ToolCall] = []
-    for index, call in enumerate(calls):
+    for index, raw in enumerate(tool_call_list(payload)):
         where = f"tool_calls[{index}]"
+        call = plain(raw, where)
         if not is_mapping(call) or call.get("type", "function") != "function":
             raise ProviderError(f"{where}: not a function tool call")
-        function = call.get("function")
+        function = plain(call.get("function"), where)
         if not is_mapping(function) or not isinstance(function.get("name"), str):
             raise ProviderError(f"{where}: missing function name")
         name = function["name"]

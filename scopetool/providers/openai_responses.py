@@ -27,7 +27,6 @@ Example:
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from .._contract import Request
@@ -40,6 +39,7 @@ from ._common import (
     ToolReport,
     Tools,
     arguments_text,
+    check_export,
     check_name,
     definitions_of,
     description_note,
@@ -48,11 +48,13 @@ from ._common import (
     make_export,
     outcome_output,
     output_text,
+    plain,
     repair_nulls,
+    run_call,
 )
 from ._transform import openai_strict
 
-__all__ = ["NAME_PATTERN", "PROVIDER", "export_tools", "parse_tool_calls", "result_message"]
+__all__ = ["NAME_PATTERN", "PROVIDER", "export_tools", "parse_tool_calls", "result_message", "run_call"]
 
 PROVIDER: Final = "openai-responses"
 """The name this adapter gives its provider in exports and reports."""
@@ -114,12 +116,12 @@ def export_tools(tools: Tools, *, strict: bool = True, output_schema: bool = Tru
     return make_export(PROVIDER, wire, reports, definitions)
 
 
-def parse_tool_calls(
-    response: Mapping[str, Any] | Iterable[Mapping[str, Any]], export: Export | None = None
-) -> list[ToolCall]:
+def parse_tool_calls(payload: object, export: Export | None = None) -> list[ToolCall]:
     """The ``function_call`` items of a response (or of a list of items), as `ToolCall`s.
 
-    Each call's id is its ``call_id``, which the result item must echo. Items of other types (messages,
+    Each shape is read as the SDK object the OpenAI client returns (``Response``, its ``output`` list
+    of items) or as its JSON. Each call's id is its ``call_id``, which the result item must echo, and
+    its ``arguments`` are kept exactly as the model wrote them. Items of other types (messages,
     reasoning, built-in tool calls) are skipped. A call inside a ``namespace`` keeps the namespace in
     its name (``namespace.name``), so it never reaches a top-level tool of the same name. With the
     `Export` the tools were sent with, a ``null`` the strict export introduced for an optional field is
@@ -128,19 +130,20 @@ def parse_tool_calls(
     Raises:
         ProviderError: the payload is not a response or a list of items, or a function call is malformed.
     """
-    if export is not None and export.provider != PROVIDER:
-        raise ProviderError(f"an export for {export.provider} cannot read {PROVIDER} tool calls")
-    if is_mapping(response):
-        items = response.get("output")
+    check_export(export, PROVIDER)
+    payload = plain(payload, "payload")
+    if is_mapping(payload):
+        items = plain(payload.get("output"), "output")
         if not is_array(items):
             raise ProviderError("a Responses API response needs an output list of items")
-    elif isinstance(response, str | bytes) or not is_iterable(response):
-        raise ProviderError(f"expected a response or a list of items, not {type(response).__name__}")
+    elif isinstance(payload, str | bytes) or not is_iterable(payload):
+        raise ProviderError(f"expected a response or a list of items, not {type(payload).__name__}")
     else:
-        items = list(response)
+        items = list(payload)
     found: list[ToolCall] = []
-    for index, item in enumerate(items):
+    for index, raw in enumerate(items):
         where = f"output[{index}]"
+        item = plain(raw, where)
         if not is_mapping(item) or not isinstance(item.get("type"), str):
             raise ProviderError(f"{where}: not a Responses API item (an object with a type)")
         if item["type"] != "function_call":

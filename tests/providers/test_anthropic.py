@@ -991,6 +991,6 @@ def test_module_example_runs_as_documented() -> None:
 def test_parse_refuses_an_export_of_another_provider() -> None:
     """An export made for another provider cannot drive this provider's import."""
     other = bedrock.export_tools(CORPUS[:1])
-    with pytest.raises(ProviderError, match="anthropic export"):
+    with pytest.raises(ProviderError, match=r"scopetool\.providers\.anthropic, not one for bedrock"):
         adapter.parse_tool_calls(RECORDED_RESPONSE, other)
     assert len(adapter.parse_tool_calls(RECORDED_RESPONSE, adapter.export_tools(CORPUS[:1]))) == 5

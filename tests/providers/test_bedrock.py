@@ -246,6 +246,7 @@ def test_parse_skips_server_tools_and_empty_outputs() -> None:
     assert bedrock.parse_tool_calls([server, {"text": "done"}]) == []
     assert bedrock.parse_tool_calls({"output": {}, "stopReason": "guardrail_intervened"}) == []
     assert bedrock.parse_tool_calls({"role": "assistant", "content": [{"text": "Hello"}]}) == []
+    assert bedrock.parse_tool_calls({"role": "assistant"}) == []
 
 
 @pytest.mark.parametrize(
@@ -437,6 +438,6 @@ def test_module_example_runs_as_documented() -> None:
 
 def test_parse_refuses_an_export_of_another_provider() -> None:
     """An Anthropic export, though it follows the same strict rules, cannot drive Bedrock's import."""
-    with pytest.raises(ProviderError, match="bedrock export"):
+    with pytest.raises(ProviderError, match=r"scopetool\.providers\.bedrock, not one for anthropic"):
         bedrock.parse_tool_calls(RECORDED_RESPONSE, anthropic.export_tools(CORPUS[:1]))
     assert len(bedrock.parse_tool_calls(RECORDED_RESPONSE, bedrock.export_tools(CORPUS[:1]))) == 6

@@ -19,6 +19,9 @@ from pathlib import Path
 from typing import Any, assert_type
 
 import pytest
+from anthropic.types import Message
+from google.genai.types import GenerateContentResponse
+from openai.types.chat import ChatCompletion
 from pydantic import BaseModel
 
 from scopetool import (
@@ -44,6 +47,7 @@ from scopetool import (
     classify_input_rejection,
     tool,
 )
+from scopetool.providers import ToolCall, anthropic, gemini, openai_chat
 
 HERE = Path(__file__).resolve()
 ROOT = HERE.parents[2]
@@ -202,6 +206,15 @@ def check_failure_and_its_classification(error: BaseException) -> None:
     Failure(kind="failed")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
     Failure(FailureKind.FAILED)  # type: ignore[call-arg]  # pyright: ignore[reportCallIssue]
     classify_failure("failed")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+
+
+def check_parse_tool_calls_takes_the_sdks_objects(
+    completion: ChatCompletion, message: Message, response: GenerateContentResponse
+) -> None:
+    assert_type(openai_chat.parse_tool_calls(completion), list[ToolCall])
+    assert_type(openai_chat.parse_tool_calls(completion.choices[0].message.tool_calls), list[ToolCall])
+    assert_type(anthropic.parse_tool_calls(message.content), list[ToolCall])
+    assert_type(gemini.parse_tool_calls(response), list[ToolCall])
 
 
 # -- the checkers ---------------------------------------------------------------------------------
