@@ -34,7 +34,7 @@ Example:
         binding.contract.prepare(Request("book", '{"restaurant": "tasca", "party_size": "4"}'))
     except InvalidInvocationError as error:
         print(classify_input_rejection(error).message.splitlines()[-1])
-    #> - $.party_size: expected integer
+    #> - $.party_size: expected integer (got a string)
     ```
 """
 
