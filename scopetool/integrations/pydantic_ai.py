@@ -1,0 +1,251 @@
+"""scopetool tools as a pydantic-ai toolset: every call admitted by `Contract.prepare`.
+
+Install with ``pip install 'scopetool[pydantic-ai]'``. An `Agent` takes a `ScopetoolToolset` as it
+takes any toolset. The model's raw argument text is admitted by the tool's contract, not by
+pydantic-ai's lax validator: a rejection makes the model retry with scopetool's message (within the
+tool's retry budget), a `Failure` and a refused `Guard` are the tool's failed answer, any other error
+is redacted, and an `InputRequest` becomes pydantic-ai's approval flow, resumed through the same call's
+`Continuation` (see `input_requests` and `answer_requests`). Tools that are not `Effect.SAFE` run as
+barriers: alone, in the model's order.
+
+Example:
+    ```python
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    from scopetool import Registry, tool
+    from scopetool.integrations.pydantic_ai import ScopetoolToolset
+
+    @tool
+    def add(a: int, b: int) -> int:
+        \"\"\"Add two integers.\"\"\"
+        return a + b
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:  # the first turn: call the tool with a coerced value
+            return ModelResponse(parts=[ToolCallPart("add", '{"a": 2, "b": "3"}')])
+        return ModelResponse(parts=[TextPart(messages[-1].parts[0].model_response())])
+
+    agent = Agent(FunctionModel(model), toolsets=[ScopetoolToolset(Registry(add))])
+    print(agent.run_sync("add").output.splitlines()[:2])
+    #> ["invalid arguments for tool 'add' (1 problem):", '- $.b: Input should be a valid integer (got a string)']
+    ```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final, Generic, NoReturn
+
+import jiter
+from pydantic_ai import RunContext
+from pydantic_ai.exceptions import ApprovalRequired, ModelRetry, ToolFailed
+from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDefinition
+from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
+from pydantic_ai.toolsets.abstract import SchemaValidatorProt
+from typing_extensions import TypeVar
+
+from .._binding import Binding
+from .._contract import Admission, Contract, Request
+from .._definition import Effect
+from .._errors import InvalidInvocationError
+from .._input import Continuation, InputRequest
+from .._rejection import classify_input_rejection
+from ..providers._common import UnknownToolError, object_arguments
+from ._common import CallKeys, Tools, registry_of, shown
+
+__all__ = ["METADATA_KEY", "ScopetoolToolset", "answer_requests", "input_requests"]
+
+METADATA_KEY: Final = "scopetool"
+"""The key of scopetool's entry in a deferred call's metadata (the input request, then its answer)."""
+
+AgentDepsT = TypeVar("AgentDepsT", default=None, contravariant=True)
+
+
+class AdmittedArguments(dict[str, Any]):
+    """The arguments `Contract.prepare` admitted, as pydantic-ai's hooks see them; read-only.
+
+    It keeps the exact admitted text, which is what the tool's call is prepared from. A hook that
+    wants other arguments returns a new dict, which `prepare` admits again before the tool runs.
+    """
+
+    __slots__ = ("arguments",)
+
+    def __init__(self, arguments: bytes) -> None:
+        super().__init__(jiter.from_json(arguments))
+        self.arguments: Final = arguments
+
+    def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
+        raise TypeError("admitted arguments are read-only; return a new dict to change them")
+
+    __setitem__ = __delitem__ = __ior__ = _refuse
+    clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
+
+
+def _refusal(name: str, error: Exception) -> ModelRetry | ToolFailed:
+    """What pydantic-ai is told of an error: a retry for a rejection the model can fix, else a failure."""
+    rejection = classify_input_rejection(error)
+    if rejection is not None:
+        return ModelRetry(rejection.message)
+    return ToolFailed(shown(name, error)[0])
+
+
+class _Admit:
+    """The `args_validator` pydantic-ai calls: the tool's own contract, admitting the raw text."""
+
+    __slots__ = ("_contract", "_name")
+
+    def __init__(self, contract: Contract) -> None:
+        self._contract = contract
+        self._name = contract.name
+
+    def validate_json(self, input: str | bytes | bytearray, **_: Any) -> AdmittedArguments:  # noqa: A002
+        """Admit the model's argument text exactly as it sent it."""
+        return self._admit(bytes(input) if isinstance(input, bytearray) else input)
+
+    def validate_python(self, input: Any, **_: Any) -> AdmittedArguments:  # noqa: A002
+        """Admit arguments the provider already parsed, as their JSON (duplicate members are already gone)."""
+        if isinstance(input, AdmittedArguments):
+            return input
+        return self._admit(object_arguments(input, f"tool {self._name!r}"))
+
+    def _admit(self, text: str | bytes) -> AdmittedArguments:
+        try:
+            invocation = self._contract.prepare(Request(name=self._name, arguments=text))
+        except InvalidInvocationError as error:
+            raise _refusal(self._name, error) from error
+        return AdmittedArguments(invocation.arguments)
+
+
+class ScopetoolToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
+    """A pydantic-ai toolset of scopetool tools, each call admitted by its tool's contract.
+
+    Args:
+        tools: A `Registry` (served as it is, tools registered later included), or tools and
+            bindings for a new one.
+        id: The toolset's id, unique among an agent's toolsets (durable execution needs one).
+        max_retries: How many rejected calls each tool allows before the run fails, as
+            pydantic-ai's own ``retries``.
+        key_secret: The secret each call's idempotency key is minted under, from the run's
+            conversation id and the call id; pass the same one to every process that may resume a
+            call (a random one otherwise).
+    """
+
+    def __init__(
+        self, tools: Tools, *, id: str | None = None, max_retries: int = 1, key_secret: bytes | None = None
+    ) -> None:
+        self._registry = registry_of(tools)
+        self._id = id
+        self._max_retries = max_retries
+        self._keys = CallKeys(key_secret)
+        self._tools: dict[Binding, ToolsetTool[AgentDepsT]] = {}
+
+    @property
+    def id(self) -> str | None:
+        """The toolset's id, as given."""
+        return self._id
+
+    async def get_tools(self, ctx: RunContext[AgentDepsT]) -> dict[str, ToolsetTool[AgentDepsT]]:
+        """Each tool's definition, its contract as the argument validator, and its retry budget."""
+        return {binding.name: self._tool(binding) for binding in self._registry}
+
+    def _tool(self, binding: Binding) -> ToolsetTool[AgentDepsT]:
+        made = self._tools.get(binding)
+        if made is None:
+            definition = binding.definition()
+            validator: SchemaValidatorProt = _Admit(binding.contract)
+            made = ToolsetTool(
+                toolset=self,
+                tool_def=ToolDefinition(
+                    name=definition.name,
+                    parameters_json_schema=definition.input_schema,
+                    description=definition.description or None,
+                    sequential=definition.effect is not Effect.SAFE,
+                ),
+                max_retries=self._max_retries,
+                args_validator=validator,
+            )
+            self._tools[binding] = made
+        return made
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[AgentDepsT], tool: ToolsetTool[AgentDepsT]
+    ) -> str:
+        """Prepare the admitted call with its key (and answer, when resumed), run it, and render its outcome.
+
+        Raises:
+            ToolFailed: the outcome is a `Failure` (its public output) or another error (a generic text).
+            ModelRetry: a hook replaced the arguments with ones the contract rejects.
+            ApprovalRequired: the tool asked for input; the metadata holds the request.
+        """
+        binding = self._registry.resolve(name)
+        if binding is None:
+            raise ToolFailed(shown(name, UnknownToolError(name))[0])
+        if isinstance(tool_args, AdmittedArguments):
+            arguments: str | bytes = tool_args.arguments
+        else:
+            arguments = object_arguments(tool_args, f"tool {name!r}")
+        admission = Admission(
+            idempotency_key=self._keys.key(ctx.conversation_id, ctx.tool_call_id),
+            continuation=_continuation(ctx.tool_call_metadata) if ctx.tool_call_approved else None,
+        )
+        try:
+            result = await binding.call(binding.contract.prepare(Request(name=name, arguments=arguments), admission))
+        except Exception as error:
+            raise _refusal(name, error) from error
+        if result.input_request is not None:
+            raise ApprovalRequired(metadata={METADATA_KEY: {"input_request": result.input_request.to_json().decode()}})
+        return shown(name, result)[0]
+
+
+def _continuation(metadata: object) -> Continuation | None:
+    """The continuation `answer_requests` put in a resumed call's metadata, or None."""
+    entry = metadata.get(METADATA_KEY) if isinstance(metadata, Mapping) else None
+    if not isinstance(entry, Mapping) or "response" not in entry:
+        return None
+    request = InputRequest.from_json(entry["input_request"])
+    return request.continuation_from_json(entry["response"])
+
+
+def input_requests(requests: DeferredToolRequests) -> dict[str, InputRequest]:
+    """The scopetool input requests among a run's deferred calls, by tool call id.
+
+    Show each request's `prompt` to whoever answers; the rest of `requests` (other toolsets'
+    approvals and external calls) is left to the application.
+    """
+    found: dict[str, InputRequest] = {}
+    for call in requests.approvals:
+        entry = requests.metadata.get(call.tool_call_id, {}).get(METADATA_KEY)
+        if isinstance(entry, Mapping) and "input_request" in entry:
+            found[call.tool_call_id] = InputRequest.from_json(entry["input_request"])
+    return found
+
+
+def answer_requests(requests: DeferredToolRequests, answers: Mapping[str, Any]) -> DeferredToolResults:
+    """The `DeferredToolResults` that resume the answered calls, each with its validated answer.
+
+    Pass them to the next run (``agent.run(message_history=..., deferred_tool_results=...)``): each
+    answered call is prepared again with a `Continuation` of its request and the answer, under the
+    key of its first attempt.
+
+    Raises:
+        KeyError: an answer names a call that is not a pending scopetool input request.
+        InvalidInputRequestError: an answer does not satisfy its request's response schema.
+    """
+    pending = input_requests(requests)
+    approvals: dict[str, bool | ToolApproved] = {}
+    metadata: dict[str, dict[str, Any]] = {}
+    for call_id, response in answers.items():
+        request = pending.get(call_id)
+        if request is None:
+            raise KeyError(f"no pending scopetool input request has call id {call_id!r}")
+        continuation = request.continuation(response)
+        approvals[call_id] = ToolApproved()
+        metadata[call_id] = {
+            METADATA_KEY: {
+                "input_request": request.to_json().decode(),
+                "response": continuation.response_json.decode(),
+            }
+        }
+    return DeferredToolResults(approvals=dict(approvals), metadata=metadata)
