@@ -129,17 +129,19 @@ class _Invoke:
         key = self._keys.key(None, context.tool_call_id)
         admission = Admission(idempotency_key=key)
         try:
-            for _ in range(MAX_INPUT_ROUNDS + 1):
+            rounds = 0
+            while True:
                 outcome: Result | BaseException = await self._binding.call(contract.prepare(request, admission))
                 asked = outcome.input_request
                 if asked is None:
                     break
                 if self._answer is None:
                     return NO_ANSWER.format(name=name)
+                if rounds == MAX_INPUT_ROUNDS:
+                    return TOO_MANY_ROUNDS.format(name=name)
+                rounds += 1
                 response = await self._answer(asked, context)
                 admission = Admission(idempotency_key=key, continuation=asked.continuation(response))
-            else:
-                return TOO_MANY_ROUNDS.format(name=name)
         except Exception as error:  # noqa: BLE001 - the model is told only what scopetool shows of it
             outcome = error
         return shown(name, outcome)[0]
