@@ -27,7 +27,6 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 HERE = Path(__file__).resolve().parent
 DOCS = HERE.parent / "docs" / "integrations" / "index.md"
@@ -158,7 +157,9 @@ def _total(dump: Path) -> int:
     raise SystemExit(f"{dump}: no summary line")
 
 
-def overhead_table(found: list[ModuleType], rounds: int, calls: int, counted: dict[tuple[str, str], dict[str, float]]) -> list[str]:
+def overhead_table(
+    found: list[ModuleType], rounds: int, calls: int, counted: dict[tuple[str, str], dict[str, float]]
+) -> list[str]:
     """Markdown: per framework, one tool call natively and through scopetool, in time and in instructions."""
     lines = [
         "| framework | call | native (µs) | through scopetool (µs) | added (µs) | ratio | native (instructions) "
@@ -201,7 +202,10 @@ def report(quick: bool) -> str:
     counting = "valgrind is not installed here, so no instructions were counted"
     if not quick and shutil.which("valgrind") is not None:
         counted = instructions(200)
-        counting = "instructions: valgrind's callgrind, 200 calls per side after 50 warm-up calls, the loop's own cost subtracted"
+        counting = (
+            "instructions: valgrind's callgrind, 200 calls per side after 50 warm-up calls, "
+            "the loop's own cost subtracted"
+        )
     command = "python benchmarks/integrations.py" + (" --quick" if quick else "")
     lines = [
         f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
@@ -211,7 +215,12 @@ def report(quick: bool) -> str:
     ]
     lines += [f"- {note}" for note in notes] + ([""] if notes else [])
     lines += ["## What each framework admits", "", *hostile_table(found)]
-    lines += ["## What scopetool's boundary costs per tool call", "", *overhead_table(found, rounds, calls, counted), ""]
+    lines += [
+        "## What scopetool's boundary costs per tool call",
+        "",
+        *overhead_table(found, rounds, calls, counted),
+        "",
+    ]
     return "\n".join(lines)
 
 

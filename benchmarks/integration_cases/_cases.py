@@ -130,9 +130,6 @@ def registry() -> Registry:
 def outcome(seen: str | None, error: BaseException | None = None) -> str:
     """One table cell: which tool bodies ran (from `RAN`), then what the model was shown next (or the error)."""
     bodies = ", ".join(RAN) if RAN else "nothing"
-    if error is not None:
-        shown = f"the run failed: {type(error).__name__}: {error}"
-    else:
-        shown = f"the model saw {seen!r}"
+    shown = f"the run failed: {type(error).__name__}: {error}" if error is not None else f"the model saw {seen!r}"
     RAN.clear()
     return f"ran {bodies}; {shown}"

@@ -75,9 +75,7 @@ async def approve(request: InputRequest, context: ToolContext[Any]) -> bool:
 
 async def run_case(case: Case, *, through_scopetool: bool) -> str:
     """Run one case through a full `Runner.run` loop (interrupted and resumed for an approval); its cell."""
-    model = ScriptedModel(
-        [[function_call(case.tool, case.arguments, call_id="call-1")], [assistant_message("done")]]
-    )
+    model = ScriptedModel([[function_call(case.tool, case.arguments, call_id="call-1")], [assistant_message("done")]])
     tools = function_tools(registry(), answer=approve) if through_scopetool else native_tools()
     agent = Agent(name="cases", model=model, tools=list(tools))
     try:

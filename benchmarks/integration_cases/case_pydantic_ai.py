@@ -127,6 +127,7 @@ def hostile_rows() -> list[tuple[str, str, str]]:
 
 def overhead_cases() -> list[tuple[str, Callable[[], Awaitable[object]], Callable[[], Awaitable[object]]]]:
     """(label, one native tool call, the same call through scopetool), each through `ToolManager.handle_call`."""
+
     def manager(toolset: Any) -> ToolManager[None]:
         ctx = RunContext(deps=None, model=TestModel(), usage=RunUsage(), run_id="run-1", conversation_id="conv-1")
         return ToolManager(toolset=toolset, ctx=ctx)  # as the agent graph makes one for a run step

@@ -131,8 +131,8 @@ class _Invoke:
         try:
             rounds = 0
             while True:
-                outcome: Result | BaseException = await self._binding.call(contract.prepare(request, admission))
-                asked = outcome.input_request
+                result = await self._binding.call(contract.prepare(request, admission))
+                asked = result.input_request
                 if asked is None:
                     break
                 if self._answer is None:
@@ -142,6 +142,7 @@ class _Invoke:
                 rounds += 1
                 response = await self._answer(asked, context)
                 admission = Admission(idempotency_key=key, continuation=asked.continuation(response))
+            outcome: Result | BaseException = result
         except Exception as error:  # noqa: BLE001 - the model is told only what scopetool shows of it
             outcome = error
         return shown(name, outcome)[0]

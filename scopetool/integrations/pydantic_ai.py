@@ -52,7 +52,7 @@ from .._definition import Effect
 from .._errors import InvalidInvocationError
 from .._input import Continuation, InputRequest
 from .._rejection import classify_input_rejection
-from ..providers._common import UnknownToolError, object_arguments
+from ..providers._common import UnknownToolError, is_mapping, object_arguments
 from ._common import CallKeys, Tools, registry_of, shown
 
 __all__ = ["METADATA_KEY", "ScopetoolToolset", "answer_requests", "input_requests"]
@@ -60,7 +60,7 @@ __all__ = ["METADATA_KEY", "ScopetoolToolset", "answer_requests", "input_request
 METADATA_KEY: Final = "scopetool"
 """The key of scopetool's entry in a deferred call's metadata (the input request, then its answer)."""
 
-AgentDepsT = TypeVar("AgentDepsT", default=None, contravariant=True)
+AgentDepsT = TypeVar("AgentDepsT", default=None, contravariant=True)  # noqa: PLC0105 - pydantic-ai's own name
 
 
 class AdmittedArguments(dict[str, Any]):
@@ -76,11 +76,13 @@ class AdmittedArguments(dict[str, Any]):
         super().__init__(jiter.from_json(arguments))
         self.arguments: Final = arguments
 
-    def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
-        raise TypeError("admitted arguments are read-only; return a new dict to change them")
 
-    __setitem__ = __delitem__ = __ior__ = _refuse
-    clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
+def _read_only(self: AdmittedArguments, *args: object, **kwargs: object) -> NoReturn:
+    raise TypeError("admitted arguments are read-only; return a new dict to change them")
+
+
+for _method in ("__setitem__", "__delitem__", "__ior__", "clear", "pop", "popitem", "setdefault", "update"):
+    setattr(AdmittedArguments, _method, _read_only)
 
 
 def _refusal(name: str, error: Exception) -> ModelRetry | ToolFailed:
@@ -106,8 +108,6 @@ class _Admit:
 
     def validate_python(self, input: Any, **_: Any) -> AdmittedArguments:  # noqa: A002
         """Admit arguments the provider already parsed, as their JSON (duplicate members are already gone)."""
-        if isinstance(input, AdmittedArguments):
-            return input
         return self._admit(object_arguments(input, f"tool {self._name!r}"))
 
     def _admit(self, text: str | bytes) -> AdmittedArguments:
@@ -133,7 +133,12 @@ class ScopetoolToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
     """
 
     def __init__(
-        self, tools: Tools, *, id: str | None = None, max_retries: int = 1, key_secret: bytes | None = None
+        self,
+        tools: Tools,
+        *,
+        id: str | None = None,  # noqa: A002 - as pydantic-ai's toolsets name it
+        max_retries: int = 1,
+        key_secret: bytes | None = None,
     ) -> None:
         self._registry = registry_of(tools)
         self._id = id
@@ -199,10 +204,16 @@ class ScopetoolToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         return shown(name, result)[0]
 
 
+def _entry(metadata: object) -> Mapping[str, Any] | None:
+    """The scopetool entry of a deferred call's metadata, or None."""
+    entry = metadata.get(METADATA_KEY) if is_mapping(metadata) else None
+    return entry if is_mapping(entry) else None
+
+
 def _continuation(metadata: object) -> Continuation | None:
     """The continuation `answer_requests` put in a resumed call's metadata, or None."""
-    entry = metadata.get(METADATA_KEY) if isinstance(metadata, Mapping) else None
-    if not isinstance(entry, Mapping) or "response" not in entry:
+    entry = _entry(metadata)
+    if entry is None or "response" not in entry:
         return None
     request = InputRequest.from_json(entry["input_request"])
     return request.continuation_from_json(entry["response"])
@@ -216,8 +227,8 @@ def input_requests(requests: DeferredToolRequests) -> dict[str, InputRequest]:
     """
     found: dict[str, InputRequest] = {}
     for call in requests.approvals:
-        entry = requests.metadata.get(call.tool_call_id, {}).get(METADATA_KEY)
-        if isinstance(entry, Mapping) and "input_request" in entry:
+        entry = _entry(requests.metadata.get(call.tool_call_id))
+        if entry is not None and "input_request" in entry:
             found[call.tool_call_id] = InputRequest.from_json(entry["input_request"])
     return found
 

@@ -81,8 +81,12 @@ def make_registry(log: Log) -> Registry:
             transfer = self.signature.decode(invocation)
             if invocation.continuation is None:
                 log.runs.append(("asked", invocation.idempotency_key))
-                return Result(input_request=InputRequest(prompt=f"send {transfer.cents}?", response_schema={"type": "boolean"}))
-            log.runs.append(("transfer", (transfer.cents, invocation.continuation.response, invocation.idempotency_key)))
+                return Result(
+                    input_request=InputRequest(prompt=f"send {transfer.cents}?", response_schema={"type": "boolean"})
+                )
+            log.runs.append(
+                ("transfer", (transfer.cents, invocation.continuation.response, invocation.idempotency_key))
+            )
             if invocation.continuation.response is not True:
                 return Result(output=Output.from_text("declined"))
             return Result(output=self.signature.encode(f"sent {transfer.cents}"))

@@ -134,7 +134,9 @@ async def test_a_tool_that_never_stops_asking_is_refused(log: Log) -> None:
         answers += 1
         return True
 
-    assert await run(Registry(Nag()), ("nag", "{}"), answer=answer) == ['error: tool "nag" asked for input too many times']
+    assert await run(Registry(Nag()), ("nag", "{}"), answer=answer) == [
+        'error: tool "nag" asked for input too many times'
+    ]
     assert answers == MAX_INPUT_ROUNDS
 
 

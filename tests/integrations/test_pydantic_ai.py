@@ -87,7 +87,7 @@ async def test_a_rejected_call_never_runs_and_the_model_retries_with_scopetools_
     """A rejection is a retry within the budget: nothing ran, the model sees scopetool's message, then fixes it."""
     script = Script([call("add", arguments)], [call("add", '{"a": 2, "b": 5}', "c2")])
     await agent_for(registry, script).run("go")
-    (name, outcome, text), = script.seen[0]
+    ((name, outcome, text),) = script.seen[0]
     assert (name, outcome) == ("add", "retried")
     assert "invalid arguments for tool 'add'" in text and problem in text
     assert '"5"' not in text and "30" not in text  # no rejected value echoed
@@ -110,7 +110,9 @@ async def test_a_secret_in_a_tool_error_never_reaches_the_model(registry: Regist
     with capture_run_messages() as messages:
         await agent_for(registry, script).run("go")
     assert log.runs == [("connect", None)]
-    assert script.seen == [[("connect", "failed", json.dumps({"error": 'error: tool "connect" failed'}, separators=(",", ":")))]]
+    assert script.seen == [
+        [("connect", "failed", json.dumps({"error": 'error: tool "connect" failed'}, separators=(",", ":")))]
+    ]
     assert SECRET not in repr(messages)
 
 
@@ -119,7 +121,7 @@ async def test_a_failure_is_the_tools_answer_and_its_cause_stays_private(registr
     script = Script([call("refund", '{"order": "SO-1"}')])
     with capture_run_messages() as messages:
         await agent_for(registry, script).run("go")
-    (name, outcome, text), = script.seen[0]
+    ((name, outcome, text),) = script.seen[0]
     assert (name, outcome) == ("refund", "failed") and "already refunded" in text
     assert SECRET not in repr(messages)
 
@@ -129,7 +131,7 @@ async def test_a_refused_guard_runs_nothing(registry: Registry, log: Log) -> Non
     script = Script([call("wipe", '{"user": "u-1"}')])
     await agent_for(registry, script).run("go")
     assert log.runs == []
-    (name, outcome, text), = script.seen[0]
+    ((_, outcome, text),) = script.seen[0]
     assert outcome == "failed" and 'error: tool \\"wipe\\" is not authorized' in text
 
 
@@ -147,7 +149,9 @@ async def test_an_input_request_defers_and_the_answer_resumes_the_same_call(regi
         answer_requests(requests, {"call-9": "yes"})  # not a boolean
     with pytest.raises(KeyError):
         answer_requests(requests, {"other": True})
-    second = await agent.run(message_history=first.all_messages(), deferred_tool_results=answer_requests(requests, {"call-9": True}))
+    second = await agent.run(
+        message_history=first.all_messages(), deferred_tool_results=answer_requests(requests, {"call-9": True})
+    )
     assert second.output == "done"
     (_, asked_key), (name, (cents, answer, key)) = log.runs
     assert (name, cents, answer) == ("transfer", 1250, True)
@@ -208,6 +212,9 @@ async def test_a_hook_that_replaces_the_arguments_is_admitted_again(registry: Re
     assert admitted == {"a": 1} and admitted.arguments == b'{"a": 1}'
     with pytest.raises(TypeError, match="read-only"):
         admitted["a"] = 2
+    with pytest.raises(TypeError, match="read-only"):
+        admitted.update(a=2)
+    assert admitted == {"a": 1}
     toolset = ScopetoolToolset(registry)
     tools = await toolset.get_tools(None)  # type: ignore[arg-type]
     agent = Agent(TestModel(), toolsets=[toolset])
@@ -259,3 +266,5 @@ def test_the_metadata_entry_is_namespaced() -> None:
     """A deferred call's metadata keeps scopetool's entry under its own key, beside others'."""
     results = DeferredToolResults(approvals={"x": ToolApproved()})
     assert METADATA_KEY == "scopetool" and results.metadata == {}
+    others = DeferredToolRequests(approvals=[call("native", "{}", "x")], metadata={"x": {"reason": "policy"}})
+    assert input_requests(others) == {}  # another toolset's approval is left to the application
