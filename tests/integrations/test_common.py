@@ -38,3 +38,34 @@ def test_registry_of_serves_a_registry_as_it_is_and_registers_tools() -> None:
 def test_shown_is_what_the_provider_adapters_show() -> None:
     """An ordinary error is the generic text; nothing of its message is shown."""
     assert shown("t", RuntimeError("secret")) == ('error: tool "t" failed', True)
+
+
+def test_no_framework_is_imported_by_scopetool_or_its_integrations_package() -> None:
+    """`import scopetool.integrations` loads no framework; only a framework's own module does."""
+    import subprocess
+    import sys
+
+    frameworks = ["pydantic_ai", "agents", "langchain_core", "langgraph", "mcp"]
+    code = (
+        "import sys, scopetool, scopetool.integrations; "
+        f"print(sorted({{k.split('.')[0] for k in sys.modules}} & set({frameworks!r})))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
+
+
+def test_a_module_whose_framework_is_missing_raises_import_error() -> None:
+    """Without its framework, an integration module fails to import with an ImportError naming it."""
+    import subprocess
+    import sys
+
+    for module, framework in (("pydantic_ai", "pydantic_ai"), ("openai_agents", "agents")):
+        code = (
+            f"import sys; sys.modules[{framework!r}] = None\n"
+            "try:\n"
+            f"    import scopetool.integrations.{module}\n"
+            "except ImportError as error:\n"
+            "    print(error.name)\n"
+        )
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        assert result.stdout.strip() == framework
