@@ -57,7 +57,7 @@ def hostile_table(found: list[ModuleType]) -> list[str]:
     lines: list[str] = []
     for module in found:
         lines += [
-            f"### {module.FRAMEWORK}",
+            f"#### {module.FRAMEWORK}",
             "",
             f"| case | {module.FRAMEWORK}, native | through scopetool |",
             "|---|---|---|",
@@ -214,7 +214,7 @@ def report(quick: bool) -> str:
         "",
     ]
     lines += [f"- {note}" for note in notes] + ([""] if notes else [])
-    lines += ["## What each framework admits", "", *hostile_table(found)]
+    lines += ["### What each framework admits", "", *hostile_table(found)]
     lines += [
         "## What scopetool's boundary costs per tool call",
         "",

@@ -12,7 +12,7 @@ Example:
     ```python
     import asyncio
 
-    from agents import Agent, Runner
+    from agents import Agent, RunConfig, Runner
     from agents.testing import ScriptedModel, assistant_message, function_call
 
     from scopetool import Registry, tool
@@ -23,11 +23,11 @@ Example:
         \"\"\"Add two integers.\"\"\"
         return a + b
 
-    model = ScriptedModel([[function_call("add", '{"a": 2, "b": 3, "c": 4}')], [assistant_message("done")]])
+    model = ScriptedModel([[function_call("add", '{"a": 2, "b": 3, "c": 4}', call_id="c1")], [assistant_message("done")]])
     agent = Agent(name="calc", model=model, tools=function_tools(Registry(add)))
-    asyncio.run(Runner.run(agent, "add"))
+    asyncio.run(Runner.run(agent, "add", run_config=RunConfig(tracing_disabled=True)))
     print(model.calls[1].input[-1]["output"].splitlines()[1])
-    #> - $.c: unknown field
+    #> - $.c: unknown field; expected one of 'a', 'b'
     ```
 """
 

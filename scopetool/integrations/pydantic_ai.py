@@ -10,6 +10,9 @@ barriers: alone, in the model's order.
 
 Example:
     ```python
+    import asyncio
+    import json
+
     from pydantic_ai import Agent
     from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
     from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -25,11 +28,11 @@ Example:
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         if len(messages) == 1:  # the first turn: call the tool with a coerced value
             return ModelResponse(parts=[ToolCallPart("add", '{"a": 2, "b": "3"}')])
-        return ModelResponse(parts=[TextPart(messages[-1].parts[0].model_response())])
+        return ModelResponse(parts=[TextPart(messages[-1].parts[0].model_response_str())])
 
     agent = Agent(FunctionModel(model), toolsets=[ScopetoolToolset(Registry(add))])
-    print(agent.run_sync("add").output.splitlines()[:2])
-    #> ["invalid arguments for tool 'add' (1 problem):", '- $.b: Input should be a valid integer (got a string)']
+    print(json.loads(asyncio.run(agent.run("add")).output)["error"].splitlines()[1])
+    #> - $.b: Input should be a valid integer (got a string)
     ```
 """
 

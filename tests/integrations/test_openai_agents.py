@@ -16,6 +16,7 @@ from conftest import SECRET, Log
 
 from scopetool import InputRequest, Registry, tool
 from scopetool.integrations.openai_agents import MAX_INPUT_ROUNDS, function_tools
+from scopetool.providers import openai_responses
 
 NO_TRACING = RunConfig(tracing_disabled=True)
 
@@ -165,3 +166,13 @@ def test_schemas_are_scopetools_openai_export() -> None:
     (made,) = function_tools(free)
     assert made.name == "free" and made.description == "Count keys."
     assert made.strict_json_schema is False  # an open object cannot be strict: the export falls back
+    @tool
+    def plus(a: int, b: int = 1) -> int:
+        """Add."""
+        return a + b
+
+    registry = Registry(free, plus)
+    export = openai_responses.export_tools(registry, strict=True, output_schema=False)
+    made_tools = function_tools(registry)
+    assert [t.params_json_schema for t in made_tools] == [entry["parameters"] for entry in export.tools]
+    assert [t.strict_json_schema for t in made_tools] == [False, True]
