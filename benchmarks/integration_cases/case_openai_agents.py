@@ -11,15 +11,19 @@ argument parsing, validation and failure handling for the native tool), not a wh
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from agents import Agent, FunctionTool, RunConfig, Runner, function_tool
+from agents.function_schema import function_schema
 from agents.testing import ScriptedModel, assistant_message, function_call
 from agents.tool_context import ToolContext
 
-from scopetool import Effect, InputRequest, Registry, tool
+from scopetool import Effect, InputRequest, Registry, Request, tool
 from scopetool.integrations.openai_agents import function_tools
+from scopetool.providers import openai_responses
+from scopetool.providers._common import repair_nulls
 
 from ._cases import CASES, CONNECT_ERROR, REFUND_FAILURE, Case, outcome, ran, registry
 
@@ -107,10 +111,11 @@ def hostile_rows() -> list[tuple[str, str, str]]:
 def overhead_cases() -> list[tuple[str, Callable[[], Awaitable[object]], Callable[[], Awaitable[object]]]]:
     """(label, one native tool call, the same call through scopetool), each through ``on_invoke_tool``."""
 
-    @function_tool(name_override="add")
-    def native_add(a: int, b: int) -> int:
+    def native_add_function(a: int, b: int) -> int:
         """Add two integers."""
         return a + b
+
+    native_add = function_tool(native_add_function, name_override="add")
 
     @tool(name="add", effect=Effect.SAFE)
     def quiet_add(a: int, b: int) -> int:
@@ -127,4 +132,18 @@ def overhead_cases() -> list[tuple[str, Callable[[], Awaitable[object]], Callabl
     async def through() -> object:
         return await through_add.on_invoke_tool(context, arguments)
 
-    return [("add(2, 3): one valid call", native, through)]
+    schema = function_schema(native_add_function)
+    export = openai_responses.export_tools(Registry(quiet_add), strict=True, output_schema=False)
+    contract = Registry(quiet_add).resolve("add")
+    assert contract is not None
+
+    async def native_validation() -> object:
+        return schema.params_pydantic_model(**json.loads(arguments))
+
+    async def scopetool_validation() -> object:
+        return contract.contract.prepare(Request(name="add", arguments=repair_nulls(arguments, export, "add")))
+
+    return [
+        ("add(2, 3): one valid call", native, through),
+        ("add(2, 3): the argument validation alone", native_validation, scopetool_validation),
+    ]

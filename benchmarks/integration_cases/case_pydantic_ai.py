@@ -145,7 +145,22 @@ def overhead_cases() -> list[tuple[str, Callable[[], Awaitable[object]], Callabl
         tm = prepared.get("scopetool") or await _prepare(prepared, "scopetool", manager(scopetool_set))
         return await tm.handle_call(call)
 
-    return [("add(2, 3): one valid call", native, through)]
+    arguments = call.args
+    assert isinstance(arguments, str)
+    native_validator = Tool(_quiet_add, name="add").function_schema.validator
+
+    async def native_validation() -> object:
+        return native_validator.validate_json(arguments)
+
+    async def scopetool_validation() -> object:
+        tm = prepared.get("scopetool") or await _prepare(prepared, "scopetool", manager(scopetool_set))
+        assert tm.tools is not None
+        return tm.tools["add"].args_validator.validate_json(arguments)
+
+    return [
+        ("add(2, 3): one valid call", native, through),
+        ("add(2, 3): the argument validator alone", native_validation, scopetool_validation),
+    ]
 
 
 def _quiet_add(a: int, b: int) -> int:

@@ -55,7 +55,7 @@ from .._definition import Effect
 from .._errors import InvalidInvocationError
 from .._input import Continuation, InputRequest
 from .._rejection import classify_input_rejection
-from ..providers._common import UnknownToolError, is_mapping, object_arguments
+from ..providers._common import ProviderError, UnknownToolError, is_mapping, object_arguments
 from ._common import CallKeys, Tools, registry_of, shown
 
 __all__ = ["METADATA_KEY", "ScopetoolToolset", "answer_requests", "input_requests"]
@@ -111,7 +111,11 @@ class _Admit:
 
     def validate_python(self, input: Any, **_: Any) -> AdmittedArguments:  # noqa: A002
         """Admit arguments the provider already parsed, as their JSON (duplicate members are already gone)."""
-        return self._admit(object_arguments(input, f"tool {self._name!r}"))
+        try:
+            text = object_arguments(input, f"tool {self._name!r}")
+        except ProviderError as error:  # not a JSON object: the model can fix that
+            raise ModelRetry(str(error)) from error
+        return self._admit(text)
 
     def _admit(self, text: str | bytes) -> AdmittedArguments:
         try:

@@ -206,6 +206,17 @@ async def test_arguments_the_provider_already_parsed_are_admitted_as_their_json(
     assert log.runs == [("add", (2, 1))]
 
 
+async def test_parsed_arguments_that_are_not_an_object_are_a_retry(registry: Registry, log: Log) -> None:
+    """Parsed arguments that are not a JSON object make the model retry, naming only their type."""
+    toolset = ScopetoolToolset(registry)
+    tools = await toolset.get_tools(None)  # type: ignore[arg-type]
+    from pydantic_ai.exceptions import ModelRetry
+
+    with pytest.raises(ModelRetry, match="must be a JSON object, not list"):
+        tools["add"].args_validator.validate_python([1, 2])
+    assert log.runs == []
+
+
 async def test_a_hook_that_replaces_the_arguments_is_admitted_again(registry: Registry, log: Log) -> None:
     """The admitted arguments are read-only; a new dict from a hook goes through prepare before the tool runs."""
     admitted = AdmittedArguments(b'{"a": 1}')
