@@ -7,6 +7,7 @@ Install with ``pip install 'scopetool[openai-agents]'``. `function_tools(registr
 is shown a rejection's message, a `Failure`'s public output or a generic text, never an error's own.
 A tool's `InputRequest` is answered by the ``answer`` function you pass and the same call resumes
 through its `Continuation`; the SDK's own approval (``needs_approval``) can gate any tool before it runs.
+Calls of tools that are not `Effect.SAFE` never overlap (the SDK starts a turn's calls together).
 
 Example:
     ```python
@@ -23,7 +24,8 @@ Example:
         \"\"\"Add two integers.\"\"\"
         return a + b
 
-    model = ScriptedModel([[function_call("add", '{"a": 2, "b": 3, "c": 4}', call_id="c1")], [assistant_message("done")]])
+    turns = [[function_call("add", '{"a": 2, "b": 3, "c": 4}', call_id="c1")], [assistant_message("done")]]
+    model = ScriptedModel(turns)
     agent = Agent(name="calc", model=model, tools=function_tools(Registry(add)))
     asyncio.run(Runner.run(agent, "add", run_config=RunConfig(tracing_disabled=True)))
     print(model.calls[1].input[-1]["output"].splitlines()[1])
@@ -33,6 +35,8 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
+import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, TypeAlias
 
@@ -41,6 +45,7 @@ from agents.tool_context import ToolContext
 
 from .._binding import Binding
 from .._contract import Admission, Request
+from .._definition import Effect
 from .._input import InputRequest
 from .._output import Result
 from ..providers import openai_responses
@@ -92,6 +97,7 @@ def function_tools(
     if unknown:
         raise KeyError(f"needs_approval names tools that are not registered: {', '.join(unknown)}")
     keys = CallKeys(key_secret)
+    serial = _Serial()
     made: list[FunctionTool] = []
     for entry in export.tools:
         name: str = entry["name"]
@@ -102,7 +108,9 @@ def function_tools(
                 name=name,
                 description=entry.get("description", ""),
                 params_json_schema=entry["parameters"],
-                on_invoke_tool=_Invoke(binding, export, keys, answer),
+                on_invoke_tool=_Invoke(
+                    binding, export, keys, answer, None if binding.definition().effect is Effect.SAFE else serial
+                ),
                 strict_json_schema=entry["strict"],
                 needs_approval=approvals.get(name, False),
             )
@@ -110,19 +118,41 @@ def function_tools(
     return made
 
 
+class _Serial:
+    """One lock per event loop, held by each call of a tool that is not SAFE, so no two of them overlap."""
+
+    __slots__ = ("_locks",)
+
+    def __init__(self) -> None:
+        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+    def lock(self) -> asyncio.Lock:
+        """The running loop's lock (waiters are served in the order they came)."""
+        return self._locks.setdefault(asyncio.get_running_loop(), asyncio.Lock())
+
+
 class _Invoke:
     """A tool's ``on_invoke_tool``: admit the raw argument string, run the call, render its outcome."""
 
-    __slots__ = ("_answer", "_binding", "_export", "_keys", "_name")
+    __slots__ = ("_answer", "_binding", "_export", "_keys", "_name", "_serial")
 
-    def __init__(self, binding: Binding, export: Export, keys: CallKeys, answer: Answer | None) -> None:
+    def __init__(
+        self, binding: Binding, export: Export, keys: CallKeys, answer: Answer | None, serial: _Serial | None
+    ) -> None:
         self._binding = binding
         self._name = binding.name
         self._export = export
         self._keys = keys
         self._answer = answer
+        self._serial = serial
 
     async def __call__(self, context: ToolContext[Any], arguments: str) -> str:
+        if self._serial is None:
+            return await self._run(context, arguments)
+        async with self._serial.lock():
+            return await self._run(context, arguments)
+
+    async def _run(self, context: ToolContext[Any], arguments: str) -> str:
         name = self._name
         contract = self._binding.contract
         request = Request(name=name, arguments=repair_nulls(arguments, self._export, name))

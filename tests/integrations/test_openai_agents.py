@@ -166,6 +166,7 @@ def test_schemas_are_scopetools_openai_export() -> None:
     (made,) = function_tools(free)
     assert made.name == "free" and made.description == "Count keys."
     assert made.strict_json_schema is False  # an open object cannot be strict: the export falls back
+
     @tool
     def plus(a: int, b: int = 1) -> int:
         """Add."""
@@ -176,3 +177,33 @@ def test_schemas_are_scopetools_openai_export() -> None:
     made_tools = function_tools(registry)
     assert [t.params_json_schema for t in made_tools] == [entry["parameters"] for entry in export.tools]
     assert [t.strict_json_schema for t in made_tools] == [False, True]
+
+
+async def test_unsafe_calls_never_overlap_and_safe_ones_do(log: Log) -> None:
+    """Calls of tools that are not SAFE run one at a time, in the model's order; SAFE calls overlap."""
+    from scopetool import Effect
+
+    order: list[str] = []
+
+    @tool
+    async def write(n: int) -> int:
+        """Write slowly."""
+        order.append(f"start write {n}")
+        await asyncio.sleep(0.01 * (3 - n))
+        order.append(f"end write {n}")
+        return n
+
+    @tool(effect=Effect.SAFE)
+    async def read(n: int) -> int:
+        """Read slowly."""
+        order.append(f"start read {n}")
+        await asyncio.sleep(0.01 * (3 - n))
+        order.append(f"end read {n}")
+        return n
+
+    registry = Registry(write, read)
+    assert await run(registry, ("write", '{"n": 1}'), ("write", '{"n": 2}')) == ["1", "2"]
+    assert order == ["start write 1", "end write 1", "start write 2", "end write 2"]
+    order.clear()
+    assert await run(registry, ("read", '{"n": 1}'), ("read", '{"n": 2}')) == ["1", "2"]
+    assert order == ["start read 1", "start read 2", "end read 2", "end read 1"]
