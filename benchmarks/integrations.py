@@ -216,7 +216,7 @@ def report(quick: bool) -> str:
     lines += [f"- {note}" for note in notes] + ([""] if notes else [])
     lines += ["### What each framework admits", "", *hostile_table(found)]
     lines += [
-        "## What scopetool's boundary costs per tool call",
+        "### What scopetool's boundary costs per tool call",
         "",
         *overhead_table(found, rounds, calls, counted),
         "",
