@@ -199,7 +199,7 @@ def report(quick: bool) -> str:
     found, notes = modules()
     rounds, calls = (3, 20) if quick else (21, 300)
     counted: dict[tuple[str, str], dict[str, float]] = {}
-    counting = "valgrind is not installed here, so no instructions were counted"
+    counting = "no instructions counted (" + ("--quick" if quick else "valgrind is not installed here") + ")"
     if not quick and shutil.which("valgrind") is not None:
         counted = instructions(200)
         counting = (
