@@ -152,10 +152,18 @@ def overhead_cases() -> list[tuple[str, Callable[[], Awaitable[object]], Callabl
     async def native_validation() -> object:
         return native_validator.validate_json(arguments)
 
+    validation_ctx = RunContext(
+        deps=None, model=TestModel(), usage=RunUsage(), conversation_id="conv-1", tool_call_id="call-1"
+    )
+
     async def scopetool_validation() -> object:
         tm = prepared.get("scopetool") or await _prepare(prepared, "scopetool", manager(scopetool_set))
         assert tm.tools is not None
-        return tm.tools["add"].args_validator.validate_json(arguments)
+        tool = tm.tools["add"]
+        assert tool.args_validator_func is not None
+        validated = tool.args_validator.validate_json(arguments)
+        tool.args_validator_func(validation_ctx, **validated)  # where scopetool admits the call, once
+        return validated
 
     return [
         ("add(2, 3): one valid call", native, through),

@@ -39,6 +39,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import Any, Final, Generic, NoReturn
 
 import jiter
@@ -50,7 +51,7 @@ from pydantic_ai.toolsets.abstract import SchemaValidatorProt
 from typing_extensions import TypeVar
 
 from .._binding import Binding
-from .._contract import Admission, Contract, Request
+from .._contract import Admission, Contract, Invocation, Request
 from .._definition import Effect
 from .._errors import InvalidInvocationError
 from .._input import Continuation, InputRequest
@@ -67,17 +68,25 @@ AgentDepsT = TypeVar("AgentDepsT", default=None, contravariant=True)  # noqa: PL
 
 
 class AdmittedArguments(dict[str, Any]):
-    """The arguments `Contract.prepare` admitted, as pydantic-ai's hooks see them; read-only.
+    """A call's arguments as pydantic-ai's hooks see them: read-only, and admitted once they hold values.
 
-    It keeps the exact admitted text, which is what the tool's call is prepared from. A hook that
-    wants other arguments returns a new dict, which `prepare` admits again before the tool runs.
+    pydantic-ai's argument validator only wraps the model's raw text in one (empty); the tool's
+    ``args_validator_func``, which pydantic-ai calls next with the call's context, prepares the call
+    from that text with its key and continuation, and fills in the admitted values and the
+    `Invocation` that `call_tool` runs. A hook that wants other arguments returns a new dict, which
+    `prepare` admits before the tool runs.
     """
 
-    __slots__ = ("arguments",)
+    __slots__ = ("arguments", "invocation")
 
-    def __init__(self, arguments: bytes) -> None:
-        super().__init__(jiter.from_json(arguments))
+    def __init__(self, arguments: str | bytes) -> None:
+        super().__init__()
         self.arguments: Final = arguments
+        self.invocation: Invocation | None = None
+
+    def _admitted(self, invocation: Invocation) -> None:
+        dict.update(self, jiter.from_json(invocation.arguments))
+        self.invocation = invocation
 
 
 def _read_only(self: AdmittedArguments, *args: object, **kwargs: object) -> NoReturn:
@@ -96,33 +105,68 @@ def _refusal(name: str, error: Exception) -> ModelRetry | ToolFailed:
     return ToolFailed(shown(name, error)[0])
 
 
-class _Admit:
-    """The `args_validator` pydantic-ai calls: the tool's own contract, admitting the raw text."""
+_PENDING: Final[ContextVar[AdmittedArguments | None]] = ContextVar("scopetool_pydantic_ai_pending", default=None)
+"""The arguments the validator just wrapped, for the ``args_validator_func`` pydantic-ai calls next."""
 
-    __slots__ = ("_contract", "_name")
 
-    def __init__(self, contract: Contract) -> None:
-        self._contract = contract
-        self._name = contract.name
+class _Wrap:
+    """The `args_validator` pydantic-ai calls: it checks nothing, it hands the raw text on to `_Admit`."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
 
     def validate_json(self, input: str | bytes | bytearray, **_: Any) -> AdmittedArguments:  # noqa: A002
-        """Admit the model's argument text exactly as it sent it."""
-        return self._admit(bytes(input) if isinstance(input, bytearray) else input)
+        """Keep the model's argument text exactly as it sent it, for `prepare`."""
+        return _pending(AdmittedArguments(bytes(input) if isinstance(input, bytearray) else input))
 
     def validate_python(self, input: Any, **_: Any) -> AdmittedArguments:  # noqa: A002
-        """Admit arguments the provider already parsed, as their JSON (duplicate members are already gone)."""
+        """Keep arguments the provider already parsed as their JSON (duplicate members are already gone)."""
         try:
             text = object_arguments(input, f"tool {self._name!r}")
         except ProviderError as error:  # not a JSON object: the model can fix that
             raise ModelRetry(str(error)) from error
-        return self._admit(text)
+        return _pending(AdmittedArguments(text))
 
-    def _admit(self, text: str | bytes) -> AdmittedArguments:
+
+def _pending(arguments: AdmittedArguments) -> AdmittedArguments:
+    _PENDING.set(arguments)
+    return arguments
+
+
+class _Admit:
+    """The ``args_validator_func`` pydantic-ai calls right after the validator, with the call's context.
+
+    It is where the call is admitted, once: `Contract.prepare` on the raw text, with the key minted
+    from the call id and, on a resumed call, the answer's continuation. A rejection is a `ModelRetry`
+    of pydantic-ai's validation stage (the tool's retry budget, ``on_tool_validate_error``).
+    """
+
+    __slots__ = ("_contract", "_keys", "_name")
+
+    def __init__(self, contract: Contract, keys: CallKeys) -> None:
+        self._contract = contract
+        self._name = contract.name
+        self._keys = keys
+
+    def __call__(self, ctx: RunContext[Any], **values: Any) -> None:
+        arguments = _PENDING.get()
+        _PENDING.set(None)
+        if arguments is None or values:  # not the validator's own wrapping: admit what was passed
+            arguments = AdmittedArguments(object_arguments(values, f"tool {self._name!r}"))
+        arguments._admitted(self.prepare(arguments.arguments, ctx))  # noqa: SLF001 - its one filler
+
+    def prepare(self, arguments: str | bytes, ctx: RunContext[Any]) -> Invocation:
+        """The call admitted from `arguments`, under the key and continuation of the call in `ctx`."""
+        admission = Admission(
+            idempotency_key=self._keys.key(ctx.conversation_id, ctx.tool_call_id),
+            continuation=_continuation(ctx.tool_call_metadata) if ctx.tool_call_approved else None,
+        )
         try:
-            invocation = self._contract.prepare(Request(name=self._name, arguments=text))
+            return self._contract.prepare(Request(name=self._name, arguments=arguments), admission)
         except InvalidInvocationError as error:
             raise _refusal(self._name, error) from error
-        return AdmittedArguments(invocation.arguments)
 
 
 class ScopetoolToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
@@ -166,7 +210,7 @@ class ScopetoolToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         made = self._tools.get(binding)
         if made is None:
             definition = binding.definition()
-            validator: SchemaValidatorProt = _Admit(binding.contract)
+            validator: SchemaValidatorProt = _Wrap(binding.name)
             made = ToolsetTool(
                 toolset=self,
                 tool_def=ToolDefinition(
@@ -177,6 +221,7 @@ class ScopetoolToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
                 ),
                 max_retries=self._max_retries,
                 args_validator=validator,
+                args_validator_func=_Admit(binding.contract, self._keys),
             )
             self._tools[binding] = made
         return made
@@ -184,7 +229,7 @@ class ScopetoolToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[AgentDepsT], tool: ToolsetTool[AgentDepsT]
     ) -> str:
-        """Prepare the admitted call with its key (and answer, when resumed), run it, and render its outcome.
+        """Run the admitted call (or admit the arguments a hook put in its place) and render its outcome.
 
         Raises:
             ToolFailed: the outcome is a `Failure` (its public output) or another error (a generic text).
@@ -194,16 +239,11 @@ class ScopetoolToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         binding = self._registry.resolve(name)
         if binding is None:
             raise ToolFailed(shown(name, UnknownToolError(name))[0])
-        if isinstance(tool_args, AdmittedArguments):
-            arguments: str | bytes = tool_args.arguments
-        else:
-            arguments = object_arguments(tool_args, f"tool {name!r}")
-        admission = Admission(
-            idempotency_key=self._keys.key(ctx.conversation_id, ctx.tool_call_id),
-            continuation=_continuation(ctx.tool_call_metadata) if ctx.tool_call_approved else None,
-        )
+        invocation = tool_args.invocation if isinstance(tool_args, AdmittedArguments) else None
+        if invocation is None:
+            invocation = _Admit(binding.contract, self._keys).prepare(object_arguments(tool_args, f"tool {name!r}"), ctx)
         try:
-            result = await binding.call(binding.contract.prepare(Request(name=name, arguments=arguments), admission))
+            result = await binding.call(invocation)
         except Exception as error:
             raise _refusal(name, error) from error
         if result.input_request is not None:

@@ -11,7 +11,8 @@ import pytest
 pytest.importorskip("pydantic_ai")
 
 from conftest import SECRET, Log
-from pydantic_ai import Agent, capture_run_messages
+from pydantic_ai import Agent, RunContext, capture_run_messages
+from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.exceptions import UnexpectedModelBehavior
 from pydantic_ai.messages import (
     ModelMessage,
@@ -24,8 +25,9 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved
+from pydantic_ai.usage import RunUsage
 
-from scopetool import InvalidInputRequestError, Registry
+from scopetool import Contract, InvalidInputRequestError, Registry
 from scopetool.integrations.pydantic_ai import (
     METADATA_KEY,
     AdmittedArguments,
@@ -220,12 +222,12 @@ async def test_parsed_arguments_that_are_not_an_object_are_a_retry(registry: Reg
 async def test_a_hook_that_replaces_the_arguments_is_admitted_again(registry: Registry, log: Log) -> None:
     """The admitted arguments are read-only; a new dict from a hook goes through prepare before the tool runs."""
     admitted = AdmittedArguments(b'{"a": 1}')
-    assert admitted == {"a": 1} and admitted.arguments == b'{"a": 1}'
+    assert admitted == {} and admitted.arguments == b'{"a": 1}' and admitted.invocation is None
     with pytest.raises(TypeError, match="read-only"):
         admitted["a"] = 2
     with pytest.raises(TypeError, match="read-only"):
         admitted.update(a=2)
-    assert admitted == {"a": 1}
+    assert admitted == {}
     toolset = ScopetoolToolset(registry)
     tools = await toolset.get_tools(None)  # type: ignore[arg-type]
     agent = Agent(TestModel(), toolsets=[toolset])
@@ -279,3 +281,58 @@ def test_the_metadata_entry_is_namespaced() -> None:
     assert METADATA_KEY == "scopetool" and results.metadata == {}
     others = DeferredToolRequests(approvals=[call("native", "{}", "x")], metadata={"x": {"reason": "policy"}})
     assert input_requests(others) == {}  # another toolset's approval is left to the application
+
+
+class Watch(AbstractCapability[None]):
+    """Records what pydantic-ai's validation hooks are shown of each call."""
+
+    def __init__(self) -> None:
+        self.validated: list[tuple[str, dict[str, Any]]] = []
+        self.rejected: list[tuple[str, str]] = []
+
+    async def after_tool_validate(self, ctx: RunContext[None], *, call: Any, tool_def: Any, args: Any) -> Any:
+        self.validated.append((ctx.tool_call_id or "", args))
+        return args
+
+    async def on_tool_validate_error(
+        self, ctx: RunContext[None], *, call: Any, tool_def: Any, args: Any, error: Exception
+    ) -> Any:
+        self.rejected.append((ctx.tool_call_id or "", str(error)))
+        raise error
+
+
+async def test_each_call_is_prepared_once_and_hooks_see_it_admitted(
+    registry: Registry, log: Log, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One prepare per model call, at validation: a rejection is a validation error, an admitted call is shown to hooks."""
+    prepared: list[bytes | str] = []
+    original = Contract.prepare
+
+    def counting(self: Contract, request: Any, *rest: Any) -> Any:
+        prepared.append(request.arguments)
+        return original(self, request, *rest)
+
+    monkeypatch.setattr(Contract, "prepare", counting)
+    watch = Watch()
+    script = Script([call("add", '{"a": 2, "b": "5"}')], [call("add", '{"a": 2, "b": 5}', "c2")])
+    agent = Agent(FunctionModel(script), toolsets=[ScopetoolToolset(registry)], capabilities=[watch])
+    await agent.run("go")
+    assert prepared == ['{"a": 2, "b": "5"}', '{"a": 2, "b": 5}']
+    assert [call_id for call_id, _ in watch.rejected] == ["c1"] and "$.b" in watch.rejected[0][1]
+    ((call_id, args),) = watch.validated
+    assert call_id == "c2" and isinstance(args, AdmittedArguments) and args == {"a": 2, "b": 5}
+    assert args.invocation is not None and args.invocation.idempotency_key is not None
+    assert log.runs == [("add", (2, 5))]
+
+
+async def test_the_admitting_function_admits_values_it_did_not_wrap(registry: Registry, log: Log) -> None:
+    """Called with values rather than after the validator's wrapping, the admitting function admits their JSON."""
+    tools = await ScopetoolToolset(registry).get_tools(None)  # type: ignore[arg-type]
+    admit = tools["add"].args_validator_func
+    assert admit is not None
+    context = RunContext(deps=None, model=TestModel(), usage=RunUsage(), tool_call_id="c1")
+    assert admit(context, a=1, b=2) is None
+    from pydantic_ai.exceptions import ModelRetry
+
+    with pytest.raises(ModelRetry, match="unknown field"):
+        admit(context, a=1, c=2)
