@@ -145,10 +145,17 @@ def mint_key(secret: bytes, run_id: str, call_id: str | None, position: int) -> 
     A call with a provider id is named by it; a call without one (Ollama's) by its position in the turn.
     The key is opaque: it reveals nothing of the run or the call to whoever receives it.
     """
-    name: list[str | int] = ["id", run_id, call_id] if call_id is not None else ["position", run_id, position]
-    identity = json.dumps(name, ensure_ascii=True, separators=(",", ":")).encode("ascii")
-    mac = hmac.new(secret, identity, hashlib.sha256).digest()
+    # The compact ASCII JSON of ["id", run_id, call_id] or ["position", run_id, position], written
+    # directly with json's own string quoting (the same bytes as json.dumps, without its encoder setup).
+    if call_id is not None:
+        identity = f'["id",{_json_quote(run_id)},{_json_quote(call_id)}]'
+    else:
+        identity = f'["position",{_json_quote(run_id)},{int.__repr__(position)}]'
+    mac = hmac.digest(secret, identity.encode("ascii"), "sha256")
     return IdempotencyKey(base64.b32encode(mac).decode("ascii").rstrip("=").lower())
+
+
+_json_quote: Final[Callable[[str], str]] = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
 
 
 def call_digest(name: str, arguments: bytes) -> str:

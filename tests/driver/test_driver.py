@@ -194,6 +194,23 @@ def test_keys_are_opaque_stable_and_distinct() -> None:
     assert key not in others and len(others) == 5
 
 
+def test_keys_are_the_hmac_of_the_calls_compact_json() -> None:
+    """A key is the HMAC-SHA256 of json.dumps of the call's identity (what durable backends stored stays valid)."""
+    import base64
+    import hashlib
+    import hmac
+    import json
+
+    def reference(secret: bytes, name: list[object]) -> str:
+        identity = json.dumps(name, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+        mac = hmac.new(secret, identity, hashlib.sha256).digest()
+        return base64.b32encode(mac).decode("ascii").rstrip("=").lower()
+
+    for run, call in [("r", "c"), ("", "call_1"), ('run "x"\\', "\u00e9\ud800\n"), ("\U0001f600", "")]:
+        assert mint_key(b"k", run, call, 3) == reference(b"k", ["id", run, call])
+        assert mint_key(b"k", run, None, 3) == reference(b"k", ["position", run, 3])
+
+
 def test_keys_accept_any_text() -> None:
     """Run and call ids with lone surrogates or quotes still give distinct keys."""
     assert mint_key(b"k", "run\ud800", '"', 0) != mint_key(b"k", "run\ud801", '"', 0)
