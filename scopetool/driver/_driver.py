@@ -155,7 +155,7 @@ def mint_key(secret: bytes, run_id: str, call_id: str | None, position: int) -> 
     return IdempotencyKey(base64.b32encode(mac).decode("ascii").rstrip("=").lower())
 
 
-_json_quote: Final[Callable[[str], str]] = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
+_json_quote: Final[Callable[[str], str]] = json.encoder.encode_basestring_ascii
 
 
 def call_digest(name: str, arguments: bytes) -> str:

@@ -85,7 +85,7 @@ class AdmittedArguments(dict[str, Any]):
         self.invocation: Invocation | None = None
 
     def _admitted(self, invocation: Invocation) -> None:
-        dict.update(self, jiter.from_json(invocation.arguments))
+        super().update(jiter.from_json(invocation.arguments))
         self.invocation = invocation
 
 
@@ -155,7 +155,7 @@ class _Admit:
         _PENDING.set(None)
         if arguments is None or values:  # not the validator's own wrapping: admit what was passed
             arguments = AdmittedArguments(object_arguments(values, f"tool {self._name!r}"))
-        arguments._admitted(self.prepare(arguments.arguments, ctx))  # noqa: SLF001 - its one filler
+        arguments._admitted(self.prepare(arguments.arguments, ctx))  # pyright: ignore[reportPrivateUsage]
 
     def prepare(self, arguments: str | bytes, ctx: RunContext[Any]) -> Invocation:
         """The call admitted from `arguments`, under the key and continuation of the call in `ctx`."""
@@ -241,7 +241,8 @@ class ScopetoolToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
             raise ToolFailed(shown(name, UnknownToolError(name))[0])
         invocation = tool_args.invocation if isinstance(tool_args, AdmittedArguments) else None
         if invocation is None:
-            invocation = _Admit(binding.contract, self._keys).prepare(object_arguments(tool_args, f"tool {name!r}"), ctx)
+            replaced = object_arguments(tool_args, f"tool {name!r}")
+            invocation = _Admit(binding.contract, self._keys).prepare(replaced, ctx)
         try:
             result = await binding.call(invocation)
         except Exception as error:

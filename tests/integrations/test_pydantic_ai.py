@@ -304,7 +304,7 @@ class Watch(AbstractCapability[None]):
 async def test_each_call_is_prepared_once_and_hooks_see_it_admitted(
     registry: Registry, log: Log, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """One prepare per model call, at validation: a rejection is a validation error, an admitted call is shown to hooks."""
+    """One prepare per model call, at validation: a rejection is a validation error, hooks see the admitted call."""
     prepared: list[bytes | str] = []
     original = Contract.prepare
 
