@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import base64
 import hashlib
-import hmac
 import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
@@ -145,17 +143,46 @@ def mint_key(secret: bytes, run_id: str, call_id: str | None, position: int) -> 
     A call with a provider id is named by it; a call without one (Ollama's) by its position in the turn.
     The key is opaque: it reveals nothing of the run or the call to whoever receives it.
     """
-    # The compact ASCII JSON of ["id", run_id, call_id] or ["position", run_id, position], written
-    # directly with json's own string quoting (the same bytes as json.dumps, without its encoder setup).
-    if call_id is not None:
-        identity = f'["id",{_json_quote(run_id)},{_json_quote(call_id)}]'
-    else:
-        identity = f'["position",{_json_quote(run_id)},{int.__repr__(position)}]'
-    mac = hmac.digest(secret, identity.encode("ascii"), "sha256")
-    return IdempotencyKey(base64.b32encode(mac).decode("ascii").rstrip("=").lower())
+    return KeyMinter(secret).key(run_id, call_id, position)
+
+
+class KeyMinter:
+    """Mints `mint_key`'s keys under one secret, with the secret's HMAC state computed once.
+
+    The key is HMAC-SHA256 (RFC 2104) of the compact ASCII JSON ``["id", run_id, call_id]`` (or
+    ``["position", run_id, position]``), in unpadded lowercase base32: the same text for the same
+    secret, run and call, in every version (durable backends store keys).
+    """
+
+    __slots__ = ("_inner", "_outer")
+
+    def __init__(self, secret: bytes) -> None:
+        block = (hashlib.sha256(secret).digest() if len(secret) > _SHA256_BLOCK else secret).ljust(_SHA256_BLOCK, b"\0")
+        self._inner: Final = hashlib.sha256(block.translate(_INNER_PAD))
+        self._outer: Final = hashlib.sha256(block.translate(_OUTER_PAD))
+
+    def key(self, run_id: str, call_id: str | None, position: int) -> IdempotencyKey:
+        """The key of one call (see `mint_key`)."""
+        # json.dumps's own string quoting, without its encoder setup: the same bytes.
+        if call_id is not None:
+            identity = f'["id",{_json_quote(run_id)},{_json_quote(call_id)}]'
+        else:
+            identity = f'["position",{_json_quote(run_id)},{int.__repr__(position)}]'
+        inner = self._inner.copy()
+        inner.update(identity.encode("ascii"))
+        outer = self._outer.copy()
+        outer.update(inner.digest())
+        bits = int.from_bytes(outer.digest(), "big") << 4  # 256 bits, zero-padded to 52 base32 digits
+        return IdempotencyKey("".join([_BASE32_PAIRS[bits >> shift & 0x3FF] for shift in _PAIR_SHIFTS]))
 
 
 _json_quote: Final[Callable[[str], str]] = json.encoder.encode_basestring_ascii
+_SHA256_BLOCK: Final = 64
+_INNER_PAD: Final = bytes(byte ^ 0x36 for byte in range(256))
+_OUTER_PAD: Final = bytes(byte ^ 0x5C for byte in range(256))
+_BASE32: Final = "abcdefghijklmnopqrstuvwxyz234567"
+_BASE32_PAIRS: Final = tuple(first + second for first in _BASE32 for second in _BASE32)  # 10 bits each
+_PAIR_SHIFTS: Final = tuple(range(250, -1, -10))
 
 
 def call_digest(name: str, arguments: bytes) -> str:

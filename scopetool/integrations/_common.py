@@ -15,7 +15,7 @@ from .._binding import Binding, Tool
 from .._contract import IdempotencyKey
 from .._output import Result
 from .._registry import Registry
-from ..driver._driver import mint_key
+from ..driver._driver import KeyMinter
 from ..providers._common import outcome_output, output_text
 
 __all__ = ["CallKeys", "Tools", "registry_of", "shown"]
@@ -54,15 +54,15 @@ class CallKeys:
     or a random one is drawn for this instance.
     """
 
-    __slots__ = ("_secret",)
+    __slots__ = ("_minter",)
 
     def __init__(self, secret: bytes | None = None) -> None:
         if secret is not None and (not isinstance(secret, bytes) or not secret):
             raise TypeError("secret must be non-empty bytes or None")
-        self._secret: Final = os.urandom(32) if secret is None else secret
+        self._minter: Final = KeyMinter(os.urandom(32) if secret is None else secret)
 
     def key(self, scope: str | None, call_id: str | None) -> IdempotencyKey | None:
         """The key of call `call_id` in `scope` (a conversation, a run); None when there is no call id."""
         if not call_id:
             return None
-        return mint_key(self._secret, scope or "", call_id, 0)
+        return self._minter.key(scope or "", call_id, 0)

@@ -207,8 +207,9 @@ def test_keys_are_the_hmac_of_the_calls_compact_json() -> None:
         return base64.b32encode(mac).decode("ascii").rstrip("=").lower()
 
     for run, call in [("r", "c"), ("", "call_1"), ('run "x"\\', "\u00e9\ud800\n"), ("\U0001f600", "")]:
-        assert mint_key(b"k", run, call, 3) == reference(b"k", ["id", run, call])
-        assert mint_key(b"k", run, None, 3) == reference(b"k", ["position", run, 3])
+        for secret in (b"k", b"", b"s" * 64, b"x" * 65):
+            assert mint_key(secret, run, call, 3) == reference(secret, ["id", run, call])
+            assert mint_key(secret, run, None, 3) == reference(secret, ["position", run, 3])
 
 
 def test_keys_accept_any_text() -> None:
