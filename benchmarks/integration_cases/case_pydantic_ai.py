@@ -167,7 +167,7 @@ def overhead_cases() -> list[tuple[str, Callable[[], Awaitable[object]], Callabl
 
     return [
         ("add(2, 3): one valid call", native, through),
-        ("add(2, 3): the argument validator alone", native_validation, scopetool_validation),
+        ("add(2, 3): the argument validation alone", native_validation, scopetool_validation),
     ]
 
 
