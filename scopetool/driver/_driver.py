@@ -172,17 +172,42 @@ class KeyMinter:
         inner.update(identity.encode("ascii"))
         outer = self._outer.copy()
         outer.update(inner.digest())
-        bits = int.from_bytes(outer.digest(), "big") << 4  # 256 bits, zero-padded to 52 base32 digits
-        return IdempotencyKey("".join([_BASE32_PAIRS[bits >> shift & 0x3FF] for shift in _PAIR_SHIFTS]))
+        return IdempotencyKey(_base32(outer.digest()))
 
 
 _json_quote: Final[Callable[[str], str]] = json.encoder.encode_basestring_ascii
 _SHA256_BLOCK: Final = 64
 _INNER_PAD: Final = bytes(byte ^ 0x36 for byte in range(256))
 _OUTER_PAD: Final = bytes(byte ^ 0x5C for byte in range(256))
-_BASE32: Final = "abcdefghijklmnopqrstuvwxyz234567"
-_BASE32_PAIRS: Final = tuple(first + second for first in _BASE32 for second in _BASE32)  # 10 bits each
-_PAIR_SHIFTS: Final = tuple(range(250, -1, -10))
+
+
+def _base32(digest: bytes) -> str:
+    """A SHA-256 digest as unpadded lowercase base32 (`base64.b32encode`'s digits), in a few C-level steps.
+
+    The 256 bits, zero-padded to 52 five-bit digits (the top 12 of 64 zero), are moved apart to one
+    digit a byte by six halvings (each moves the upper half of every block of digits up), and the
+    bytes are translated to the alphabet.
+    """
+    bits = int.from_bytes(digest, "big") << 4
+    for keep, move, shift in _SPREAD_STEPS:
+        bits = bits & keep | (bits & move) << shift
+    return bits.to_bytes(64, "big")[12:].translate(_BASE32_ALPHABET).decode("ascii")
+
+
+def _spread_steps() -> tuple[tuple[int, int, int], ...]:
+    """Per halving, from blocks of 64 digits down to 2: (bits that stay, bits that move, how far)."""
+    steps: list[tuple[int, int, int]] = []
+    for level in range(6, 0, -1):
+        half = 1 << (level - 1)  # digits in each block's upper half
+        move = 0
+        for block in range(64 >> level):  # blocks are already 8 bits a digit apart
+            move |= ((1 << (5 * half)) - 1) << (block * 8 * (1 << level) + 5 * half)
+        steps.append((((1 << 512) - 1) & ~move, move, 3 * half))  # 5-bit digits to 8-bit slots
+    return tuple(steps)
+
+
+_SPREAD_STEPS: Final = _spread_steps()
+_BASE32_ALPHABET: Final = bytes.maketrans(bytes(range(32)), b"abcdefghijklmnopqrstuvwxyz234567")
 
 
 def call_digest(name: str, arguments: bytes) -> str:

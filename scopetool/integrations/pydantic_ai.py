@@ -2,11 +2,11 @@
 
 Install with ``pip install 'scopetool[pydantic-ai]'``. An `Agent` takes a `ScopetoolToolset` as it
 takes any toolset. The model's raw argument text is admitted by the tool's contract, once per call in
-pydantic-ai's validation stage, not by pydantic-ai's lax validator: a rejection makes the model retry with scopetool's message (within the
-tool's retry budget), a `Failure` and a refused `Guard` are the tool's failed answer, any other error
-is redacted, and an `InputRequest` becomes pydantic-ai's approval flow, resumed through the same call's
-`Continuation` (see `input_requests` and `answer_requests`). Tools that are not `Effect.SAFE` run as
-barriers: alone, in the model's order.
+pydantic-ai's validation stage, not by pydantic-ai's lax validator: a rejection makes the model retry
+with scopetool's message (within the tool's retry budget), a `Failure` and a refused `Guard` are the
+tool's failed answer, any other error is redacted, and an `InputRequest` becomes pydantic-ai's
+approval flow, resumed through the same call's `Continuation` (see `input_requests` and
+`answer_requests`). Tools that are not `Effect.SAFE` run as barriers: alone, in the model's order.
 
 Example:
     ```python
