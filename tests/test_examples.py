@@ -131,6 +131,24 @@ def test_middleware_guard_example_lets_the_policy_decide() -> None:
     assert out[2] == "log: ['admin -> refund', 'refund done', 'guest -> refund']"
 
 
+def test_pydantic_ai_toolset_example_rejects_defers_and_resumes() -> None:
+    """The pydantic-ai example: the coerced call is retried with scopetool's message, then approved and run."""
+    out = run("pydantic_ai_toolset.py")
+    assert "the model is shown (retried)" in out and "$.cents: Input should be a valid integer (got a string)" in out
+    assert "asking a person about c2: Refund 1500 cents on SO-88?" in out
+    assert "the model is shown (success): refunded 1500 cents on SO-88" in out
+    assert out.endswith("agent: Your refund is on its way.\n")
+
+
+def test_openai_agents_tools_example_rejects_fails_and_resumes() -> None:
+    """The Agents SDK example: an unknown field rejected, a Failure shown, an approved call resumed."""
+    out = run("openai_agents_tools.py")
+    assert "$.verbose: unknown field" in out
+    assert "the model is shown (c2): no order 88" in out
+    assert "asked: Cancel this order?" in out and "the model is shown (c3): cancelled (key " in out
+    assert out.endswith("agent: Order SO-88 is cancelled.\n")
+
+
 def test_langgraph_toolnode_admits_each_call_and_resumes_the_approval() -> None:
     """The LangGraph example: one good call, two rejections the model reads, the approval answered later."""
     out = run("langgraph_toolnode.py")

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import base64
 import hashlib
-import hmac
 import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
@@ -145,10 +143,71 @@ def mint_key(secret: bytes, run_id: str, call_id: str | None, position: int) -> 
     A call with a provider id is named by it; a call without one (Ollama's) by its position in the turn.
     The key is opaque: it reveals nothing of the run or the call to whoever receives it.
     """
-    name: list[str | int] = ["id", run_id, call_id] if call_id is not None else ["position", run_id, position]
-    identity = json.dumps(name, ensure_ascii=True, separators=(",", ":")).encode("ascii")
-    mac = hmac.new(secret, identity, hashlib.sha256).digest()
-    return IdempotencyKey(base64.b32encode(mac).decode("ascii").rstrip("=").lower())
+    return KeyMinter(secret).key(run_id, call_id, position)
+
+
+class KeyMinter:
+    """Mints `mint_key`'s keys under one secret, with the secret's HMAC state computed once.
+
+    The key is HMAC-SHA256 (RFC 2104) of the compact ASCII JSON ``["id", run_id, call_id]`` (or
+    ``["position", run_id, position]``), in unpadded lowercase base32: the same text for the same
+    secret, run and call, in every version (durable backends store keys).
+    """
+
+    __slots__ = ("_inner", "_outer")
+
+    def __init__(self, secret: bytes) -> None:
+        block = (hashlib.sha256(secret).digest() if len(secret) > _SHA256_BLOCK else secret).ljust(_SHA256_BLOCK, b"\0")
+        self._inner: Final = hashlib.sha256(block.translate(_INNER_PAD))
+        self._outer: Final = hashlib.sha256(block.translate(_OUTER_PAD))
+
+    def key(self, run_id: str, call_id: str | None, position: int) -> IdempotencyKey:
+        """The key of one call (see `mint_key`)."""
+        # json.dumps's own string quoting, without its encoder setup: the same bytes.
+        if call_id is not None:
+            identity = f'["id",{_json_quote(run_id)},{_json_quote(call_id)}]'
+        else:
+            identity = f'["position",{_json_quote(run_id)},{int.__repr__(position)}]'
+        inner = self._inner.copy()
+        inner.update(identity.encode("ascii"))
+        outer = self._outer.copy()
+        outer.update(inner.digest())
+        return IdempotencyKey(_base32(outer.digest()))
+
+
+_json_quote: Final[Callable[[str], str]] = json.encoder.encode_basestring_ascii
+_SHA256_BLOCK: Final = 64
+_INNER_PAD: Final = bytes(byte ^ 0x36 for byte in range(256))
+_OUTER_PAD: Final = bytes(byte ^ 0x5C for byte in range(256))
+
+
+def _base32(digest: bytes) -> str:
+    """A SHA-256 digest as unpadded lowercase base32 (`base64.b32encode`'s digits), in a few C-level steps.
+
+    The 256 bits, zero-padded to 52 five-bit digits (the top 12 of 64 zero), are moved apart to one
+    digit a byte by six halvings (each moves the upper half of every block of digits up), and the
+    bytes are translated to the alphabet.
+    """
+    bits = int.from_bytes(digest, "big") << 4
+    for keep, move, shift in _SPREAD_STEPS:
+        bits = bits & keep | (bits & move) << shift
+    return bits.to_bytes(64, "big")[12:].translate(_BASE32_ALPHABET).decode("ascii")
+
+
+def _spread_steps() -> tuple[tuple[int, int, int], ...]:
+    """Per halving, from blocks of 64 digits down to 2: (bits that stay, bits that move, how far)."""
+    steps: list[tuple[int, int, int]] = []
+    for level in range(6, 0, -1):
+        half = 1 << (level - 1)  # digits in each block's upper half
+        move = 0
+        for block in range(64 >> level):  # blocks are already 8 bits a digit apart
+            move |= ((1 << (5 * half)) - 1) << (block * 8 * (1 << level) + 5 * half)
+        steps.append((((1 << 512) - 1) & ~move, move, 3 * half))  # 5-bit digits to 8-bit slots
+    return tuple(steps)
+
+
+_SPREAD_STEPS: Final = _spread_steps()
+_BASE32_ALPHABET: Final = bytes.maketrans(bytes(range(32)), b"abcdefghijklmnopqrstuvwxyz234567")
 
 
 def call_digest(name: str, arguments: bytes) -> str:

@@ -194,6 +194,35 @@ def test_keys_are_opaque_stable_and_distinct() -> None:
     assert key not in others and len(others) == 5
 
 
+def test_keys_are_the_hmac_of_the_calls_compact_json() -> None:
+    """A key is the HMAC-SHA256 of json.dumps of the call's identity (what durable backends stored stays valid)."""
+    import base64
+    import hashlib
+    import hmac
+    import json
+
+    def reference(secret: bytes, name: list[object]) -> str:
+        identity = json.dumps(name, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+        mac = hmac.new(secret, identity, hashlib.sha256).digest()
+        return base64.b32encode(mac).decode("ascii").rstrip("=").lower()
+
+    for run, call in [("r", "c"), ("", "call_1"), ('run "x"\\', "\u00e9\ud800\n"), ("\U0001f600", "")]:
+        for secret in (b"k", b"", b"s" * 64, b"x" * 65):
+            assert mint_key(secret, run, call, 3) == reference(secret, ["id", run, call])
+            assert mint_key(secret, run, None, 3) == reference(secret, ["position", run, 3])
+
+
+def test_keys_are_base32_of_the_digest_for_any_digest() -> None:
+    """The key's base32 is base64.b32encode's, unpadded and lowercase, for every bit pattern tried."""
+    import base64
+    import os
+
+    from scopetool.driver._driver import _base32  # pyright: ignore[reportPrivateUsage]
+
+    for digest in [bytes(32), b"\xff" * 32, *(os.urandom(32) for _ in range(500))]:
+        assert _base32(digest) == base64.b32encode(digest).decode("ascii").rstrip("=").lower()
+
+
 def test_keys_accept_any_text() -> None:
     """Run and call ids with lone surrogates or quotes still give distinct keys."""
     assert mint_key(b"k", "run\ud800", '"', 0) != mint_key(b"k", "run\ud801", '"', 0)

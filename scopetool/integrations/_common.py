@@ -1,0 +1,68 @@
+"""What the framework integrations share: the tools they take, call keys and what the model is shown.
+
+Framework-free: it imports no agent framework, only scopetool's own pieces (the registry, the
+provider adapters' outcome rendering and the driver's key minting), so every integration renders an
+outcome exactly as the provider adapters do.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import Final, TypeAlias
+
+from .._binding import Binding, Tool
+from .._contract import IdempotencyKey
+from .._output import Result
+from .._registry import Registry
+from ..driver._driver import KeyMinter
+from ..providers._common import outcome_output, output_text
+
+__all__ = ["CallKeys", "Tools", "registry_of", "shown"]
+
+Tools: TypeAlias = Registry | Iterable[Binding | Tool] | Binding | Tool
+"""What an integration takes: a registry, or tools and bindings to register in a new one."""
+
+
+def registry_of(tools: Tools) -> Registry:
+    """The registry to serve: `tools` itself when it is one, else a new registry of the tools given."""
+    if isinstance(tools, Registry):
+        return tools
+    if isinstance(tools, Binding) or callable(getattr(tools, "definition", None)):
+        return Registry(tools)  # type: ignore[arg-type]  # a Tool, by its protocol
+    if isinstance(tools, str | bytes) or not isinstance(tools, Iterable):
+        raise TypeError(f"expected a Registry, tools or bindings, not {type(tools).__name__}")
+    return Registry(*tools)
+
+
+def shown(name: str, outcome: Result | BaseException) -> tuple[str, bool]:
+    """What the model is shown for a call's outcome, as one text, and whether it is an error.
+
+    Exactly what the provider adapters show: a result's output; a `Failure`'s public output; an input
+    rejection's message; otherwise a generic ``error: tool "<name>" failed`` and nothing of the error.
+    """
+    output, is_error = outcome_output(name, outcome)
+    return output_text(output), is_error
+
+
+class CallKeys:
+    """Mints each call's idempotency key from the scope it belongs to and the framework's call id.
+
+    The same scope and call id always give the same key, so a call resumed after an input request
+    carries the key of its first attempt. Keys are HMACs under a secret (see
+    `scopetool.driver.mint_key`): pass the same `secret` to every process that may resume a call,
+    or a random one is drawn for this instance.
+    """
+
+    __slots__ = ("_minter",)
+
+    def __init__(self, secret: bytes | None = None) -> None:
+        if secret is not None and (not isinstance(secret, bytes) or not secret):
+            raise TypeError("secret must be non-empty bytes or None")
+        self._minter: Final = KeyMinter(os.urandom(32) if secret is None else secret)
+
+    def key(self, scope: str | None, call_id: str | None) -> IdempotencyKey | None:
+        """The key of call `call_id` in `scope` (a conversation, a run); None when there is no call id."""
+        if not call_id:
+            return None
+        return self._minter.key(scope or "", call_id, 0)
