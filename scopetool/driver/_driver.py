@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import hmac
 import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
@@ -147,19 +148,17 @@ def mint_key(secret: bytes, run_id: str, call_id: str | None, position: int) -> 
 
 
 class KeyMinter:
-    """Mints `mint_key`'s keys under one secret, with the secret's HMAC state computed once.
+    """Mints `mint_key`'s keys under one secret, with the secret's HMAC state computed once (copied per key).
 
     The key is HMAC-SHA256 (RFC 2104) of the compact ASCII JSON ``["id", run_id, call_id]`` (or
     ``["position", run_id, position]``), in unpadded lowercase base32: the same text for the same
     secret, run and call, in every version (durable backends store keys).
     """
 
-    __slots__ = ("_inner", "_outer")
+    __slots__ = ("_keyed",)
 
     def __init__(self, secret: bytes) -> None:
-        block = (hashlib.sha256(secret).digest() if len(secret) > _SHA256_BLOCK else secret).ljust(_SHA256_BLOCK, b"\0")
-        self._inner: Final = hashlib.sha256(block.translate(_INNER_PAD))
-        self._outer: Final = hashlib.sha256(block.translate(_OUTER_PAD))
+        self._keyed: Final = hmac.new(secret, digestmod=hashlib.sha256)
 
     def key(self, run_id: str, call_id: str | None, position: int) -> IdempotencyKey:
         """The key of one call (see `mint_key`)."""
@@ -168,17 +167,12 @@ class KeyMinter:
             identity = f'["id",{_json_quote(run_id)},{_json_quote(call_id)}]'
         else:
             identity = f'["position",{_json_quote(run_id)},{int.__repr__(position)}]'
-        inner = self._inner.copy()
-        inner.update(identity.encode("ascii"))
-        outer = self._outer.copy()
-        outer.update(inner.digest())
-        return IdempotencyKey(_base32(outer.digest()))
+        keyed = self._keyed.copy()
+        keyed.update(identity.encode("ascii"))
+        return IdempotencyKey(_base32(keyed.digest()))
 
 
 _json_quote: Final[Callable[[str], str]] = json.encoder.encode_basestring_ascii
-_SHA256_BLOCK: Final = 64
-_INNER_PAD: Final = bytes(byte ^ 0x36 for byte in range(256))
-_OUTER_PAD: Final = bytes(byte ^ 0x5C for byte in range(256))
 
 
 def _base32(digest: bytes) -> str:
