@@ -157,15 +157,15 @@ LABELS = {
     "langchain": "langchain-core",
     "bare": "bare pydantic-core validate_json",
 }
-# The column heads of the peer table, short enough for one row of nine columns.
+# The column heads of the peer table, short enough for eight columns at the docs' width.
 SHORT = {
     "scopetool": "prepare",
     "pydantic-ai": "pydantic-ai",
     "openai-agents": "Agents SDK",
     "mcp": "MCP SDK",
-    "mcp+rpc": "MCP SDK, JSON-RPC line",
-    "langchain": "langchain-core",
-    "bare": "bare validator",
+    "mcp+rpc": "MCP, JSON-RPC",
+    "langchain": "langchain",
+    "bare": "bare",
 }
 
 
@@ -209,24 +209,16 @@ def ratio(value: float) -> str:
 
 
 def table(rows: list[dict[str, Any]]) -> list[str]:
-    """Markdown: one row per case, the bare validator's ns per call and every runner's time as a multiple of it.
-
-    prepare's ratio to pydantic-ai, the comparison that is closest, has a column of its own.
-    """
+    """Markdown: one row per case, the bare validator's ns per call and every runner's time as a multiple of it."""
     shown = [label for label in MAKERS if label != BASE and any(label in row["ns"] for row in rows)]
-    versus = any(REFERENCE in row["ns"] for row in rows)
     lines = [
-        "| case | bytes | bare validator (ns) | "
-        + " | ".join(SHORT[label] for label in shown)
-        + (" | prepare / pydantic-ai |" if versus else " |"),
-        "|---|---:|---:|" + "---:|" * (len(shown) + versus),
+        "| case | bare (ns) | " + " | ".join(SHORT[label] for label in shown) + " |",
+        "|---|---:|" + "---:|" * len(shown),
     ]
     for row in rows:
         ns = row["ns"]
         cells = [ratio(ns[label] / ns[BASE]) if label in ns else "-" for label in shown]
-        if versus:
-            cells.append(ratio(ns["scopetool"] / ns[REFERENCE]) if REFERENCE in ns else "-")
-        lines.append(f"| {row['case']} | {row['bytes']} | {ns[BASE]:.0f} | " + " | ".join(cells) + " |")
+        lines.append(f"| {row['case']} | {ns[BASE]:.0f} | " + " | ".join(cells) + " |")
     return lines
 
 

@@ -81,7 +81,7 @@ HATCHES = {"mcp+rpc": "//"}
 def chart(rows: list[dict[str, Any]], path: Path) -> bool:
     """Horizontal bars of every runner's time as a multiple of the bare validator's; False without matplotlib.
 
-    Drawn for the width the docs show it at (about 700 CSS pixels, at twice that resolution): one group
+    Drawn for the width the docs show it at (about 700 CSS pixels; the PNG has about twice as many): one group
     of bars per case, each bar labelled with its ratio, a log axis ticked in plain multiples, and the
     legend above the bars.
     """
@@ -95,7 +95,7 @@ def chart(rows: list[dict[str, Any]], path: Path) -> bool:
         return False
     labels = [label for label in peers.MAKERS if label != peers.BASE and any(label in row["ns"] for row in rows)]
     height = 0.84 / len(labels)
-    figure, axes = plt.subplots(figsize=(7.2, 1.3 + 1.05 * len(rows)), layout="constrained")
+    figure, axes = plt.subplots(figsize=(6.4, 1.4 + 1.05 * len(rows)), layout="constrained")
     top = 0.0
     for i, label in enumerate(labels):
         ys = [n + (i - (len(labels) - 1) / 2) * height for n in range(len(rows))]  # top to bottom
@@ -111,7 +111,7 @@ def chart(rows: list[dict[str, Any]], path: Path) -> bool:
             edgecolor="white" if label in HATCHES else None,
             linewidth=0,
         )
-        axes.bar_label(bars, [peers.ratio(x) if x else "" for x in xs], padding=2, fontsize=8)
+        axes.bar_label(bars, [peers.ratio(x) if x else "" for x in xs], padding=2, fontsize=8.5)
         top = max(top, *xs)
     axes.set_xscale("log")
     axes.set_xlim(0.8, top * 1.6)
@@ -123,17 +123,15 @@ def chart(rows: list[dict[str, Any]], path: Path) -> bool:
     axes.grid(axis="x", color="#dddddd", linewidth=0.8)
     axes.set_axisbelow(True)
     axes.axvline(1.0, color="black", linewidth=1.0)
-    axes.set_yticks(range(len(rows)), [f"{row['case']}\n{row['bytes']} B" for row in rows], fontsize=9)
+    axes.set_yticks(range(len(rows)), [f"{row['case']}\n{row['bytes']} B" for row in rows], fontsize=9.5)
     axes.set_ylim(len(rows) - 0.5, -0.5)  # the first case on top
     axes.tick_params(axis="y", length=0)
-    axes.tick_params(axis="x", labelsize=9)
-    axes.set_xlabel(
-        "time per call, as a multiple of a bare pydantic-core validate_json (log scale; lower is faster)", fontsize=9
-    )
+    axes.tick_params(axis="x", labelsize=9.5)
+    axes.set_xlabel("time per call / a bare pydantic-core validate_json's (log scale; lower is faster)", fontsize=9.5)
     for side in ("top", "right"):
         axes.spines[side].set_visible(False)
-    axes.set_title("Tool-call admission: raw JSON arguments to validated call arguments", fontsize=10.5)
-    figure.legend(loc="outside upper center", ncols=3, fontsize=8.5, frameon=False)
+    axes.set_title("Tool-call admission: raw JSON arguments to validated arguments", fontsize=10.5)
+    figure.legend(loc="outside upper center", ncols=2, fontsize=9.5, frameon=False)
     figure.savefig(path, dpi=200)
     plt.close(figure)
     return True
@@ -232,7 +230,7 @@ def summary(rows: list[dict[str, Any]]) -> list[str]:
     if versus:
         faster = sum(value < 1 for value in versus)
         lines.append(
-            f"- `Contract.prepare` against pydantic-ai: {min(versus):.2f}x to {max(versus):.2f}x its time per call "
+            f"- `Contract.prepare` took {min(versus):.2f}x to {max(versus):.2f}x pydantic-ai's time per call "
             f"(less in {faster} of {len(versus)} cases)."
         )
     others = [label for label in peers.MAKERS if label not in ("scopetool", peers.REFERENCE, peers.BASE)]
@@ -240,8 +238,8 @@ def summary(rows: list[dict[str, Any]]) -> list[str]:
     if ahead:
         names = ", ".join(dict.fromkeys(peers.LABELS[label].split(" (")[0] for label in others))
         lines.append(
-            f"- the other peers ({names}) against `Contract.prepare`: {peers.ratio(min(ahead))} to "
-            f"{peers.ratio(max(ahead))} its time per call."
+            f"- The other peers ({names}) took {peers.ratio(min(ahead))} to {peers.ratio(max(ahead))} "
+            "`Contract.prepare`'s time per call."
         )
     return lines
 
@@ -294,7 +292,9 @@ def report(figures: dict[str, Any], drew: bool) -> str:
         "## Admission against the peers",
         "",
         "Raw JSON arguments to validated call arguments: the bare pydantic-core validator's time per call, and "
-        "every runner's time as a multiple of it (lower is faster).",
+        "every runner's time as a multiple of it (lower is faster): scopetool's `Contract.prepare`, pydantic-ai, "
+        "the OpenAI Agents SDK, the MCP SDK from parsed arguments and from a whole JSON-RPC line, and "
+        "langchain-core.",
         "",
         *peers.table(rows),
         "",
