@@ -81,6 +81,7 @@ def measure(extra: str) -> dict[str, Any]:
         "suite_cpu_s": suite_cpu,
         "total_s": install + seconds,
         "pytest": closing[-1].strip("= ") if closing else f"(no closing line; exit {suite.returncode})",
+        "failed": [line for line in suite.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))],
         "returncode": suite.returncode,
         "load": (load_before[0], load_after[0]),
     }
@@ -125,7 +126,7 @@ def main() -> None:
     if args.write is not None:
         args.write.write_text(text, encoding="utf-8")
     if any(row["returncode"] != 0 for row in rows):
-        sys.exit("a suite failed: see pytest's closing line above")
+        sys.exit("a suite failed:\n" + "\n".join(line for row in rows for line in row["failed"]))
 
 
 if __name__ == "__main__":
