@@ -21,6 +21,7 @@ import os
 import platform
 import re
 import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -37,6 +38,12 @@ def _checkout(into: Path) -> None:
     """Write the files of this checkout's last commit (what a clone would have) into `into`."""
     archive = subprocess.run(["git", "archive", "--format=tar", "HEAD"], cwd=ROOT, capture_output=True, check=True)
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+
+
+def _interruptible() -> None:
+    """Give the suite Ctrl-C back: a shell starting this script in the background ignores SIGINT for it,
+    and the CLI's interruption test needs the signal to reach the command it runs."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _children_cpu() -> float:
@@ -67,7 +74,12 @@ def measure(extra: str) -> dict[str, Any]:
         packages = [entry["name"] for entry in json.loads(listed) if entry["name"].lower() not in VENV_SEED]
         started, cpu = time.perf_counter(), _children_cpu()
         suite = subprocess.run(
-            [python, "-m", "pytest", "-p", "no:cacheprovider"], cwd=work, capture_output=True, text=True, check=False
+            [python, "-m", "pytest", "-p", "no:cacheprovider"],
+            cwd=work,
+            capture_output=True,
+            text=True,
+            check=False,
+            preexec_fn=_interruptible,
         )
         seconds, suite_cpu = time.perf_counter() - started, _children_cpu() - cpu
         load_after = os.getloadavg()
