@@ -53,3 +53,15 @@ def test_readme_and_benchmarks_page_give_one_bench_command() -> None:
     (command,) = re.findall(r"```bash\n(.*?)\n```", run_it, re.S)
     assert "benchmarks/run.py" in command and "'.[bench]'" in command
     assert f"`{command}`" in README.read_text(encoding="utf-8")
+
+
+def test_readme_says_how_long_its_test_command_took() -> None:
+    """The README's timing of its test command is benchmarks/first_run.md's, for the same command."""
+    report = (ROOT / "benchmarks" / "first_run.md").read_text(encoding="utf-8")
+    quick = r"^\| `pip install -e '\.\[test\]'` \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| [\d.]+ \| (.+?) \|"
+    row = re.search(quick, report, re.M)
+    assert row is not None, report
+    packages, install, suite, cpu, closing = row.groups()
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    assert f"{install} s to install {packages} packages, then {suite} s for the suite ({cpu} s of CPU time)" in text
+    assert f"`{closing}`" in text
