@@ -1,18 +1,22 @@
 """Run every benchmark: admission against the peers, then the overheads; write report.md and report.png.
 
 Each figure is printed with its ratio to its baseline. The report (machine, versions, command, tables,
-and the performance targets met or missed) goes to benchmarks/report.md; when matplotlib is importable,
-a bar chart of the admission ratios goes to benchmarks/report.png (without it, the run says so and
-writes no PNG). A full run also puts the report into docs/benchmarks.md (between its markers) and the
-chart into docs/benchmarks/report.png, so the documentation quotes this run and nothing typed by hand.
+and the performance targets met or missed) goes to benchmarks/report.md, and the figures it was written
+from to benchmarks/report.json; when matplotlib is importable, a bar chart of the admission ratios goes
+to benchmarks/report.png (without it, the run says so and writes no PNG). A full run also puts the
+report into docs/benchmarks.md (between its markers) and the chart into docs/benchmarks/report.png, so
+the documentation quotes this run and nothing typed by hand. ``--render`` writes all of that again from
+a saved report.json, measuring nothing (for a change to the report's layout or the chart).
 
-    python benchmarks/run.py            # full run (updates the docs page)
-    python benchmarks/run.py --quick    # a smoke run (CI): checks that everything still runs
+    python benchmarks/run.py                                      # full run (updates the docs page)
+    python benchmarks/run.py --quick                              # a smoke run (CI): everything still runs
+    python benchmarks/run.py --render benchmarks/report.json      # the same run's figures, drawn again
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import shutil
@@ -61,30 +65,74 @@ def _version(package: str) -> str:
         return f"{package} (not installed)"
 
 
+# One colour per runner, told apart by readers with any colour vision (Okabe and Ito's palette); the
+# MCP SDK's two runners also differ in hatching.
+COLOURS = {
+    "scopetool": "#0072B2",
+    "pydantic-ai": "#E69F00",
+    "openai-agents": "#009E73",
+    "mcp": "#D55E00",
+    "mcp+rpc": "#CC79A7",
+    "langchain": "#56B4E9",
+}
+HATCHES = {"mcp+rpc": "//"}
+
+
 def chart(rows: list[dict[str, Any]], path: Path) -> bool:
-    """A grouped bar chart of every runner's ratio to the bare validator; False without matplotlib."""
+    """Horizontal bars of every runner's time as a multiple of the bare validator's; False without matplotlib.
+
+    Drawn for the width the docs show it at (about 700 CSS pixels; the PNG has about twice as many): one group
+    of bars per case, each bar labelled with its ratio, a log axis ticked in plain multiples, and the
+    legend above the bars.
+    """
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator
     except ImportError:
         return False
-    labels = [label for label in peers.MAKERS if any(label in row["ns"] for row in rows)]
-    width = 0.8 / len(labels)
-    figure, axes = plt.subplots(figsize=(11, 5))
+    labels = [label for label in peers.MAKERS if label != peers.BASE and any(label in row["ns"] for row in rows)]
+    height = 0.84 / len(labels)
+    figure, axes = plt.subplots(figsize=(6.4, 1.4 + 1.05 * len(rows)), layout="constrained")
+    top = 0.0
     for i, label in enumerate(labels):
-        xs = [n + (i - (len(labels) - 1) / 2) * width for n in range(len(rows))]
-        ys = [row["ns"][label] / row["ns"][peers.BASE] if label in row["ns"] else 0 for row in rows]
-        axes.bar(xs, ys, width, label=peers.LABELS[label])
-    axes.set_xticks(range(len(rows)), [f"{row['case']}\n{row['bytes']} B" for row in rows])
-    axes.set_yscale("log")
-    axes.set_ylabel("time per call / bare pydantic-core validate_json (log)")
-    axes.axhline(1.0, color="black", linewidth=0.8)
-    axes.set_title("Tool-call admission: raw JSON arguments to validated call arguments (lower is faster)")
-    axes.legend(fontsize=8)
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
+        ys = [n + (i - (len(labels) - 1) / 2) * height for n in range(len(rows))]  # top to bottom
+        xs = [row["ns"][label] / row["ns"][peers.BASE] if label in row["ns"] else 0.0 for row in rows]
+        bars = axes.barh(
+            ys,
+            xs,
+            height * 0.92,
+            left=0.0,
+            label=peers.LABELS[label],
+            color=COLOURS.get(label),
+            hatch=HATCHES.get(label),
+            edgecolor="white" if label in HATCHES else None,
+            linewidth=0,
+        )
+        axes.bar_label(bars, [peers.ratio(x) if x else "" for x in xs], padding=2, fontsize=8.5)
+        top = max(top, *xs)
+    axes.set_xscale("log")
+    axes.set_xlim(0.8, top * 1.6)
+    ticks = [t for t in (1, 2, 5, 10, 20, 50, 100, 200) if t <= top * 1.6]
+    axes.xaxis.set_major_locator(FixedLocator(ticks))
+    axes.xaxis.set_major_formatter(lambda value, _: f"{value:g}x")
+    axes.xaxis.set_minor_locator(NullLocator())
+    axes.xaxis.set_minor_formatter(NullFormatter())
+    axes.grid(axis="x", color="#dddddd", linewidth=0.8)
+    axes.set_axisbelow(True)
+    axes.axvline(1.0, color="black", linewidth=1.0)
+    axes.set_yticks(range(len(rows)), [f"{row['case']}\n{row['bytes']} B" for row in rows], fontsize=9.5)
+    axes.set_ylim(len(rows) - 0.5, -0.5)  # the first case on top
+    axes.tick_params(axis="y", length=0)
+    axes.tick_params(axis="x", labelsize=9.5)
+    axes.set_xlabel("time per call / a bare pydantic-core validate_json's (log scale; lower is faster)", fontsize=9.5)
+    for side in ("top", "right"):
+        axes.spines[side].set_visible(False)
+    axes.set_title("Tool-call admission: raw JSON arguments to validated arguments", fontsize=10.5)
+    figure.legend(loc="outside upper center", ncols=2, fontsize=9.5, frameon=False)
+    figure.savefig(path, dpi=200)
     plt.close(figure)
     return True
 
@@ -172,38 +220,70 @@ def write_docs(text: str, png: Path | None, docs: Path) -> None:
         shutil.copyfile(png, docs / "benchmarks" / "report.png")
 
 
-def main() -> None:
-    """Run everything, print the report and write it (and the chart) next to this file and into the docs."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=9)
-    parser.add_argument("--target", type=float, default=0.1, help="seconds per batch")
-    parser.add_argument("--imports", type=int, default=11, help="fresh subprocesses per import statement")
-    parser.add_argument("--quick", action="store_true", help="3 rounds of 0.01 s batches, 3 imports each")
-    parser.add_argument("--out", type=Path, default=HERE, help="directory for report.md and report.png")
-    parser.add_argument(
-        "--no-docs", action="store_true", help="leave docs/benchmarks.md alone (--quick never writes it)"
-    )
-    args = parser.parse_args()
-    if args.quick:
-        args.rounds, args.target, args.imports = 3, 0.01, 3
+def summary(rows: list[dict[str, Any]]) -> list[str]:
+    """Markdown bullets: the range of prepare's time against pydantic-ai's, and of the other peers' against prepare's.
+
+    The README quotes these two lines (tests/test_readme.py checks that it quotes this run).
+    """
+    lines = []
+    versus = [row["ns"]["scopetool"] / row["ns"][peers.REFERENCE] for row in rows if peers.REFERENCE in row["ns"]]
+    if versus:
+        faster = sum(value < 1 for value in versus)
+        lines.append(
+            f"- `Contract.prepare` took {min(versus):.2f}x to {max(versus):.2f}x pydantic-ai's time per call "
+            f"(less in {faster} of {len(versus)} cases)."
+        )
+    others = [label for label in peers.MAKERS if label not in ("scopetool", peers.REFERENCE, peers.BASE)]
+    ahead = [row["ns"][label] / row["ns"]["scopetool"] for row in rows for label in others if label in row["ns"]]
+    if ahead:
+        names = ", ".join(dict.fromkeys(peers.LABELS[label].split(" (")[0] for label in others))
+        lines.append(
+            f"- The other peers ({names}) took {peers.ratio(min(ahead))} to {peers.ratio(max(ahead))} "
+            "`Contract.prepare`'s time per call."
+        )
+    return lines
+
+
+def measure(args: argparse.Namespace) -> dict[str, Any]:
+    """Every figure of a run, with what the report says about where and how it was measured (JSON-ready)."""
     started = time.perf_counter()
-    command = "python benchmarks/run.py " + " ".join(sys.argv[1:])
     rows, notes = peers.measure(args.rounds, args.target)
-    checks = admission.breakdown(args.rounds, args.target)
-    refusals = admission.rejections(args.rounds, args.target)
-    results = overhead.measure(args.rounds, args.target, args.imports)
-    png = args.out / "report.png"
-    drew = chart(rows, png)
+    figures: dict[str, Any] = {
+        "machine": f"{_cpu()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}; "
+        f"Python {platform.python_version()} ({platform.python_implementation()})",
+        "versions": [_version(p) for p in PACKAGES],
+        "path": admission.ADMISSION_PATH,
+        "command": ("python benchmarks/run.py " + " ".join(sys.argv[1:])).strip(),
+        "rounds": args.rounds,
+        "target": args.target,
+        "imports": args.imports,
+        "rows": rows,
+        "notes": notes,
+        "checks": admission.breakdown(args.rounds, args.target),
+        "refusals": admission.rejections(args.rounds, args.target),
+        "results": overhead.measure(args.rounds, args.target, args.imports),
+    }
+    figures["seconds"] = time.perf_counter() - started
+    return figures
+
+
+def report(figures: dict[str, Any], drew: bool) -> str:
+    """The Markdown report of one run's figures."""
+    rows, checks, results = figures["rows"], figures["checks"], figures["results"]
     lines = [
         "# scopetool benchmarks",
         "",
-        f"Machine: {_cpu()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}; "
-        f"Python {platform.python_version()} ({platform.python_implementation()}).",
+        f"Machine: {figures['machine']}.",
         "",
-        "Versions: " + ", ".join(_version(p) for p in PACKAGES) + f"; {admission.ADMISSION_PATH}.",
+        "Versions: " + ", ".join(figures["versions"]) + f"; {figures['path']}.",
         "",
-        f"Command: `{command.strip()}` ({args.rounds} interleaved rounds of {args.target} s batches, medians; "
-        f"imports: median of {args.imports} fresh subprocesses each).",
+        f"Command: `{figures['command']}` ({figures['rounds']} interleaved rounds of {figures['target']} s batches, "
+        f"medians; imports: median of {figures['imports']} fresh subprocesses each; "
+        f"the whole run took {figures['seconds']:.0f} s).",
+        "",
+        "## In short",
+        "",
+        *summary(rows),
         "",
         "## Targets",
         "",
@@ -211,14 +291,16 @@ def main() -> None:
         "",
         "## Admission against the peers",
         "",
-        "Raw JSON arguments to validated call arguments; ratios to the bare pydantic-core validator and to "
-        "pydantic-ai.",
+        "Raw JSON arguments to validated call arguments: the bare pydantic-core validator's time per call, and "
+        "every runner's time as a multiple of it (lower is faster): scopetool's `Contract.prepare`, pydantic-ai, "
+        "the OpenAI Agents SDK, the MCP SDK from parsed arguments and from a whole JSON-RPC line, and "
+        "langchain-core.",
         "",
         *peers.table(rows),
         "",
-        *(peers.skipped(notes) or ["Every peer ran."]),
+        *(peers.skipped(figures["notes"]) or ["Every peer ran."]),
         "",
-        "![Admission time per call, as a ratio to the bare validator](report.png)" if drew else "",
+        "![Admission time per call, as a multiple of the bare validator's](report.png)" if drew else "",
         "",
         "## What each admission check costs",
         "",
@@ -233,7 +315,7 @@ def main() -> None:
         "raises scopetool's `InvalidInvocationError` in place of pydantic's `ValidationError`, its message "
         "built only when read), then the message read.",
         "",
-        *admission.rejections_table(refusals),
+        *admission.rejections_table(figures["refusals"]),
         "",
         "## Where scopetool is slower",
         "",
@@ -246,17 +328,47 @@ def main() -> None:
         f"Chart: report.png ({'written' if drew else 'not written: matplotlib is not installed'}).",
         "",
     ]
-    text = "\n".join(lines)
+    return "\n".join(lines)
+
+
+def main() -> None:
+    """Run everything (or load a saved run), print the report and write it, the chart and the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--target", type=float, default=0.1, help="seconds per batch")
+    parser.add_argument("--imports", type=int, default=11, help="fresh subprocesses per import statement")
+    parser.add_argument("--quick", action="store_true", help="3 rounds of 0.01 s batches, 3 imports each")
+    parser.add_argument("--out", type=Path, default=HERE, help="directory for report.md, report.png and report.json")
+    parser.add_argument(
+        "--no-docs", action="store_true", help="leave docs/benchmarks.md alone (--quick never writes it)"
+    )
+    parser.add_argument(
+        "--render",
+        type=Path,
+        metavar="REPORT_JSON",
+        help="measure nothing: write the report, the chart and the docs page again from a saved run's figures",
+    )
+    args = parser.parse_args()
+    if args.quick:
+        args.rounds, args.target, args.imports = 3, 0.01, 3
+    if args.render is not None:
+        figures = json.loads(args.render.read_text(encoding="utf-8"))
+    else:
+        figures = measure(args)
+        saved = json.dumps(figures, indent=1, ensure_ascii=False) + "\n"
+        (args.out / "report.json").write_text(saved, encoding="utf-8")
+    png = args.out / "report.png"
+    drew = chart(figures["rows"], png)
+    text = report(figures, drew)
     print(text)
     (args.out / "report.md").write_text(text, encoding="utf-8")
     if drew:
-        print(f"wrote {args.out / 'report.md'} and {png}")
+        print(f"wrote {args.out / 'report.md'}, {png} and {args.out / 'report.json'}")
     else:
-        print(f"wrote {args.out / 'report.md'}; matplotlib is not installed, so no PNG was written")
+        print(f"wrote {args.out / 'report.md'} and {args.out / 'report.json'}; matplotlib is not installed, so no PNG")
     if not (args.quick or args.no_docs):
         write_docs(text, png if drew else None, DOCS)
         print(f"updated {DOCS / 'benchmarks.md'}")
-    print(f"total {time.perf_counter() - started:.0f} s")
 
 
 if __name__ == "__main__":

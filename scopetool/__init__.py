@@ -1,4 +1,4 @@
-"""scopetool: a strict, fast, provider-neutral tool protocol for LLM function calling.
+"""scopetool: a strict, provider-neutral tool protocol for LLM function calling.
 
 Decorate functions with `@tool`, `bind` them, export their `Definition`s, and admit the model's
 proposed calls through `Contract.prepare`, the one trust boundary, before anything runs.

@@ -12,7 +12,7 @@ import inspect
 import json
 import math
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, final
+from typing import TYPE_CHECKING, Any, Final, Generic, NamedTuple, TypeVar, final
 
 from pydantic import TypeAdapter
 from pydantic_core import (
@@ -43,7 +43,16 @@ from ._schema import (
 if TYPE_CHECKING:
     from ._contract import Invocation
 
-__all__ = ["NOTHING", "InputDecoder", "OutputEncoder", "caller_namespace", "take_decoded", "type_adapter"]
+__all__ = [
+    "NOTHING",
+    "FastPath",
+    "InputDecoder",
+    "OutputEncoder",
+    "caller_namespace",
+    "fast_path",
+    "take_decoded",
+    "type_adapter",
+]
 
 T = TypeVar("T")
 
@@ -112,7 +121,7 @@ class InputDecoder(Generic[T]):
 
     def __call__(self, raw: str | bytes, /) -> T:
         # pydantic-core reuses the prebuilt validators of nested models, whose own configuration
-        # may be lax, so strictness and closed objects are asked for per call (see `call_flags`).
+        # may be lax, so strictness and closed objects are asked for per call (see `FastPath.call_flags`).
         return self.validator.validate_json(raw, **self._call_flags)  # type: ignore[no-any-return]
 
     def may_have_stopped_early(self, error: ValidationError, /) -> bool:
@@ -153,35 +162,6 @@ class InputDecoder(Generic[T]):
         """The enforced JSON Schema in canonical JSON."""
         return self._schema_json
 
-    @property
-    def counter(self) -> MemberCounter | None:
-        """Counts the object members a decoded value came from; None when that cannot be known."""
-        return self._counter
-
-    @property
-    def string_colons(self) -> MemberCounter | None:
-        """Counts the ``:`` in a decoded value's strings that came verbatim from JSON; None when unknown."""
-        return self._string_colons
-
-    @property
-    def call_flags(self) -> dict[str, Any]:
-        """The keyword flags every `validate_json` call needs (empty when the validator alone is strict).
-
-        pydantic-core reuses the prebuilt validators of nested classes, with their own (often lax)
-        configuration, so strictness and closed objects are asked for per call; alias-only names too
-        when a nested class would accept field names or refuse aliases.
-        """
-        return dict(self._call_flags)
-
-    @property
-    def may_hold_non_finite(self) -> bool:
-        """Whether NaN or Infinity tokens could reach a position the member counter does not see.
-
-        The counter flags every non-finite float (in float and unconstrained positions alike); a
-        decimal or complex number, which a lax nested model may let be NaN, it does not look at.
-        """
-        return self._unseen_non_finite
-
     def decode(self, invocation: Invocation) -> T:
         """The value this decoder admitted `invocation` with.
 
@@ -195,6 +175,35 @@ class InputDecoder(Generic[T]):
             return self(invocation.arguments)
         except ValidationError as error:
             raise InvalidInvocationError("tool: invocation arguments do not decode under this signature") from error
+
+
+class FastPath(NamedTuple):
+    """What `Contract.prepare` reads off a decoder, once, at bind, to admit without a second parse."""
+
+    counter: MemberCounter | None
+    """Counts the object members a decoded value came from; None when that cannot be known."""
+    string_colons: MemberCounter | None
+    """Counts the ``:`` in a decoded value's strings that came verbatim from JSON; None when unknown."""
+    may_hold_non_finite: bool
+    """Whether NaN or Infinity tokens could reach a position the member counter does not see.
+
+    The counter flags every non-finite float (in float and unconstrained positions alike); a decimal or
+    complex number, which a lax nested model may let be NaN, it does not look at.
+    """
+    call_flags: dict[str, Any]
+    """The keyword flags every `validate_json` call needs (empty when the validator alone is strict).
+
+    pydantic-core reuses the prebuilt validators of nested classes, with their own (often lax)
+    configuration, so strictness and closed objects are asked for per call; alias-only names too when
+    a nested class would accept field names or refuse aliases.
+    """
+
+
+def fast_path(decoder: object) -> FastPath:
+    """The admission plan an `InputDecoder` made from its schema (kept off its public surface: it is prepare's)."""
+    assert isinstance(decoder, InputDecoder)
+    plan = decoder._counter, decoder._string_colons, decoder._unseen_non_finite  # pyright: ignore[reportPrivateUsage]
+    return FastPath(*plan, dict(decoder._call_flags))  # pyright: ignore[reportPrivateUsage]
 
 
 def _refuse_alias_lists(schema: Any) -> None:

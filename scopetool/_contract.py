@@ -14,7 +14,7 @@ import jiter
 from pydantic import BaseModel
 from pydantic_core import ErrorDetails, ValidationError
 
-from ._codec import InputDecoder
+from ._codec import InputDecoder, fast_path
 from ._definition import Definition
 from ._errors import (
     InputValidationError,
@@ -201,11 +201,12 @@ class Contract:
         decoder = input_validator  # narrowed below on its own, so `input_validator` keeps its declared type
         if isinstance(decoder, InputDecoder) and decoder.schema_json == definition.input_schema_json:
             # The decoder owns the schema it advertises: it is the whole schema check (fast path).
+            plan = fast_path(input_validator)
             self._validate = decoder.validator.validate_json
-            self._count = decoder.counter or _uncounted
-            self._strings = decoder.string_colons
-            self._scan_non_finite = decoder.may_hold_non_finite
-            self._flags = decoder.call_flags
+            self._count = plan.counter or _uncounted
+            self._strings = plan.string_colons
+            self._scan_non_finite = plan.may_hold_non_finite
+            self._flags = plan.call_flags
             self._admit = _never  # the fast path validates inline
         else:
             self._admit = self._schema_admission(input_validator)

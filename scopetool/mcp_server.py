@@ -67,8 +67,8 @@ try:
     from mcp.shared.message import ServerMessageMetadata, SessionMessage
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 except ImportError as _missing:
-    raise ImportError(
-        "scopetool.mcp_server needs the MCP Python SDK (mcp 2.3 or newer): pip install 'scopetool[mcp]'"
+    raise ImportError(  # named after the SDK, whichever of its modules (or anyio, which it brings) was missing
+        "scopetool.mcp_server needs the MCP Python SDK (mcp 2.3 or newer): pip install 'scopetool[mcp]'", name="mcp"
     ) from _missing
 
 from . import __version__

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field
 
 from scopetool import InvalidInvocationError, InvalidOutputError, Request, Result, bind, tool
-from scopetool._codec import NOTHING, InputDecoder, OutputEncoder, take_decoded
+from scopetool._codec import NOTHING, InputDecoder, OutputEncoder, fast_path, take_decoded
 
 VALUES = (
     st.integers()
@@ -132,7 +132,7 @@ class _ByName(BaseModel):
 def _flags(fn: Any) -> dict[str, Any]:
     decoder = bind(tool(fn)).contract._decoder
     assert isinstance(decoder, InputDecoder)
-    return decoder.call_flags
+    return fast_path(decoder).call_flags
 
 
 def test_call_flags_are_asked_only_for_what_nested_classes_would_loosen() -> None:

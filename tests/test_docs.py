@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import html
+import importlib
 import importlib.util
 import inspect
 import io
@@ -233,6 +235,8 @@ def test_docs_page_sample_runs_and_prints_what_it_says(page: Path, number: int) 
             with contextlib.redirect_stdout(io.StringIO()):
                 try:
                     exec(compile(earlier.source, f"<{earlier.label}>", "exec"), namespace)
+                except ImportError:  # an optional package missing (skipped in a quick run), or its own test fails too
+                    raise
                 except Exception as error:  # reported as this block's setup failing
                     pytest.fail(f"an earlier block ({earlier.label}) failed, see its own test: {error!r}")
         check(blocks[number], namespace)
@@ -326,10 +330,12 @@ def _nav_pages(node: object) -> list[str]:
     return []
 
 
+@pytest.mark.needs("yaml")
 def test_nav_lists_every_page_and_only_existing_ones() -> None:
     """mkdocs.yml's nav names every page in docs/, and every page it names exists (except the two
     reliability pages, which are written elsewhere and may not have landed yet)."""
-    yaml = pytest.importorskip("yaml", reason="PyYAML is not installed: pip install -e '.[docs]'")
+    import yaml
+
     config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
     assert config["strict"] is True
     listed = _nav_pages(config["nav"])
@@ -340,14 +346,21 @@ def test_nav_lists_every_page_and_only_existing_ones() -> None:
     assert present <= set(listed), present - set(listed)
 
 
-def test_mkdocs_build_strict(tmp_path: Path) -> None:
-    """``mkdocs build --strict`` passes: no broken link, anchor or reference, no griffe warning."""
-    for module in ("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers.python"):
-        if importlib.util.find_spec(module.split(".")[0]) is None or importlib.util.find_spec(module) is None:
-            pytest.skip(f"{module} is not installed: pip install -e '.[docs]'")
+@dataclass(frozen=True)
+class Site:
+    """A built documentation site and what ``mkdocs build`` printed."""
+
+    folder: Path
+    output: str
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Site:
+    """The site as ``mkdocs build --strict`` writes it (built once for the tests below)."""
+    folder = tmp_path_factory.mktemp("site")
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     completed = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(folder)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -356,7 +369,82 @@ def test_mkdocs_build_strict(tmp_path: Path) -> None:
         check=False,
     )
     assert completed.returncode == 0, completed.stdout + completed.stderr
-    assert (tmp_path / "site" / "index.html").is_file()
+    return Site(folder, completed.stdout + completed.stderr)
+
+
+NEEDS_MKDOCS = pytest.mark.needs("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers.python", "ruff")
+# Internals the API reference once published: the C fast path's helpers on InputDecoder, provider
+# constants that their modules do not export, type variables, dunder methods and private slots.
+KNOWN_INTERNALS = (
+    "scopetool.InputDecoder.counter",
+    "scopetool.InputDecoder.string_colons",
+    "scopetool.InputDecoder.call_flags",
+    "scopetool.InputDecoder.may_hold_non_finite",
+    "scopetool.providers.anthropic.NAME_LIMIT",
+    "scopetool.providers.openai_chat.DESCRIPTION_LIMIT",
+    "scopetool.driver.dbos.T",
+    "scopetool.Contract.__repr__",
+    "scopetool.Registry.__slots__",
+)
+
+
+def api_headings(site: Site) -> dict[str, list[str]]:
+    """The documented objects of each API reference page (their heading anchors), by page."""
+    return {
+        page.relative_to(site.folder).as_posix(): re.findall(
+            r'<h[2-6] id="([^"]+)" class="doc doc-heading">', page.read_text(encoding="utf-8")
+        )
+        for page in sorted((site.folder / "api").rglob("index.html"))
+    }
+
+
+def _is_module(name: str) -> bool:
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        return False
+    return True
+
+
+@NEEDS_MKDOCS
+def test_mkdocs_build_strict(site: Site) -> None:
+    """``mkdocs build --strict`` passes: no broken link, anchor or reference, no griffe warning."""
+    assert (site.folder / "index.html").is_file()
+    assert "Formatting signatures requires" not in site.output, site.output
+
+
+@NEEDS_MKDOCS
+def test_api_reference_shows_only_the_public_surface(site: Site) -> None:
+    """Each documented object is in its module's ``__all__`` or a class member without a leading underscore."""
+    documented = [name for names in api_headings(site).values() for name in names]
+    assert "scopetool.Contract.prepare" in documented and "scopetool.InputDecoder.decode" in documented
+    assert [name for name in KNOWN_INTERNALS if name in documented] == []
+    problems = [f"{name}: an underscored name" for name in documented if "._" in name]
+    modules = {name for name in documented if name.count(".") < 3 and _is_module(name)} | {"scopetool"}
+    for name in documented:
+        owner, _, member = name.rpartition(".")
+        if owner in modules and name not in modules and member not in importlib.import_module(owner).__all__:
+            problems.append(f"{name}: not in {owner}.__all__")
+    assert problems == []
+
+
+@NEEDS_MKDOCS
+def test_api_signatures_are_formatted_to_the_configured_width(site: Site) -> None:
+    """Every call signature in the API reference fits mkdocstrings' ``line_length``: long ones are broken up."""
+    width = int(re.search(r"^\s+line_length: (\d+)$", (ROOT / "mkdocs.yml").read_text(encoding="utf-8"), re.M)[1])
+    signatures = [
+        html.unescape(re.sub(r"<[^>]+>", "", block))
+        for page in sorted((site.folder / "api").rglob("index.html"))
+        for block in re.findall(
+            r'<div class="doc-signature highlight"><pre><span></span><code>(.*?)</code></pre>',
+            page.read_text(encoding="utf-8"),
+            re.S,
+        )
+    ]
+    callables = [signature for signature in signatures if re.match(r"[\w.]+\(", signature)]  # not attributes
+    assert any("\n" in signature.strip() for signature in callables)  # some were long enough to break
+    too_wide = [line for signature in callables for line in signature.splitlines() if len(line) > width]
+    assert too_wide == []
 
 
 # -- writing the #> lines: python tests/test_docs.py docs/page.md ...

@@ -44,7 +44,7 @@ from scopetool import (
     classify_input_rejection,
     tool,
 )
-from scopetool._codec import take_decoded
+from scopetool._codec import fast_path, take_decoded
 from scopetool._contract import _prepare_python
 from scopetool._schema import (
     STRICT_CONFIG,
@@ -425,7 +425,7 @@ def test_the_corpus_is_broad_enough() -> None:
     """The corpus covers at least 12 shapes and each has a counter, so the skip path is exercised."""
     assert len(CORPUS) >= 12
     for name, (make, _) in CORPUS.items():
-        assert decoder_of(make()).counter is not None, name
+        assert fast_path(decoder_of(make())).counter is not None, name
 
 
 @pytest.mark.parametrize(("shape", "raw"), DOCS)
@@ -435,8 +435,8 @@ def test_counter_equals_the_members_of_a_valid_document(
     """The counter, applied to the decoded value, gives exactly the document's object member count."""
     func, binding = built[shape]
     decoder = decoder_of(func)
-    assert decoder.counter is not None
-    assert decoder.counter(decoder(raw)) == members(raw)
+    assert fast_path(decoder).counter is not None
+    assert fast_path(decoder).counter(decoder(raw)) == members(raw)
     assert _prepare_python(binding.contract, Request(name="shape", arguments=raw)).arguments == raw.encode()
 
 
@@ -515,24 +515,26 @@ def test_string_colons_never_exceed_what_the_strings_held(
     """The count of ':' in a decoded value's strings is at most what the document's strings held."""
     func, _ = built[shape]
     decoder = decoder_of(func)
-    strings = decoder.string_colons
+    strings = fast_path(decoder).string_colons
     if strings is not None:
         assert strings(decoder(raw)) <= colons_in_strings(raw)
 
 
 def test_times_and_urls_get_no_string_count() -> None:
     """A schema with a time (or a URL) parsed from text gets no ':' count: such documents go to the full parse."""
-    assert decoder_of(model_tool(Rewritten)).counter is not None
-    assert decoder_of(model_tool(Rewritten)).string_colons is None
-    assert decoder_of(model_tool(Strings)).string_colons is not None
+    assert fast_path(decoder_of(model_tool(Rewritten))).counter is not None
+    assert fast_path(decoder_of(model_tool(Rewritten))).string_colons is None
+    assert fast_path(decoder_of(model_tool(Strings))).string_colons is not None
 
 
 def test_string_colons_count_every_verbatim_string() -> None:
     """Fields, list items, dict keys and values, Any members and names, nested fields: each ':' counted once."""
     decoder = decoder_of(model_tool(Strings))
     raw = CORPUS["strings"][1][0]
-    assert decoder.string_colons is not None
-    assert decoder.string_colons(decoder(raw)) == colons_in_strings(raw) - 1  # "high:2" is a literal, not counted
+    assert fast_path(decoder).string_colons is not None
+    assert (
+        fast_path(decoder).string_colons(decoder(raw)) == colons_in_strings(raw) - 1
+    )  # "high:2" is a literal, not counted
 
 
 SNEAKS = {
@@ -740,8 +742,8 @@ def test_counter_matches_members_for_generated_unconstrained_documents(blob: Any
     raw = json.dumps({"blob": blob, "many": many, "table": table}, ensure_ascii=False)
     assert _prepare_python(LOOSE_BINDING.contract, Request(name="loose", arguments=raw)).arguments == raw.encode()
     decoder = decoder_of(LOOSE)
-    assert decoder.counter is not None
-    assert decoder.counter(decoder(raw)) == members(raw)
+    assert fast_path(decoder).counter is not None
+    assert fast_path(decoder).counter(decoder(raw)) == members(raw)
 
 
 @settings(max_examples=200, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
@@ -939,16 +941,16 @@ def test_a_float_default_that_is_no_number_is_left_alone() -> None:
 
 def test_only_decimal_and_complex_positions_scan_for_nan() -> None:
     """The raw NaN scan runs only where the member count cannot see a non-finite value: decimals, complexes."""
-    assert not decoder_of(model_tool(PricedList)).may_hold_non_finite
-    assert not decoder_of(model_tool(Anything)).may_hold_non_finite
-    assert decoder_of(model_tool(LaxFloatList)).may_hold_non_finite
+    assert not fast_path(decoder_of(model_tool(PricedList))).may_hold_non_finite
+    assert not fast_path(decoder_of(model_tool(Anything))).may_hold_non_finite
+    assert fast_path(decoder_of(model_tool(LaxFloatList))).may_hold_non_finite
 
     @tool(name="shape")
     def numbers(z: complex) -> str:
         """A complex parameter."""
         return "ok"
 
-    assert decoder_of(numbers).may_hold_non_finite
+    assert fast_path(decoder_of(numbers)).may_hold_non_finite
     assert "NaN and Infinity" in rejection_message(bind(numbers), '{"z":NaN}')
 
 
@@ -974,7 +976,7 @@ def test_fields_sharing_a_member_never_overcount(model: type[BaseModel], valid: 
     """The counter never exceeds the real member count, so a duplicate under a shared alias is still caught."""
     func = model_tool(model)
     decoder = decoder_of(func)
-    assert decoder.counter is None or decoder.counter(decoder(valid)) <= members(valid)
+    assert fast_path(decoder).counter is None or fast_path(decoder).counter(decoder(valid)) <= members(valid)
     assert "same member name twice" in rejection_message(bind(func), duplicated)
 
 
@@ -1081,7 +1083,7 @@ UNSUPPORTED = [BeforeModel, AfterModel, WrapModel, PostInit, BeforeField, HoldsP
 def test_member_counter_is_none_for_shapes_that_can_hide_members(model: type[BaseModel]) -> None:
     """Model validators (before, after, wrap), post-init hooks, before-validators and dataclasses get no counter."""
     assert member_counter(strict_core_schema(model.__pydantic_core_schema__)) is None
-    assert decoder_of(model_tool(model)).counter is None
+    assert fast_path(decoder_of(model_tool(model))).counter is None
 
 
 @pytest.mark.parametrize("point", [PydanticPoint, PlainPoint], ids=["pydantic", "stdlib"])

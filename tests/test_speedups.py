@@ -1348,7 +1348,7 @@ def test_the_requirement_fails_a_run_without_the_extension() -> None:
     env |= {"SCOPETOOL_PURE_PYTHON": "1", "SCOPETOOL_REQUIRE_SPEEDUPS": "1"}
     test = f"{Path(__file__).relative_to(ROOT)}::test_ci_requires_the_c_fast_path"
     completed = subprocess.run(
-        [sys.executable, "-m", "pytest", test, "-q", "-p", "no:cacheprovider", "--no-cov"],
+        [sys.executable, "-m", "pytest", test, "-q", "-p", "no:cacheprovider"],
         env=env,
         cwd=ROOT,
         capture_output=True,

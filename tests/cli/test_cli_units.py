@@ -340,6 +340,7 @@ def test_serve_dispatches_to_the_mcp_server_in_process(
     forget_fixture_modules()
 
 
+@pytest.mark.needs("mcp")
 def test_serve_answers_an_mcp_client_over_stdio() -> None:
     """``scopetool serve`` speaks MCP on standard input and output: it initializes, lists the tools, ends at EOF."""
     hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}

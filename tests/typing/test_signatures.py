@@ -245,6 +245,7 @@ def test_pyright_accepts_the_checks() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.needs("mypy")
 def test_mypy_accepts_the_checks() -> None:
     """mypy (strict, unused ignores reported) finds exactly the errors this file marks, and no other."""
     result = subprocess.run(
