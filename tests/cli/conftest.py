@@ -3,46 +3,14 @@
 from __future__ import annotations
 
 import io
-import subprocess
 import sys
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cli_support import FIXTURES, Command, Ran, forget_fixture_modules, run_process
 
 from scopetool.cli import main
-
-FIXTURES = Path(__file__).parent / "fixtures"
-
-
-@dataclass(frozen=True)
-class Ran:
-    """What one run of the command printed and returned."""
-
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-Command = Callable[..., Ran]
-"""``command(*argv, cwd=FIXTURES, stdin=None, env=None) -> Ran``."""
-
-
-def run_process(*argv: str, cwd: Path = FIXTURES, stdin: str | None = None, env: dict[str, str] | None = None) -> Ran:
-    """Run ``python -m scopetool ARGV`` as a new process, as a user does."""
-    done = subprocess.run(
-        [sys.executable, "-m", "scopetool", *argv],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        env=env,
-        timeout=120,
-        check=False,
-    )
-    return Ran(done.returncode, done.stdout, done.stderr)
 
 
 @pytest.fixture(params=["process", "in-process"])
@@ -66,9 +34,3 @@ def command(
 
     yield run_here
     forget_fixture_modules()
-
-
-def forget_fixture_modules() -> None:
-    """Drop the fixture modules a target loaded, so the next test loads them afresh."""
-    for name in [path.stem for path in FIXTURES.glob("*.py")] + ["_scopetool_target", "tools"]:
-        sys.modules.pop(name, None)

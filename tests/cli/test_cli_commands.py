@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURES, Command, run_process
+from cli_support import FIXTURES, Command, run_process
 
 from scopetool import __version__
 

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import jiter
 import pytest
-from conftest import FIXTURES, forget_fixture_modules
+from cli_support import FIXTURES, forget_fixture_modules
 from pydantic import Field
 
 from scopetool import Definition, Invocation, Registry, Result, _stdio, tool

@@ -12,7 +12,7 @@ pytest.importorskip("agents")
 from agents import Agent, RunConfig, Runner
 from agents.testing import ScriptedModel, assistant_message, function_call
 from agents.tool_context import ToolContext
-from conftest import SECRET, Log
+from integration_support import SECRET, Log
 
 from scopetool import InputRequest, Registry, tool
 from scopetool.integrations.openai_agents import MAX_INPUT_ROUNDS, function_tools

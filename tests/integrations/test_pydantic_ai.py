@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("pydantic_ai")
 
-from conftest import SECRET, Log
+from integration_support import SECRET, Log
 from pydantic_ai import Agent, RunContext, capture_run_messages
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.exceptions import UnexpectedModelBehavior
