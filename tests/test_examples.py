@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
@@ -131,6 +133,7 @@ def test_middleware_guard_example_lets_the_policy_decide() -> None:
     assert out[2] == "log: ['admin -> refund', 'refund done', 'guest -> refund']"
 
 
+@pytest.mark.needs("pydantic_ai")
 def test_pydantic_ai_toolset_example_rejects_defers_and_resumes() -> None:
     """The pydantic-ai example: the coerced call is retried with scopetool's message, then approved and run."""
     out = run("pydantic_ai_toolset.py")
@@ -140,6 +143,7 @@ def test_pydantic_ai_toolset_example_rejects_defers_and_resumes() -> None:
     assert out.endswith("agent: Your refund is on its way.\n")
 
 
+@pytest.mark.needs("agents")
 def test_openai_agents_tools_example_rejects_fails_and_resumes() -> None:
     """The Agents SDK example: an unknown field rejected, a Failure shown, an approved call resumed."""
     out = run("openai_agents_tools.py")
@@ -149,6 +153,7 @@ def test_openai_agents_tools_example_rejects_fails_and_resumes() -> None:
     assert out.endswith("agent: Order SO-88 is cancelled.\n")
 
 
+@pytest.mark.needs("langgraph")
 def test_langgraph_toolnode_admits_each_call_and_resumes_the_approval() -> None:
     """The LangGraph example: one good call, two rejections the model reads, the approval answered later."""
     out = run("langgraph_toolnode.py")
@@ -163,6 +168,7 @@ def test_langgraph_toolnode_admits_each_call_and_resumes_the_approval() -> None:
     assert out.endswith("conversions run: [20]\n")  # resuming did not run the good call again
 
 
+@pytest.mark.needs("mcp")
 def test_mcp_sdk_server_demo_shows_the_apps_tool_and_the_admitted_ones() -> None:
     """The MCPServer example: the app's own tool drops an unknown field, scopetool's tools reject it."""
     out = run("mcp_sdk_server.py", "--demo")

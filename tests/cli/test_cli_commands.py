@@ -552,6 +552,7 @@ def test_what_a_target_prints_never_reaches_standard_output(
         assert argv[0] != "call" or "noisy: os.write(1) in the tool" in ran.stderr
 
 
+@pytest.mark.needs("mcp")
 def test_serve_keeps_standard_output_for_the_protocol_from_the_start() -> None:
     """``scopetool serve`` of a module that prints on import and in its tool: stdout holds only JSON-RPC."""
     hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
