@@ -17,6 +17,12 @@
   task, so every other call of that turn runs again. Route with `send_tool_calls` instead: each call
   is a task of its own, and only the one that asked runs again.
 
+Keys: each call's idempotency key (`Invocation.idempotency_key`) is minted with `CallKeys` from
+the tool call's id (the ``id`` of the ``ToolCall`` LangChain runs) in the scope of the LangGraph
+thread (``configurable.thread_id`` of the run's config), under `langchain_tools`'s ``key_secret``:
+a call resumed after an interrupt carries the key of its first attempt. A call without an id gets
+no key.
+
 Arguments: LangChain chat models parse the model's JSON before a tool sees it, so a tool receives a
 dict. Its canonical JSON is what `prepare` admits: unknown members and coerced values (``"5"`` for an
 integer) are rejected, but a repeated member name was already collapsed by the parser (Python's
@@ -65,6 +71,7 @@ from typing import Any, Final, TypeAlias, cast, final
 
 try:
     from langchain_core.messages import AIMessage, ToolMessage
+    from langchain_core.runnables import RunnableConfig
     from langchain_core.tools import BaseTool, ToolException
     from langchain_core.utils.function_calling import convert_to_openai_tool
     from langgraph.constants import END
@@ -77,7 +84,7 @@ except ImportError as _missing:
         "scopetool.integrations.langchain needs langchain-core and langgraph: pip install 'scopetool[langchain]'"
     ) from _missing
 
-from .._contract import Admission, Invocation, Request
+from .._contract import Admission, IdempotencyKey, Invocation, Request
 from .._definition import Definition, Effect
 from .._input import InvalidInputRequestError
 from .._json import is_object
@@ -86,6 +93,7 @@ from .._output import Output, Result
 from .._registry import Registry
 from .._rejection import classify_input_rejection
 from ..providers._common import ProviderError, ToolCall, object_arguments, outcome_output, output_text, run_call
+from ._common import CallKeys
 
 __all__ = [
     "MAX_INPUT_ROUNDS",
@@ -107,24 +115,32 @@ BAD_ANSWER: Final = 'error: the answer to tool "{name}"\'s request for input is 
 TOO_MANY: Final = 'error: tool "{name}" asked for input too many times'
 
 logger: Final = logging.getLogger("scopetool.integrations.langchain")
-_NO_ADMISSION: Final = Admission()
 _RAW: Final[ContextVar[str | None]] = ContextVar("scopetool_raw_arguments", default=None)
 """The model's raw argument text of the tool call `raw_arguments` is running, if its message kept it."""
+_CALL: Final[ContextVar[tuple[str | None, str | None]]] = ContextVar("scopetool_langchain_call", default=(None, None))
+"""The scope (the LangGraph thread id) and the tool call id of the call a `ScopetoolTool` is running."""
 _encode: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
 
 
-def langchain_tools(registry: Registry) -> list[ScopetoolTool]:
+def langchain_tools(registry: Registry, *, key_secret: bytes | None = None) -> list[ScopetoolTool]:
     """One LangChain tool per tool of `registry`, sorted by name, each admitting its calls with `prepare`.
 
     Each tool shows the model the contract's own input schema (``args_schema`` is that JSON Schema,
     which LangChain passes on unchanged) and resolves its binding in `registry` on every call.
 
+    Args:
+        registry: The tools to serve.
+        key_secret: The secret each call's idempotency key is minted under, from the LangGraph
+            thread id and the tool call id; pass the same one to every process that may resume a
+            thread, or a random one is drawn (see `CallKeys`).
+
     Raises:
-        TypeError: `registry` is not a `Registry`.
+        TypeError: `registry` is not a `Registry`, or `key_secret` is not non-empty bytes.
     """
     if not isinstance(registry, Registry):
         raise TypeError(f"langchain_tools needs a Registry, not {type(registry).__name__}")
-    return [ScopetoolTool(registry, definition) for definition in registry.definitions()]
+    keys = CallKeys(key_secret)
+    return [ScopetoolTool(registry, definition, keys) for definition in registry.definitions()]
 
 
 @final
@@ -136,8 +152,9 @@ class ScopetoolTool(BaseTool):
     """
 
     _registry: Registry = PrivateAttr()
+    _keys: CallKeys = PrivateAttr()
 
-    def __init__(self, registry: Registry, definition: Definition) -> None:
+    def __init__(self, registry: Registry, definition: Definition, keys: CallKeys | None = None) -> None:
         super().__init__(
             name=definition.name,
             description=definition.description,
@@ -145,6 +162,37 @@ class ScopetoolTool(BaseTool):
             handle_tool_error=True,
         )
         self._registry = registry
+        self._keys = CallKeys() if keys is None else keys
+
+    def run(
+        self,
+        tool_input: str | dict[str, Any],
+        *args: Any,
+        config: RunnableConfig | None = None,
+        tool_call_id: str | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """LangChain's ``BaseTool.run``, with the call's thread id and tool call id kept for its key."""
+        token = _CALL.set((_thread_id(config), tool_call_id))
+        try:
+            return super().run(tool_input, *args, config=config, tool_call_id=tool_call_id, **kwargs)
+        finally:
+            _CALL.reset(token)
+
+    async def arun(
+        self,
+        tool_input: str | dict[str, Any],
+        *args: Any,
+        config: RunnableConfig | None = None,
+        tool_call_id: str | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """LangChain's ``BaseTool.arun``, with the call's thread id and tool call id kept for its key."""
+        token = _CALL.set((_thread_id(config), tool_call_id))
+        try:
+            return await super().arun(tool_input, *args, config=config, tool_call_id=tool_call_id, **kwargs)
+        finally:
+            _CALL.reset(token)
 
     def _run(self, **arguments: Any) -> str:
         """Admit and run one call from synchronous code (a thread without a running event loop)."""
@@ -157,8 +205,10 @@ class ScopetoolTool(BaseTool):
             text = object_arguments(arguments, f"tool {name!r}")
         except ProviderError:
             raise ToolException(NOT_JSON.format(name=name)) from None
-        call = ToolCall(None, Request(name, _raw_for(text) or text))
-        admission, rounds = _NO_ADMISSION, 0
+        scope, call_id = _CALL.get()
+        key: IdempotencyKey | None = self._keys.key(scope, call_id)
+        call = ToolCall(call_id, Request(name, _raw_for(text) or text))
+        admission, rounds = Admission(idempotency_key=key), 0
         while True:
             outcome = await run_call(self._registry, call, admission)
             request = outcome.input_request if isinstance(outcome, Result) else None
@@ -181,7 +231,7 @@ class ScopetoolTool(BaseTool):
             except (RuntimeError, KeyError):  # not inside a graph run (no config, or no graph's): no one to ask
                 raise ToolException(NO_INPUT.format(name=name)) from None
             try:
-                admission = Admission(continuation=request.continuation(answer))
+                admission = Admission(idempotency_key=key, continuation=request.continuation(answer))
             except InvalidInputRequestError:
                 raise ToolException(BAD_ANSWER.format(name=name)) from None
 
@@ -266,6 +316,12 @@ def send_tool_calls(node: str = "tools", *, messages_key: str = "messages") -> C
         return [Send(node, {"__type": "tool_call_with_context", "tool_call": call, "state": state}) for call in calls]
 
     return route
+
+
+def _thread_id(config: RunnableConfig | None) -> str | None:
+    """The LangGraph thread a run's config names (``configurable.thread_id``), or None."""
+    thread: object = (config or {}).get("configurable", {}).get("thread_id")
+    return None if thread is None else str(thread)
 
 
 def _explained(error: BaseException) -> bool:

@@ -7,6 +7,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Final, Literal, TypeAlias, TypeGuard, cast, final
 
 from .._binding import Binding, Tool
@@ -289,6 +290,8 @@ class Export:
     """What the export changed, per tool."""
     _tools: bytes = field(repr=False)
     _schemas: Mapping[str, dict[str, Any]] = field(repr=False, default_factory=dict[str, dict[str, Any]])
+    _outputs: Mapping[str, tuple[bool, bool]] = field(repr=False, default_factory=dict[str, tuple[bool, bool]])
+    """Per tool, built once: whether its entry has an output schema, and whether it was wrapped."""
 
     @property
     def tools(self) -> list[dict[str, Any]]:
@@ -303,14 +306,19 @@ class Export:
 
 
 def make_export(
-    provider: str, tools: Sequence[dict[str, Any]], reports: Sequence[ToolReport], definitions: Sequence[Definition]
+    provider: str,
+    tools: Sequence[dict[str, Any]],
+    reports: Sequence[ToolReport],
+    definitions: Sequence[Definition],
+    outputs: Mapping[str, tuple[bool, bool]] | None = None,
 ) -> Export:
-    """Freeze an export (internal helper for the provider modules)."""
+    """Freeze an export (internal helper for the provider modules); `outputs` is the output index, if any."""
     return Export(
         provider=provider,
         report=PortabilityReport(provider=provider, tools=tuple(reports)),
         _tools=json.dumps(list(tools), ensure_ascii=False).encode("utf-8"),
         _schemas={d.name: d.input_schema for d, r in zip(definitions, reports, strict=True) if r.null_defaults},
+        _outputs=MappingProxyType(dict(outputs or {})),
     )
 
 

@@ -127,6 +127,7 @@ def export_tools(tools: Tools, *, object_output: bool = True) -> Export:
     definitions = definitions_of(tools)
     wire: list[dict[str, Any]] = []
     reports: list[ToolReport] = []
+    outputs: dict[str, tuple[bool, bool]] = {}
     for definition in definitions:
         check_name(PROVIDER, definition.name, NAME_PATTERN, NAME_LIMIT)
         entry: dict[str, Any] = {"name": definition.name}
@@ -141,7 +142,8 @@ def export_tools(tools: Tools, *, object_output: bool = True) -> Export:
             entry["annotations"] = dict(HINTS[definition.effect])
         wire.append(entry)
         reports.append(ToolReport(name=definition.name, strict=None, changes=tuple(changes)))
-    return make_export(PROVIDER, wire, reports, definitions)
+        outputs[definition.name] = ("outputSchema" in entry, _WRAPPED in changes)
+    return make_export(PROVIDER, wire, reports, definitions, outputs)
 
 
 def _output_schema(schema: dict[str, Any] | bool, object_output: bool, changes: list[Change]) -> dict[str, Any]:
@@ -333,11 +335,10 @@ def _link_name(uri: str) -> str:
 
 def _output_contract(export: Export, name: str) -> tuple[bool, bool]:
     _check_export(export)
-    for entry in export.tools:
-        if entry.get("name") == name:
-            wrapped = any(change == _WRAPPED for change in export.report.for_tool(name).changes)
-            return "outputSchema" in entry, wrapped
-    raise ProviderError(f"tool {name!r} is not in this export")
+    found = export._outputs.get(name)  # pyright: ignore[reportPrivateUsage]  # the index export_tools built
+    if found is None:
+        raise ProviderError(f"tool {name!r} is not in this export")
+    return found
 
 
 def _check_export(export: object) -> None:

@@ -27,6 +27,7 @@ from scopetool import (
     InputRequest,
     InvalidInvocationError,
     Invocation,
+    Output,
     Registry,
     Request,
     Result,
@@ -182,6 +183,64 @@ async def test_an_input_request_interrupts_the_graph_and_the_answer_resumes_the_
     assert resumed["messages"][-1].content == "done"
     assert loop.answers()["r1"].content == "refunded SO-1"
     assert RAN == ["refund SO-1 asked", "refund SO-1 asked", "refund SO-1 approved"]  # asking again is no effect
+
+
+class Keyed:
+    """An idempotent tool that records the key of every attempt and asks for approval when told to."""
+
+    def __init__(self) -> None:
+        self.keys: list[tuple[str, bool, str | None]] = []
+
+    def definition(self) -> Definition:
+        return Definition(
+            name="charge",
+            description="Charge once, asking first when told to.",
+            input_schema={
+                "type": "object",
+                "properties": {"ask": {"type": "boolean"}},
+                "required": ["ask"],
+                "additionalProperties": False,
+            },
+            effect=Effect.IDEMPOTENT,
+        )
+
+    async def call(self, invocation: Invocation) -> Result:
+        ask = json.loads(invocation.arguments)["ask"]
+        self.keys.append(("ask" if ask else "plain", invocation.continuation is None, invocation.idempotency_key))
+        if ask and invocation.continuation is None:
+            return Result(input_request=InputRequest(prompt="Charge?", response_schema={"type": "boolean"}))
+        return Result(output=Output.from_text("charged"))
+
+
+async def test_a_resumed_call_carries_the_key_of_its_first_attempt_and_each_call_has_its_own() -> None:
+    """Through interrupt and resume, each call's key stays the same; calls, threads and secrets part keys."""
+    keyed = Keyed()
+    calls = [call("charge", {"ask": True}, "c1"), call("charge", {"ask": False}, "c2")]
+    loop = Loop(
+        AIMessage("", tool_calls=calls), AIMessage("done"), tools=langchain_tools(Registry(keyed), key_secret=b"s")
+    )
+    await loop.run()
+    await loop.run(Command(resume=True))
+    assert {k: m.content for k, m in loop.answers().items()} == {"c1": "charged", "c2": "charged"}
+    asked = [key for kind, _, key in keyed.keys if kind == "ask"]
+    plain = {key for kind, _, key in keyed.keys if kind == "plain"}
+    assert [first for kind, first, _ in keyed.keys if kind == "ask"] == [True, True, False]  # asked, asked, approved
+    assert len(set(asked)) == 1 and asked[0] is not None  # the first attempt's key, on every attempt
+    assert len(plain) == 1 and None not in plain and plain.isdisjoint(asked)  # rerun on resume: same key, its own
+
+    def first_key(secret: bytes, thread: str) -> str | None:
+        other = Keyed()
+        again = Loop(
+            AIMessage("", tool_calls=calls[1:]),
+            AIMessage("done"),
+            tools=langchain_tools(Registry(other), key_secret=secret),
+        )
+        again.config = {"configurable": {"thread_id": thread}}
+        again.graph.invoke({"messages": [HumanMessage("go")]}, again.config)
+        return other.keys[0][2]
+
+    assert {first_key(b"s", "t1")} == plain  # the same secret, thread and call id: the same key, in any process
+    assert first_key(b"s", "t2") not in plain and first_key(b"other", "t1") not in plain
 
 
 @pytest.mark.parametrize(("send", "runs"), [(False, 2), (True, 1)])
