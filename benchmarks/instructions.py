@@ -23,9 +23,7 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +31,7 @@ from typing import Any
 
 import peers
 from admission import ADMISSION_PATH, CASES, pure_prepare
+from callgrind import count_steps
 
 HERE = Path(__file__).resolve().parent
 DOCS = HERE.parent / "docs" / "benchmarks.md"
@@ -91,26 +90,8 @@ def child(calls: int) -> None:
 
 def measure(calls: int) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """Instructions per call of every runner on every case (the loop's own subtracted), and skip notes."""
-    with tempfile.TemporaryDirectory() as scratch:
-        out = Path(scratch) / "callgrind.out"
-        command = [
-            "valgrind",
-            "--tool=callgrind",
-            f"--callgrind-out-file={out}",
-            "--dump-before=getppid",
-            sys.executable,
-            str(Path(__file__).resolve()),
-            "--child",
-            str(calls),
-        ]
-        env = {**os.environ, "PYTHONHASHSEED": "0"}  # the same dict layouts, so the same counts, every run
-        done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=HERE, env=env)
-        if done.returncode != 0:
-            raise SystemExit(f"valgrind failed ({done.returncode}): {done.stderr.strip().splitlines()[-1:]}")
-        report = json.loads(done.stdout.strip().splitlines()[-1])
-        plan = report["plan"]
-        # Dump 1 holds the setup; dump k + 1 the loop of the k-th step of the plan.
-        totals = [_total(Path(f"{out}.{k + 2}")) for k in range(len(plan))]
+    report, totals = count_steps(Path(__file__).resolve(), calls, lambda report: len(report["plan"]))
+    plan = report["plan"]
     rows: dict[str, dict[str, Any]] = {}
     for (case, label, count), total in zip(plan, totals, strict=True):
         rows.setdefault(case, {"case": case, "instructions": {}})["instructions"][label] = total / count
@@ -120,13 +101,6 @@ def measure(calls: int) -> tuple[list[dict[str, Any]], dict[str, str]]:
         for label in counts:
             counts[label] -= idle
     return list(rows.values()), report["skipped"]
-
-
-def _total(dump: Path) -> int:
-    for line in dump.read_text(encoding="utf-8").splitlines():
-        if line.startswith("summary:"):
-            return int(line.split()[1])
-    raise SystemExit(f"{dump}: no summary line")
 
 
 def table(rows: list[dict[str, Any]]) -> list[str]:

@@ -20,13 +20,13 @@ import os
 import platform
 import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from types import ModuleType
+
+from callgrind import count_steps
 
 HERE = Path(__file__).resolve().parent
 DOCS = HERE.parent / "docs" / "integrations" / "index.md"
@@ -122,24 +122,7 @@ async def _loop(turn: Turn, calls: int) -> None:
 
 def instructions(calls: int) -> dict[tuple[str, str], dict[str, float]]:
     """Instructions per call of each side of each overhead case, the loop's own cost subtracted."""
-    with tempfile.TemporaryDirectory() as scratch:
-        out = Path(scratch) / "callgrind.out"
-        command = [
-            "valgrind",
-            "--tool=callgrind",
-            f"--callgrind-out-file={out}",
-            "--dump-before=getppid",
-            sys.executable,
-            str(Path(__file__).resolve()),
-            "--child",
-            str(calls),
-        ]
-        env = {**os.environ, "PYTHONHASHSEED": "0"}
-        done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=HERE, env=env)
-        if done.returncode != 0:
-            raise SystemExit(f"valgrind failed ({done.returncode}): {done.stderr.strip().splitlines()[-1:]}")
-        plan = json.loads(done.stdout.strip().splitlines()[-1])
-        totals = [_total(Path(f"{out}.{k + 2}")) for k in range(len(plan))]
+    plan, totals = count_steps(Path(__file__).resolve(), calls, len)
     counts: dict[tuple[str, str], dict[str, float]] = {}
     for (framework, label, side), total in zip(plan, totals, strict=True):
         counts.setdefault((framework, label), {})[side] = total / calls
@@ -148,13 +131,6 @@ def instructions(calls: int) -> dict[tuple[str, str], dict[str, float]]:
         for side in row:
             row[side] -= idle
     return counts
-
-
-def _total(dump: Path) -> int:
-    for line in dump.read_text(encoding="utf-8").splitlines():
-        if line.startswith("summary:"):
-            return int(line.split()[1])
-    raise SystemExit(f"{dump}: no summary line")
 
 
 def overhead_table(
