@@ -8,7 +8,7 @@ examples/mcp_server.py:registry`` serves the same tools. It needs the MCP SDK:
 from __future__ import annotations
 
 from scopetool import Effect, Progress, Registry, report_progress, tool
-from scopetool.mcp_server import run_stdio
+from scopetool.mcp.server import run_stdio
 
 NOTES: dict[str, str] = {}  # the notebook lives as long as the server process
 

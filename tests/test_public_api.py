@@ -36,7 +36,14 @@ def test_public_classes_present_themselves_as_scopetool() -> None:
 def test_import_is_light() -> None:
     """`import scopetool` loads no provider SDK, CLI, MCP server, driver, DBOS or docs library."""
     heavy = ["openai", "anthropic", "mcp", "click", "typer", "rich", "mkdocs", "httpx", "jsonschema", "argparse"]
-    heavy += ["scopetool.cli", "scopetool.mcp_server", "scopetool.driver", "scopetool.providers", "dbos"]
+    heavy += [
+        "scopetool.cli",
+        "scopetool.mcp",
+        "scopetool.mcp_server",
+        "scopetool.driver",
+        "scopetool.providers",
+        "dbos",
+    ]
     code = (
         "import sys, scopetool; "
         f"print([m for m in {heavy!r} if m in sys.modules or any(k.startswith(m + '.') for k in sys.modules)])"

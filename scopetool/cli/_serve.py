@@ -1,4 +1,4 @@
-"""``scopetool serve``: the registry as an MCP server over stdio (the server is `scopetool.mcp_server`)."""
+"""``scopetool serve``: the registry as an MCP server over stdio (the server is `scopetool.mcp.server`)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     with reserved_stdin():
         registry = load_registry(args.target)
         try:
-            module = importlib.import_module("scopetool.mcp_server")
+            module = importlib.import_module("scopetool.mcp.server")
         except ImportError as error:
             raise UsageError(import_problem(error)) from None
         run_stdio: Callable[[Registry], None] = module.run_stdio

@@ -3,7 +3,7 @@
 ``MCPServer`` (``mcp.server.mcpserver``, formerly FastMCP) validates a tool's arguments with a lax
 pydantic model of its function: unknown members are dropped and ``"5"`` becomes ``5``. The tools this
 module adds are admitted by their `Contract.prepare` instead, and answered the way ``scopetool serve``
-answers them (`scopetool.mcp_server`, on the same SDK):
+answers them (`scopetool.mcp.server`, on the same SDK):
 
 * ``tools/list``: the tools as `scopetool.providers.mcp.export_tools` exports them (the contract's
   input schema, output schemas, effects as ``annotations``);
@@ -13,7 +13,7 @@ answers them (`scopetool.mcp_server`, on the same SDK):
   schema, validators) is checked. A rejection, a `Failure`, a refused `Guard` or any other error is
   an ``isError`` result with only model-safe text;
 * progress: `report_progress` of a call becomes MCP progress notifications when the client asked;
-* input requests: MCP elicitation, as in `scopetool.mcp_server` (``elicitation/create`` on a 2025
+* input requests: MCP elicitation, as in `scopetool.mcp.server` (``elicitation/create`` on a 2025
   connection; an ``input_required`` result answered by the client's retry on 2026-07-28).
 
 `add_tools(server, registry)` adds the tools to an existing server; `mcp_tools(registry)` gives them
@@ -65,7 +65,7 @@ except ImportError as _missing:
 from .._contract import Request
 from .._output import Result
 from .._registry import Registry
-from ..mcp_server import _Tools  # pyright: ignore[reportPrivateUsage] - one home for tools/call over MCP
+from ..mcp.server import _Tools  # pyright: ignore[reportPrivateUsage] - one home for tools/call over MCP
 from ..providers._common import Export, ProviderError, ToolCall, object_arguments, run_call
 from ..providers.mcp import export_tools, result_message
 

@@ -310,7 +310,7 @@ def test_dump_json_keeps_order_unicode_and_exact_numbers() -> None:
 def test_import_problem_names_the_missing_sdk_or_the_error() -> None:
     """The SDK's absence is found through a re-raised ImportError; anything else is named as it is."""
     inner = ModuleNotFoundError("No module named 'mcp'", name="mcp")
-    outer = ImportError("scopetool.mcp_server needs the MCP Python SDK")
+    outer = ImportError("scopetool.mcp.server needs the MCP Python SDK")
     outer.__cause__ = inner
     assert import_problem(outer) == MISSING_SDK
     assert import_problem(ImportError("x", name="mcp.server.lowlevel")) == MISSING_SDK
@@ -323,10 +323,10 @@ def test_serve_dispatches_to_the_mcp_server_in_process(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``serve`` hands the loaded registry to `run_stdio`; a server module that cannot load is one line."""
-    import scopetool.mcp_server
+    import scopetool.mcp.server
 
     served: list[Registry] = []
-    monkeypatch.setattr(scopetool.mcp_server, "run_stdio", served.append)
+    monkeypatch.setattr(scopetool.mcp.server, "run_stdio", served.append)
     monkeypatch.chdir(FIXTURES)
     monkeypatch.setattr(sys, "path", list(sys.path))
     assert main(["serve", "cli_tools.py:add"]) == 0
@@ -334,7 +334,7 @@ def test_serve_dispatches_to_the_mcp_server_in_process(
     assert main(["serve", "cli_tools:calculator"]) == 0  # the second load finds its folder on sys.path already
     names = [[binding.name for binding in registry] for registry in served]
     assert names == [["add"], ["add", "divide"], ["add", "divide"]]
-    monkeypatch.setitem(sys.modules, "scopetool.mcp_server", None)
+    monkeypatch.setitem(sys.modules, "scopetool.mcp.server", None)
     assert main(["serve", "cli_tools.py:add"]) == 2
     assert capsys.readouterr().err.startswith("scopetool: scopetool serve cannot start: ModuleNotFoundError: ")
     forget_fixture_modules()

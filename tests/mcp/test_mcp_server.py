@@ -26,7 +26,7 @@ from mcp_types import _v2026_07_28 as wire_2026
 from pydantic import TypeAdapter
 
 from scopetool import Effect, Registry, tool
-from scopetool.mcp_server import create_server, requested_schema
+from scopetool.mcp.server import create_server, requested_schema
 
 Answer = types.ElicitResult | types.ErrorData
 
@@ -200,9 +200,9 @@ def test_create_server_needs_a_registry() -> None:
 def test_import_without_the_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     """Importing the server without the mcp package says how to install it."""
     monkeypatch.setitem(sys.modules, "mcp", None)
-    monkeypatch.delitem(sys.modules, "scopetool.mcp_server")
+    monkeypatch.delitem(sys.modules, "scopetool.mcp.server")
     with pytest.raises(ImportError, match=r"pip install 'scopetool\[mcp\]'"):
-        importlib.import_module("scopetool.mcp_server")
+        importlib.import_module("scopetool.mcp.server")
 
 
 def test_importing_scopetool_does_not_import_the_sdk() -> None:
@@ -458,3 +458,12 @@ async def test_a_server_without_the_boundary_still_refuses_states_it_cannot_read
             "approve", {"item": "x"}, request_state=state, input_responses=responses
         )
     assert result.is_error is True and error in text(result)
+
+
+def test_the_old_module_path_still_serves() -> None:
+    """`scopetool.mcp_server`, the server's old home, names the same functions as `scopetool.mcp.server`."""
+    import scopetool.mcp.server
+    import scopetool.mcp_server
+
+    for name in scopetool.mcp_server.__all__:
+        assert getattr(scopetool.mcp_server, name) is getattr(scopetool.mcp.server, name)

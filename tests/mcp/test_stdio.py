@@ -26,7 +26,7 @@ from mcp import Client, ClientSession, StdioServerParameters, stdio_client, type
 from mcp.client.session import ClientRequestContext
 from mcp_fixture_tools import HOSTILE, SECRET, registry
 
-from scopetool.mcp_server import _read_line, run_stdio, serve_stdio
+from scopetool.mcp.server import _read_line, run_stdio, serve_stdio
 
 FIXTURE = Path(__file__).with_name("mcp_fixture_tools.py")
 SERVER = StdioServerParameters(command=sys.executable, args=["-m", "scopetool", "serve", f"{FIXTURE}:registry"])

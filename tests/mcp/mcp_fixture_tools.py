@@ -26,7 +26,7 @@ from scopetool import (
     report_progress,
     tool,
 )
-from scopetool.mcp_server import run_stdio
+from scopetool.mcp.server import run_stdio
 
 SECRET = "s3cr3t-db-password-0xDEADBEEF"
 

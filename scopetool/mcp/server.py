@@ -1,0 +1,840 @@
+"""Serve a `Registry` to any MCP client over stdio, on the official MCP Python SDK.
+
+``scopetool serve path/to/tools.py:registry`` runs `run_stdio`; `create_server` gives the SDK's
+low-level server for other transports. This module imports the ``mcp`` package: install it with
+``pip install 'scopetool[mcp]'``. ``import scopetool`` never imports it.
+
+What a client sees:
+
+* ``tools/list``: `scopetool.providers.mcp.export_tools` of the registry, made once when the server
+  is created (effects as ``annotations``, output schemas, a non-object one wrapped as
+  ``{"result": ...}``).
+* ``tools/call``: the call is admitted by the tool's `Contract.prepare` (the SDK does not validate
+  arguments itself), run through its `Binding`, and answered with
+  `scopetool.providers.mcp.result_message`: a rejection, a `Failure`, an unknown tool or any other
+  error (a tool's ``KeyboardInterrupt``, ``sys.exit`` or ``CancelledError`` too) is an ``isError``
+  result with only model-safe text.
+* Over stdio, every line is checked as I-JSON (RFC 7493) before the SDK parses it, so a repeated
+  member name cannot be collapsed on the way to ``prepare``; every request gets an answer.
+* Progress: when the request carries a ``progressToken``, every `report_progress` of the call becomes
+  a ``notifications/progress``, in order (reports that do not advance are dropped: MCP requires the
+  progress value to increase).
+* Input requests: a `Result` with an `InputRequest` whose response schema MCP elicitation can express
+  (`requested_schema`) is asked of the client as a form elicitation, and the answer resumes the same
+  call through a `Continuation`. On a 2025 connection the server sends ``elicitation/create``; on a
+  2026-07-28 connection it answers with an ``input_required`` result and resumes when the client
+  retries. Anything else (a declined or cancelled form, a schema elicitation cannot express, a client
+  without the elicitation capability) ends the call with a fixed ``isError`` text.
+* End of stdin: every request already read is still answered before `serve_stdio` returns, within
+  `SHUTDOWN_GRACE` seconds for calls still running.
+
+Example:
+    ```python
+    from scopetool import Registry, tool
+    from scopetool.mcp.server import create_server
+
+    @tool
+    def add(a: int, b: int) -> int:
+        \"\"\"Add two integers.\"\"\"
+        return a + b
+
+    server = create_server(Registry(add), name="calculator")
+    print(server.name)
+    #> calculator
+    ```
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import math
+from collections.abc import AsyncGenerator, Callable, Mapping
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Final, Protocol, TypeAlias, final
+
+try:
+    import anyio
+    from mcp import types as mcp_types
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.lowlevel import Server
+    from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+    from mcp.server.session import ServerSession
+    from mcp.shared.dispatcher import coerce_request_id
+    from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
+    from mcp.shared.message import ServerMessageMetadata, SessionMessage
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+except ImportError as _missing:
+    raise ImportError(  # named after the SDK, whichever of its modules (or anyio, which it brings) was missing
+        "scopetool.mcp.server needs the MCP Python SDK (mcp 2.3 or newer): pip install 'scopetool[mcp]'", name="mcp"
+    ) from _missing
+
+from .. import __version__
+from .._contract import Admission, Request
+from .._input import Continuation, InputRequest, InvalidInputRequestError
+from .._json import is_array, is_object, member_spans, parse_lenient, syntax_problem, value_span
+from .._output import Result
+from .._progress import Progress, progress_reporter
+from .._registry import Registry
+from .._stdio import reserved_stdin, reserved_stdout
+from ..providers._common import Export, ToolCall, UnknownToolError, run_call
+from ..providers.mcp import export_tools, list_tools_result, result_message
+
+__all__ = ["create_server", "requested_schema", "run_stdio", "serve_stdio"]
+
+ANSWER: Final = "answer"
+"""The one property a non-object response schema is wrapped in for elicitation."""
+MAX_INPUT_ROUNDS: Final = 8
+"""How many input requests one call may make before it ends with an error result."""
+SHUTDOWN_GRACE: Final = 30.0
+"""Seconds `serve_stdio` keeps answering, by default, after the client closes its input."""
+
+_NOT_JSON: Final = 'error: the arguments for tool "{name}" are not JSON'
+_NO_INPUT: Final = 'error: tool "{name}" needs input that cannot be requested over this connection'
+_DECLINED: Final = 'error: tool "{name}" needs input, and the request for it was declined'
+_CANCELLED: Final = 'error: tool "{name}" needs input, and the request for it was cancelled'
+_UNANSWERED: Final = 'error: tool "{name}" needs input, and the client did not answer the request for it'
+_BAD_ANSWER: Final = 'error: the answer to tool "{name}"\'s request for input is not valid'
+_EXPIRED: Final = 'error: the request for input of tool "{name}" is unknown or expired; call the tool again'
+_TOO_MANY: Final = 'error: tool "{name}" asked for input too many times'
+
+_INPUT_KEY: Final = "input"
+_FORMATS: Final = frozenset({"date", "date-time", "email", "uri"})
+_ROOT: Final = frozenset({"type", "properties", "required", "additionalProperties", "title", "description", "$schema"})
+
+_Context: TypeAlias = ServerRequestContext[Any, Any]
+
+
+def create_server(
+    registry: Registry,
+    *,
+    name: str = "scopetool",
+    version: str = __version__,
+    instructions: str | None = None,
+) -> Server[Any]:
+    """An MCP server (the SDK's low-level `Server`) exposing every tool of `registry`.
+
+    The tool list is exported once, here: a tool registered later is neither listed nor callable.
+
+    Args:
+        registry: The tools to serve.
+        name: The server name the client is told.
+        version: The server version the client is told.
+        instructions: Optional instructions for the client's model.
+
+    Raises:
+        TypeError: `registry` is not a `Registry`.
+        ProviderError: A tool name breaks MCP's name rule.
+    """
+    if not isinstance(registry, Registry):
+        raise TypeError(f"create_server needs a Registry, not {type(registry).__name__}")
+    tools = _Tools(registry, export_tools(registry))
+    server: Server[Any] = Server(name, version=version, instructions=instructions)
+    server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=name))
+    server.add_request_handler("tools/list", mcp_types.PaginatedRequestParams, tools.list_tools)
+    server.add_request_handler("tools/call", mcp_types.CallToolRequestParams, tools.call_tool)
+    return server
+
+
+async def serve_stdio(
+    registry: Registry,
+    *,
+    name: str = "scopetool",
+    version: str = __version__,
+    instructions: str | None = None,
+    shutdown_grace: float = SHUTDOWN_GRACE,
+) -> None:
+    """Serve `registry` over this process's stdin and stdout until the client disconnects.
+
+    While serving, stdin and stdout are the protocol's alone: anything else printed to stdout (a
+    tool's print, a child process) goes to stderr, and anything else reading stdin reads an empty
+    input. Every line read must be I-JSON before the SDK reads it; one that is not, or is not JSON-RPC,
+    is answered with a JSON-RPC error (``-32700`` or ``-32600``), or, when only a ``tools/call``'s
+    arguments break I-JSON, with the call's rejection.
+
+    When stdin ends, every request already read is still answered before this returns: calls still
+    running go on for up to `shutdown_grace` seconds (``math.inf``: no bound), then are cancelled and
+    answered with a ``Connection closed`` error; a request for input the client can no longer answer
+    ends its call with an error result at once. Other arguments are those of `create_server`.
+
+    Raises:
+        ValueError: `shutdown_grace` is negative or NaN.
+    """
+    if not shutdown_grace >= 0:
+        raise ValueError(f"shutdown_grace must be a number of seconds >= 0, not {shutdown_grace!r}")
+    server = create_server(registry, name=name, version=version, instructions=instructions)
+    pending = _Pending()
+    try:
+        async with (
+            _stdio() as (read_stream, write_stream),
+            _Input(read_stream, pending, shutdown_grace) as received,
+            _Output(write_stream, pending) as sent,
+        ):
+            await server.run(received, sent, server.create_initialization_options())
+    except* BrokenPipeError:  # the client closed its end of stdout: a disconnect, nothing can be answered
+        pass
+
+
+def run_stdio(
+    registry: Registry,
+    *,
+    name: str = "scopetool",
+    version: str = __version__,
+    instructions: str | None = None,
+    shutdown_grace: float = SHUTDOWN_GRACE,
+) -> None:
+    """Serve `registry` over stdio, blocking until the client disconnects (what ``scopetool serve`` runs).
+
+    Arguments are those of `serve_stdio`.
+    """
+    asyncio.run(
+        serve_stdio(registry, name=name, version=version, instructions=instructions, shutdown_grace=shutdown_grace)
+    )
+
+
+_BLANK: Final = b" \t\r\n"
+
+
+@contextlib.asynccontextmanager
+async def _stdio() -> AsyncGenerator[tuple[_Source, _Sink]]:
+    """The stdio transport: newline-delimited JSON-RPC on this process's stdin and stdout, read strictly.
+
+    Standard input and output are reserved for it (`scopetool._stdio`). Each line read is checked as
+    I-JSON by `_read_line` before the SDK parses it; a line that is refused is answered here.
+    """
+    with reserved_stdin() as stdin, reserved_stdout() as stdout:
+        to_server, received = anyio.create_memory_object_stream[SessionMessage](0)
+        sent, outgoing = anyio.create_memory_object_stream[SessionMessage](0)
+
+        async def read() -> None:
+            async with to_server:
+                async for line in anyio.wrap_file(stdin):
+                    message, answer = _read_line(line)
+                    if message is not None:
+                        await to_server.send(message)
+                    if answer is not None:
+                        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                            await sent.send(answer)
+
+        async def write() -> None:
+            async with outgoing:
+                async for item in outgoing:
+                    text = item.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    await anyio.to_thread.run_sync(_write_line, stdout, text)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(read)
+            group.start_soon(write)
+            yield received, sent
+
+
+def _write_line(stream: Any, text: str) -> None:
+    stream.write(text + "\n")
+    stream.flush()
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class _RawArguments:
+    """The exact text of a ``tools/call`` request's arguments, for a request whose arguments break I-JSON.
+
+    The SDK would parse them and the server re-encode them, hiding a repeated member name; this
+    carries them to `Contract.prepare` as the client sent them (as the request's transport context).
+    """
+
+    text: bytes
+
+
+def _read_line(raw: bytes) -> tuple[SessionMessage | None, SessionMessage | None]:
+    """One line of input: the message for the server, and the error answering the client, either or none.
+
+    The whole line must be I-JSON (RFC 7493: no repeated member name at any depth, no lone surrogate,
+    no NaN or Infinity, no number beyond a double) before the SDK reads anything of it:
+
+    * not JSON at all: a ``-32700`` parse error (id null);
+    * a ``tools/call`` request that breaks I-JSON inside its ``arguments`` only: the request, with the
+      arguments' exact text for `Contract.prepare`, whose rejection is the call's ``isError`` result;
+    * anything else that breaks I-JSON, or is not a JSON-RPC message: a ``-32600`` invalid request,
+      with the request's id when it is one unique string or integer (null otherwise); a response the
+      client sends (the answer to an elicitation) becomes that error instead, so the server's request
+      ends as unanswered.
+    """
+    if not raw.strip(_BLANK):
+        return None, None
+    try:
+        value, problem = parse_lenient(raw)
+    except ValueError as error:
+        return None, _jsonrpc_error(None, mcp_types.PARSE_ERROR, f"Parse error: {error}")
+    metadata = None
+    if problem is not None:
+        span = _arguments_span(raw, value)
+        if span is None:
+            return _invalid(raw, value, f"the message is not I-JSON (RFC 7493): {problem.message}")
+        start, end = span
+        metadata = ServerMessageMetadata(request_context=_RawArguments(raw[start:end]))
+        raw = raw[:start] + b"{}" + raw[end:]
+    try:
+        message = mcp_types.jsonrpc_message_adapter.validate_json(raw, by_name=False)
+    except ValueError:
+        return _invalid(raw, value, "not a JSON-RPC 2.0 message")
+    return SessionMessage(message, metadata), None
+
+
+def _arguments_span(raw: bytes, value: object) -> tuple[int, int] | None:
+    """Where the arguments of a ``tools/call`` request are, when they hold every I-JSON problem of the line."""
+    if not is_object(value) or value.get("method") != "tools/call":
+        return None
+    params = value.get("params")
+    if not is_object(params) or "arguments" not in params:
+        return None
+    span = value_span(raw, ("params", "arguments"))
+    if span is None:  # pragma: no cover - the member was parsed from this very line
+        return None
+    start, end = span
+    return span if syntax_problem(raw[:start] + b"{}" + raw[end:], require_object=False) is None else None
+
+
+def _invalid(raw: bytes, value: object, why: str) -> tuple[SessionMessage | None, SessionMessage | None]:
+    """A ``-32600`` for a message that cannot be read: to the client, or to the server for a response."""
+    request_id = _unique_id(raw, value)
+    error = _jsonrpc_error(request_id, mcp_types.INVALID_REQUEST, f"Invalid request: {why}")
+    if (
+        request_id is not None
+        and is_object(value)
+        and "method" not in value
+        and ("result" in value or "error" in value)
+    ):
+        return error, None
+    return None, error
+
+
+def _unique_id(raw: bytes, value: object) -> mcp_types.RequestId | None:
+    """The message's id when it has exactly one, a strict string or integer; None otherwise."""
+    if not is_object(value):
+        return None
+    spans = member_spans(raw, "id")
+    if len(spans) != 1:
+        return None
+    start, end = spans[0]
+    text = raw[start:end]
+    if syntax_problem(text, require_object=False) is not None:
+        return None
+    found = value["id"]
+    return found if isinstance(found, str | int) and not isinstance(found, bool) else None
+
+
+def _jsonrpc_error(request_id: mcp_types.RequestId | None, code: int, message: str) -> SessionMessage:
+    return SessionMessage(
+        mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=mcp_types.ErrorData(code=code, message=message))
+    )
+
+
+# Why the streams are wrapped: the SDK's server loop (`JSONRPCDispatcher.run`, mcp 2.3) cancels every
+# request in flight as soon as its read stream ends, and the stdio transport ends it at EOF on stdin.
+# A handler not started yet is then dropped with no answer at all, one running is answered with a
+# "Connection closed" error; so a client that writes its requests and closes stdin (`printf ... |
+# scopetool serve`, a test, a client that half-closes) loses answers, depending on how far the loop
+# got: a race that even initialize + tools/list sometimes lose. The SDK is not ours to patch, so
+# `_Input` holds the end of the input back until every request read has been answered or the grace
+# is over, and `_Output` notes the answers (and the server's own requests) on their way out.
+
+
+class _Source(Protocol):
+    """What `_Input` needs of the transport's read stream."""
+
+    async def receive(self) -> SessionMessage: ...
+    async def aclose(self) -> None: ...
+
+
+class _Sink(Protocol):
+    """What `_Output` needs of the transport's write stream."""
+
+    async def send(self, item: SessionMessage, /) -> None: ...
+    async def aclose(self) -> None: ...
+
+
+@final
+class _Pending:
+    """The requests of one connection still waiting for an answer, on either side."""
+
+    __slots__ = ("_changed", "asked", "unanswered")
+
+    def __init__(self) -> None:
+        self.unanswered: set[mcp_types.RequestId] = set()
+        """The client's requests the server has not answered."""
+        self.asked: set[mcp_types.RequestId] = set()
+        """The server's requests the client has not answered."""
+        self._changed = anyio.Event()
+
+    def read(self, item: SessionMessage) -> None:
+        """Note a message from the client."""
+        message = item.message
+        if isinstance(message, mcp_types.JSONRPCRequest):
+            self.unanswered.add(coerce_request_id(message.id))
+        elif isinstance(message, mcp_types.JSONRPCNotification):
+            if message.method == "notifications/cancelled":  # the SDK never answers a cancelled request
+                self._settle(self.unanswered, cancelled_request_id_from_params(message.params))
+        else:
+            self._settle(self.asked, message.id)
+
+    def ask(self, request_id: mcp_types.RequestId) -> None:
+        """Note a request the server is sending the client."""
+        self.asked.add(coerce_request_id(request_id))
+        self._change()
+
+    def answer(self, request_id: mcp_types.RequestId | None) -> None:
+        """Note an answer the server has sent the client."""
+        self._settle(self.unanswered, request_id)
+
+    async def changed(self) -> None:
+        """Wait for the next change."""
+        await self._changed.wait()
+
+    def _settle(self, ids: set[mcp_types.RequestId], request_id: mcp_types.RequestId | None) -> None:
+        if request_id is not None:
+            ids.discard(coerce_request_id(request_id))
+            self._change()
+
+    def _change(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+
+@final
+class _Input:
+    """The client's messages, as the SDK's read stream; once stdin ends, ends only when all are answered.
+
+    While requests read are unanswered and the grace lasts, it ends nothing: it waits, and gives every
+    request the server sends (an elicitation) the answer the SDK gives it at disconnect, a
+    ``Connection closed`` error, since the client can no longer answer it.
+    """
+
+    __slots__ = ("_deadline", "_grace", "_pending", "_source")
+
+    def __init__(self, source: _Source, pending: _Pending, grace: float) -> None:
+        self._source = source
+        self._pending = pending
+        self._grace = grace
+        self._deadline: float | None = None  # set when stdin ends
+
+    async def receive(self) -> SessionMessage:
+        """The next message from the client, or an error answering a request it can no longer answer.
+
+        Raises:
+            anyio.EndOfStream: stdin has ended, and every request is answered or the grace is over.
+        """
+        if self._deadline is None:
+            try:
+                item = await self._source.receive()
+            except anyio.EndOfStream:
+                self._deadline = anyio.current_time() + self._grace
+            else:
+                self._pending.read(item)
+                return item
+        with anyio.CancelScope(deadline=self._deadline):
+            while self._pending.unanswered:
+                if self._pending.asked:
+                    request_id = self._pending.asked.pop()
+                    closed = mcp_types.ErrorData(code=mcp_types.CONNECTION_CLOSED, message="Connection closed")
+                    return SessionMessage(mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=closed))
+                await self._pending.changed()
+        raise anyio.EndOfStream
+
+    async def aclose(self) -> None:
+        """Close the transport's read stream."""
+        await self._source.aclose()
+
+    def __aiter__(self) -> _Input:
+        return self
+
+    async def __anext__(self) -> SessionMessage:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> _Input:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+@final
+class _Output:
+    """The server's messages, as the SDK's write stream: notes each request it asks and each answer it gives."""
+
+    __slots__ = ("_pending", "_sink")
+
+    def __init__(self, sink: _Sink, pending: _Pending) -> None:
+        self._sink = sink
+        self._pending = pending
+
+    async def send(self, item: SessionMessage, /) -> None:
+        """Send `item`; an answer counts once the transport has taken it, a request before it is sent."""
+        message = item.message
+        if isinstance(message, mcp_types.JSONRPCRequest):
+            self._pending.ask(message.id)
+        await self._sink.send(item)
+        if isinstance(message, mcp_types.JSONRPCResponse | mcp_types.JSONRPCError):
+            self._pending.answer(message.id)
+
+    async def aclose(self) -> None:
+        """Close the transport's write stream."""
+        await self._sink.aclose()
+
+    async def __aenter__(self) -> _Output:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+def requested_schema(response_schema: Any) -> tuple[dict[str, Any], bool] | None:
+    """The MCP elicitation ``requestedSchema`` that asks for an answer to `response_schema`, or None.
+
+    An elicitation form (MCP 2025-11-25 and 2026-07-28) is a flat object whose properties are
+    primitives: a string (with ``minLength``, ``maxLength`` and a ``format`` of ``date``,
+    ``date-time``, ``email`` or ``uri``), a string enum (``enum``, or ``oneOf`` of ``const`` and
+    ``title``), a number or integer (with ``minimum`` and ``maximum``), a boolean, or an array of
+    enum strings (with ``minItems`` and ``maxItems``); each may have a ``title``, a ``description``
+    and a ``default``. A response schema is expressible when it says nothing else: with one keyword a
+    form cannot carry (``pattern``, ``$ref``, ``anyOf``, a nested object...), the answer is not
+    requested at all. A primitive response schema (``{"type": "boolean"}``) becomes the one required
+    property ``answer``, keeping its keywords (all but ``$schema``).
+
+    Returns:
+        The requested schema and whether it wraps a primitive, or None when it is not expressible.
+
+    Example:
+        ```python
+        from scopetool.mcp.server import requested_schema
+
+        form, wrapped = requested_schema({"type": "boolean", "title": "Approve"})
+        print(form["properties"], wrapped)
+        #> {'answer': {'type': 'boolean', 'title': 'Approve'}} True
+        print(requested_schema({"type": "string", "pattern": "^[A-Z]+$"}))
+        #> None
+        ```
+    """
+    if not is_object(response_schema):
+        return None
+    if response_schema.get("type") != "object":
+        field = _primitive({key: value for key, value in response_schema.items() if key != "$schema"})
+        if field is None:
+            return None
+        return {"type": "object", "properties": {ANSWER: field}, "required": [ANSWER]}, True
+    properties, required = response_schema.get("properties", {}), response_schema.get("required", [])
+    if (
+        set(response_schema) - _ROOT
+        or not _is_bool(response_schema.get("additionalProperties", False))
+        or not is_object(properties)
+        or not is_array(required)
+    ):
+        return None
+    fields = {key: _primitive(value) for key, value in properties.items()}
+    if any(field is None for field in fields.values()) or not all(
+        isinstance(key, str) and key in fields for key in required
+    ):
+        return None
+    form: dict[str, Any] = {"type": "object", "properties": fields}
+    if required:
+        form["required"] = list(required)
+    return form, False
+
+
+def _primitive(schema: object) -> dict[str, Any] | None:
+    """The property schema MCP elicitation accepts for `schema`, or None when it cannot say it all."""
+    if not is_object(schema):
+        return None
+    kind = schema.get("type")
+    if kind == "string" and "enum" in schema:
+        kind = "enum"
+    elif kind == "string" and "oneOf" in schema:
+        kind = "titled"
+    checks = _KEYWORDS.get(kind) if isinstance(kind, str) else None
+    if checks is None:
+        return None
+    for key, value in schema.items():
+        check = _ANNOTATIONS.get(key) or checks.get(key)
+        if key != "type" and (check is None or not check(value)):
+            return None
+    return dict(schema)
+
+
+def _is_str(value: object) -> bool:
+    return isinstance(value, str)
+
+
+def _is_bool(value: object) -> bool:
+    return isinstance(value, bool)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _is_format(value: object) -> bool:
+    return isinstance(value, str) and value in _FORMATS
+
+
+def _is_strings(value: object) -> bool:
+    return is_array(value) and all(isinstance(item, str) for item in value)
+
+
+def _is_enum(value: object) -> bool:
+    return _is_strings(value) and bool(value)
+
+
+def _is_titled(value: object) -> bool:
+    """A non-empty list of ``{"const": str, "title": str}`` options."""
+    return (
+        is_array(value)
+        and bool(value)
+        and all(
+            is_object(option) and set(option) == {"const", "title"} and all(map(_is_str, option.values()))
+            for option in value
+        )
+    )
+
+
+def _is_enum_items(value: object) -> bool:
+    """The ``items`` of a multi-select: string enum values, or titled options."""
+    if not is_object(value):
+        return False
+    if set(value) == {"type", "enum"}:
+        return value["type"] == "string" and _is_enum(value["enum"])
+    return set(value) == {"anyOf"} and _is_titled(value["anyOf"])
+
+
+_Check: TypeAlias = Callable[[object], bool]
+_ANNOTATIONS: Final[Mapping[str, _Check]] = {"title": _is_str, "description": _is_str}
+_NUMBER: Final[Mapping[str, _Check]] = {"default": _is_number, "minimum": _is_number, "maximum": _is_number}
+_KEYWORDS: Final[Mapping[str, Mapping[str, _Check]]] = {
+    "boolean": {"default": _is_bool},
+    "number": _NUMBER,
+    "integer": _NUMBER,
+    "string": {"default": _is_str, "minLength": _is_count, "maxLength": _is_count, "format": _is_format},
+    "enum": {"default": _is_str, "enum": _is_enum},
+    "titled": {"default": _is_str, "oneOf": _is_titled},
+    "array": {"default": _is_strings, "items": _is_enum_items, "minItems": _is_count, "maxItems": _is_count},
+}
+"""Per kind of property (a string with ``enum`` or ``oneOf`` is its own kind), the keywords MCP
+elicitation carries and what each value must be; ``title`` and ``description`` are allowed on all."""
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class _Form:
+    """One input request as an elicitation form."""
+
+    request: InputRequest
+    message: str
+    schema: dict[str, Any]
+    wrapped: bool
+
+    @classmethod
+    def of(cls, request: InputRequest) -> _Form | None:
+        found = requested_schema(request.response_schema)
+        if found is None:
+            return None
+        prompt = request.prompt
+        message = prompt if isinstance(prompt, str) else json.dumps(prompt, ensure_ascii=False)
+        return cls(request, message, *found)
+
+    def elicitation(self) -> mcp_types.ElicitRequest:
+        return mcp_types.ElicitRequest(
+            params=mcp_types.ElicitRequestFormParams(message=self.message, requested_schema=self.schema)
+        )
+
+    def continuation(self, answer: mcp_types.ElicitResult) -> Continuation:
+        """The continuation for an accepted answer; a member left empty (null) is taken as not given."""
+        values = {key: value for key, value in (answer.content or {}).items() if value is not None}
+        try:
+            return self.request.continuation(values.get(ANSWER) if self.wrapped else values)
+        except InvalidInputRequestError:
+            raise _Ended(_BAD_ANSWER) from None
+
+
+class _Ended(Exception):  # noqa: N818 - a control signal: the call ends with this fixed text
+    """Ends a call with a fixed error text (a template taking the tool's name)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+
+@final
+class _Tools:
+    """The ``tools/list`` and ``tools/call`` handlers of one server."""
+
+    __slots__ = ("_export", "_names", "_registry")
+
+    def __init__(self, registry: Registry, export: Export) -> None:
+        self._registry = registry
+        self._export = export
+        self._names = frozenset(entry["name"] for entry in export.tools)
+
+    async def list_tools(self, ctx: _Context, params: mcp_types.PaginatedRequestParams) -> dict[str, Any]:
+        """The whole tool list (it is never paginated)."""
+        return list_tools_result(self._export)
+
+    async def call_tool(
+        self, ctx: _Context, params: mcp_types.CallToolRequestParams
+    ) -> dict[str, Any] | mcp_types.InputRequiredResult:
+        """Admit, run and answer one call, asking the client for input as often as the tool needs it."""
+        name, call_id = params.name, None if ctx.request_id is None else str(ctx.request_id)
+        if name not in self._names:
+            return result_message(ToolCall(call_id, Request(name)), UnknownToolError(name), self._export)
+        arguments: str | bytes
+        if isinstance(ctx.request, _RawArguments):  # the exact text, where the client's broke I-JSON
+            arguments = ctx.request.text
+        else:
+            try:  # what the transport parsed (over stdio, from a line that is I-JSON)
+                arguments = json.dumps(params.arguments or {}, ensure_ascii=False, allow_nan=False)
+            except ValueError:
+                return _error(_NOT_JSON, name)
+        call = ToolCall(call_id, Request(name, arguments))
+        try:
+            admission, rounds = Admission(), 0
+            if params.request_state is not None:
+                admission, rounds = self._resume(params)
+            while True:
+                outcome = await self._run(ctx, call, admission)
+                request = outcome.input_request if isinstance(outcome, Result) else None
+                if request is None:
+                    return result_message(call, outcome, self._export)
+                rounds += 1
+                if rounds > MAX_INPUT_ROUNDS:
+                    raise _Ended(_TOO_MANY)
+                form = _Form.of(request)
+                modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+                if form is None or not _can_elicit(ctx.session) or not (modern or ctx.session.can_send_request):
+                    raise _Ended(_NO_INPUT)
+                if modern:
+                    return self._input_required(form, rounds)
+                admission = Admission(continuation=form.continuation(await _elicit(ctx, form)))
+        except _Ended as ended:
+            return _error(ended.text, name)
+
+    async def _run(self, ctx: _Context, call: ToolCall, admission: Admission) -> Result | BaseException:
+        """Run one attempt, forwarding its progress when the client asked for it."""
+        if ctx.meta is None or ctx.meta.get("progress_token") is None:
+            return await run_call(self._registry, call, admission)
+        async with _forwarding(ctx.session):
+            return await run_call(self._registry, call, admission)
+
+    def _input_required(self, form: _Form, rounds: int) -> mcp_types.InputRequiredResult:
+        """Ask a 2026-07-28 client for the input; its retry of the call carries the answer and this state.
+
+        The state (the input request and the rounds so far) is sealed by the SDK's `RequestStateBoundary`:
+        encrypted, bound to this tool and these arguments, and valid for ten minutes.
+        """
+        state = f"{rounds}:{form.request.to_json().decode()}"
+        return mcp_types.InputRequiredResult(input_requests={_INPUT_KEY: form.elicitation()}, request_state=state)
+
+    def _resume(self, params: mcp_types.CallToolRequestParams) -> tuple[Admission, int]:
+        """The admission resuming the call a 2026-07-28 client retries with its answer, and its rounds."""
+        rounds, _, request = (params.request_state or "").partition(":")
+        try:  # the boundary refuses a state this server did not mint; this guards a server without it
+            form, done = _Form.of(InputRequest.from_json(request)), int(rounds)
+        except ValueError:
+            raise _Ended(_EXPIRED) from None
+        if form is None:
+            raise _Ended(_EXPIRED)
+        answer = (params.input_responses or {}).get(_INPUT_KEY)
+        if not isinstance(answer, mcp_types.ElicitResult):
+            raise _Ended(_UNANSWERED)
+        return Admission(continuation=form.continuation(_accepted(answer))), done
+
+
+def _can_elicit(session: ServerSession) -> bool:
+    """Whether the client declared form elicitation (an empty capability means form, as in 2025-06-18)."""
+    capabilities = session.client_capabilities
+    found = None if capabilities is None else capabilities.elicitation
+    return found is not None and (found.form is not None or found.url is None)
+
+
+async def _elicit(ctx: _Context, form: _Form) -> mcp_types.ElicitResult:
+    """Ask the client over the open connection (2025 protocol versions); only an acceptance returns."""
+    try:
+        answer = await ctx.session.elicit_form(form.message, form.schema, related_request_id=ctx.request_id)
+    except Exception:  # noqa: BLE001 - the client failed to answer; nothing of its error reaches the model
+        raise _Ended(_UNANSWERED) from None
+    return _accepted(answer)
+
+
+def _accepted(answer: mcp_types.ElicitResult) -> mcp_types.ElicitResult:
+    """The answer when the person accepted; a declined or cancelled form ends the call."""
+    if answer.action == "decline":
+        raise _Ended(_DECLINED)
+    if answer.action == "cancel":
+        raise _Ended(_CANCELLED)
+    return answer
+
+
+def _error(template: str, name: str) -> dict[str, Any]:
+    """An ``isError`` result with one fixed text."""
+    return {
+        "content": [{"type": "text", "text": template.format(name=name)}],
+        "isError": True,
+        "resultType": "complete",
+    }
+
+
+@contextlib.asynccontextmanager
+async def _forwarding(session: ServerSession) -> AsyncGenerator[None]:
+    """Send the progress reported inside the block to the client; every report is sent on exit."""
+    forwarder = _ProgressForwarder(session)
+    async with anyio.create_task_group() as group:
+        group.start_soon(forwarder.drain)
+        try:
+            with progress_reporter(forwarder):
+                yield
+        finally:
+            forwarder.close()
+
+
+@final
+class _ProgressForwarder:
+    """Sends a call's progress to the client in report order, from the loop or from worker threads."""
+
+    __slots__ = ("_last", "_loop", "_receive", "_send", "_session")
+
+    def __init__(self, session: ServerSession) -> None:
+        self._session = session
+        self._loop = asyncio.get_running_loop()
+        self._send, self._receive = anyio.create_memory_object_stream[Progress](math.inf)
+        self._last = -1.0
+
+    def __call__(self, progress: Progress, /) -> None:
+        # Always through the loop's queue, which is FIFO: reports from threads and from the loop keep
+        # their order, and every report made before `close` is sent before the result.
+        self._loop.call_soon_threadsafe(self._put, progress)
+
+    def _put(self, progress: Progress) -> None:
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):  # after the call: dropped
+            self._send.send_nowait(progress)
+
+    def close(self) -> None:
+        self._loop.call_soon_threadsafe(self._send.close)
+
+    async def drain(self) -> None:
+        async with self._receive:
+            async for progress in self._receive:
+                if progress.completed <= self._last:
+                    continue
+                self._last = progress.completed
+                await self._session.report_progress(
+                    progress.completed, progress.total or None, progress.message or None
+                )
