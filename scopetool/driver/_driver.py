@@ -13,6 +13,7 @@ from enum import StrEnum
 from types import ModuleType
 from typing import Any, Final, TypeAlias, final
 
+from .. import _observe
 from .._contract import Admission, IdempotencyKey
 from .._definition import Effect
 from .._errors import InvalidInvocationError, ScopetoolError
@@ -296,11 +297,17 @@ class Driver:
         for position, call in enumerate(calls):
             key = mint_key(self._secret, run_id, call.id, position)
             binding = self._registry.resolve(call.name)
+            observer = _observe.current
             if binding is None:
+                if observer is not None:
+                    observer.unknown(call.name, call.id)
                 results[position] = CallResult(call, key, CallStatus.DONE, UnknownToolError(call.name))
                 continue
             try:
-                invocation = binding.contract.prepare(call.request, Admission(idempotency_key=key))
+                if observer is None:
+                    invocation = binding.contract.prepare(call.request, Admission(idempotency_key=key))
+                else:
+                    invocation = observer.admit(binding.contract, call.request, Admission(idempotency_key=key), call.id)
             except InvalidInvocationError as error:
                 results[position] = CallResult(call, key, CallStatus.DONE, error)
                 continue

@@ -20,6 +20,7 @@ import base64
 import logging
 from typing import Any, Final, TypeAlias
 
+from .. import _observe
 from .._binding import Binding
 from .._contract import Admission, Invocation, Request
 from .._errors import InvalidInvocationError
@@ -70,10 +71,16 @@ async def run_invocation(binding: Binding, invocation: Invocation) -> Record:
 
 async def run_request(binding: Binding | None, name: str, arguments: str, admission: Admission) -> Record:
     """Admit the arguments under `admission` with `binding` (None: the tool is gone) and run the call."""
+    observer = _observe.current
     if binding is None:
+        if observer is not None:
+            observer.unknown(name, None)
         return error_record(name, UnknownToolError(name))
     try:
-        invocation = binding.contract.prepare(Request(name=name, arguments=arguments), admission)
+        if observer is None:
+            invocation = binding.contract.prepare(Request(name=name, arguments=arguments), admission)
+        else:
+            invocation = observer.admit(binding.contract, Request(name=name, arguments=arguments), admission, None)
     except InvalidInvocationError as error:
         return error_record(name, error)
     return await run_invocation(binding, invocation)

@@ -43,6 +43,7 @@ from typing import Any, Final, TypeAlias
 from agents import FunctionTool, RunContextWrapper
 from agents.tool_context import ToolContext
 
+from .. import _observe
 from .._binding import Binding
 from .._contract import Admission, Request
 from .._definition import Effect
@@ -161,7 +162,12 @@ class _Invoke:
         try:
             rounds = 0
             while True:
-                result = await self._binding.call(contract.prepare(request, admission))
+                observer = _observe.current
+                if observer is None:
+                    result = await self._binding.call(contract.prepare(request, admission))
+                else:
+                    admitted = observer.admit(contract, request, admission, context.tool_call_id)
+                    result = await observer.call(self._binding, admitted)
                 asked = result.input_request
                 if asked is None:
                     break

@@ -50,6 +50,7 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from pydantic_ai.toolsets.abstract import SchemaValidatorProt
 from typing_extensions import TypeVar
 
+from .. import _observe
 from .._binding import Binding
 from .._contract import Admission, Contract, Invocation, Request
 from .._definition import Effect
@@ -164,7 +165,12 @@ class _Admit:
             continuation=_continuation(ctx.tool_call_metadata) if ctx.tool_call_approved else None,
         )
         try:
-            return self._contract.prepare(Request(name=self._name, arguments=arguments), admission)
+            observer = _observe.current
+            if observer is None:
+                return self._contract.prepare(Request(name=self._name, arguments=arguments), admission)
+            return observer.admit(
+                self._contract, Request(name=self._name, arguments=arguments), admission, ctx.tool_call_id
+            )
         except InvalidInvocationError as error:
             raise _refusal(self._name, error) from error
 
@@ -244,7 +250,8 @@ class ScopetoolToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
             replaced = object_arguments(tool_args, f"tool {name!r}")
             invocation = _Admit(binding.contract, self._keys).prepare(replaced, ctx)
         try:
-            result = await binding.call(invocation)
+            observer = _observe.current
+            result = await (binding.call(invocation) if observer is None else observer.call(binding, invocation))
         except Exception as error:
             raise _refusal(name, error) from error
         if result.input_request is not None:

@@ -71,7 +71,7 @@ except ImportError as _missing:
         "scopetool.mcp.server needs the MCP Python SDK (mcp 2.3 or newer): pip install 'scopetool[mcp]'", name="mcp"
     ) from _missing
 
-from .. import __version__
+from .. import __version__, _observe
 from .._contract import Admission, Request
 from .._input import Continuation, InputRequest, InvalidInputRequestError
 from .._json import is_array, is_object, member_spans, parse_lenient, syntax_problem, value_span
@@ -695,6 +695,9 @@ class _Tools:
         """Admit, run and answer one call, asking the client for input as often as the tool needs it."""
         name, call_id = params.name, None if ctx.request_id is None else str(ctx.request_id)
         if name not in self._names:
+            observer = _observe.current
+            if observer is not None:
+                observer.unknown(name, call_id)
             return result_message(ToolCall(call_id, Request(name)), UnknownToolError(name), self._export)
         arguments: str | bytes
         if isinstance(ctx.request, _RawArguments):  # the exact text, where the client's broke I-JSON

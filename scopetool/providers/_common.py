@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, Literal, TypeAlias, TypeGuard, cast, final
 
+from .. import _observe
 from .._binding import Binding, Tool
 from .._contract import Admission, Invocation, Request
 from .._definition import Definition
@@ -364,20 +365,30 @@ async def run_call(registry: Registry, call: ToolCall, admission: Admission | No
     """
     binding = registry.resolve(call.name)
     if binding is None:
+        observer = _observe.current
+        if observer is not None:
+            observer.unknown(call.name, call.id)
         return UnknownToolError(call.name)
-    return await call_outcome(binding, call.request, admission or _NO_ADMISSION)
+    return await call_outcome(binding, call.request, admission or _NO_ADMISSION, call.id)
 
 
-async def call_outcome(binding: Binding, request: Request, admission: Admission) -> Result | BaseException:
+async def call_outcome(
+    binding: Binding, request: Request, admission: Admission, call_id: str | None = None
+) -> Result | BaseException:
     """Admit `request` with `binding` and run it: the result, or whatever it raised, as the outcome.
 
     Every exception is the call's outcome, `BaseException`s included: a `KeyboardInterrupt` or a
     `SystemExit` out of a tool (or its validator) is the tool's own (a real Ctrl-C under `asyncio.run`
     cancels the main task instead), and so is a `CancelledError` while the awaiting task is not being
-    cancelled. Only that task's cancellation propagates (see `invocation_outcome`).
+    cancelled. Only that task's cancellation propagates (see `invocation_outcome`). `call_id` (the
+    provider's) is only told to an observer (`scopetool.otel`).
     """
     try:
-        invocation = binding.contract.prepare(request, admission)
+        observer = _observe.current
+        if observer is None:
+            invocation = binding.contract.prepare(request, admission)
+        else:
+            invocation = observer.admit(binding.contract, request, admission, call_id)
     except BaseException as error:  # noqa: BLE001 - sorted by _outcome_of
         return _outcome_of(error)
     return await invocation_outcome(binding, invocation)
@@ -390,7 +401,10 @@ async def invocation_outcome(binding: Binding, invocation: Invocation) -> Result
     of this coroutine; everything else the tool raises, `BaseException`s included, is returned.
     """
     try:
-        return await binding.call(invocation)
+        observer = _observe.current
+        if observer is None:
+            return await binding.call(invocation)
+        return await observer.call(binding, invocation)
     except BaseException as error:  # noqa: BLE001 - sorted by _outcome_of
         return _outcome_of(error)
 
