@@ -34,7 +34,7 @@ def test_public_classes_present_themselves_as_scopetool() -> None:
 
 
 def test_import_is_light() -> None:
-    """`import scopetool` loads no provider SDK, CLI, MCP server, driver, DBOS or docs library."""
+    """`import scopetool` loads no provider SDK, CLI, MCP server, driver, DBOS, OpenTelemetry or docs library."""
     heavy = ["openai", "anthropic", "mcp", "click", "typer", "rich", "mkdocs", "httpx", "jsonschema", "argparse"]
     heavy += [
         "scopetool.cli",
@@ -42,7 +42,9 @@ def test_import_is_light() -> None:
         "scopetool.mcp_server",
         "scopetool.driver",
         "scopetool.providers",
+        "scopetool.otel",
         "dbos",
+        "opentelemetry",
     ]
     code = (
         "import sys, scopetool; "
