@@ -267,9 +267,7 @@ def _error_type(error: BaseException) -> str:
     module = kind.__module__
     if module == "builtins":
         return kind.__qualname__
-    if module.startswith("scopetool."):
-        module = "scopetool"  # the public home of every scopetool exception
-    return f"{module}.{kind.__qualname__}"
+    return f"{module}.{kind.__qualname__}"  # scopetool's own exceptions all say their module is "scopetool"
 
 
 def _tool_attributes(contract: Contract, operation: str, call_id: str | None) -> dict[str, AttributeValue]:

@@ -19,11 +19,13 @@ from pydantic import BaseModel, field_validator
 
 from scopetool import (
     Admission,
+    CallError,
     Definition,
     Effect,
     Failure,
     FailureKind,
     InputRejection,
+    InputRequest,
     Invocation,
     Registry,
     Request,
@@ -96,9 +98,35 @@ def nested(text: str) -> str:
         return text
 
 
+class Unavailable(Exception):
+    """An application's own error."""
+
+
+@tool
+def reach(text: str) -> str:
+    """A tool whose service is down."""
+    raise Unavailable(text)
+
+
+@tool
+def wrap(text: str) -> str:
+    """A tool that wraps its error in evidence."""
+    raise CallError(RuntimeError(text), evidence=text)
+
+
+class Asking:
+    """A tool that asks a person before it does anything."""
+
+    def definition(self) -> Definition:
+        return Definition(name="asking", input_schema={"type": "object"})
+
+    async def call(self, invocation: Invocation) -> Result:
+        return Result(input_request=InputRequest(prompt=f"really {CANARY}?", response_schema={"type": "boolean"}))
+
+
 def registry() -> Registry:
     """Every test tool."""
-    return Registry(echo, lookup, write, refuse, keep, nested)
+    return Registry(echo, lookup, write, refuse, keep, nested, reach, wrap, Asking())
 
 
 @dataclass
@@ -285,7 +313,7 @@ async def test_a_validator_defect_and_a_misrouted_request_have_their_own_kinds(t
 async def test_failures_are_error_spans_with_the_failure_kind_or_the_error_class(telemetry: Telemetry) -> None:
     """A safe tool's error is a definite failure, an unsafe one's is named by its class, a refusal is rejected."""
     tools = registry()
-    for name in ("lookup", "write", "refuse"):
+    for name in ("lookup", "write", "refuse", "reach", "wrap"):
         assert isinstance(await run_call(tools, call(name)), Exception)
     executed = [s for s in telemetry.spans() if s.name.startswith("execute_tool")]
     assert [
@@ -295,13 +323,31 @@ async def test_failures_are_error_spans_with_the_failure_kind_or_the_error_class
         ("execute_tool lookup", "failed", "failed", "failed"),
         ("execute_tool write", "KeyError", "failed", "KeyError"),
         ("execute_tool refuse", "rejected", "rejected", "rejected"),
+        ("execute_tool reach", f"{__name__}.Unavailable", "failed", f"{__name__}.Unavailable"),
+        ("execute_tool wrap", "scopetool.CallError", "failed", "scopetool.CallError"),
     ]
     assert all(s.status.status_code is StatusCode.ERROR and not s.events for s in executed)
-    assert telemetry.points("gen_ai.execute_tool.duration") == [
+    assert telemetry.points("gen_ai.execute_tool.duration")[:3] == [
         ({"gen_ai.tool.name": "write", "gen_ai.tool.type": "function", "error.type": "KeyError"}, 1),
         ({"gen_ai.tool.name": "lookup", "gen_ai.tool.type": "function", "error.type": "failed"}, 1),
         ({"gen_ai.tool.name": "refuse", "gen_ai.tool.type": "function", "error.type": "rejected"}, 1),
     ]
+    telemetry.no_canary()
+
+
+async def test_an_input_request_is_a_call_that_asks_and_no_error(telemetry: Telemetry) -> None:
+    """A result that asks for input: outcome input_required, status unset, and a tool without a description has none."""
+    outcome = await run_call(registry(), ToolCall(id=None, request=Request(name="asking")))
+    assert not isinstance(outcome, BaseException) and outcome.input_request is not None
+    execute = telemetry.named("execute_tool asking")
+    assert dict(execute.attributes or {}) == {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "asking",
+        "gen_ai.tool.type": "function",
+        "scopetool.tool.effect": "none",
+        "scopetool.outcome": "input_required",
+    }
+    assert execute.status.status_code is StatusCode.UNSET
     telemetry.no_canary()
 
 
