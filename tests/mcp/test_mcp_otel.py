@@ -8,8 +8,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import Client, ClientSession, StdioServerParameters, stdio_client
+from mcp_fixture_tools import registry
 from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from scopetool.mcp.server import create_server
+from scopetool.otel import instrument
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = Path(__file__).with_name("otel_fixture_server.py")
@@ -54,3 +60,19 @@ async def test_server_spans_nest_under_the_clients_span_and_hold_no_argument(tmp
     assert "execute_tool add" not in by_name
     gone = by_name["admit_tool"]
     assert (gone["attributes"]["error.type"], gone["attributes"]["gen_ai.tool.name"]) == ("unknown_tool", "drop_tables")
+
+
+async def test_an_in_process_server_traces_calls_and_unknown_names_under_the_callers_span() -> None:
+    """The server in this process (the SDK's in-memory client): a call's two spans and an unknown name's one."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    with instrument(tracer_provider=provider), provider.get_tracer("client").start_as_current_span("turn") as turn:
+        async with Client(create_server(registry, name="fixture-tools"), raise_exceptions=True) as client:
+            await client.call_tool("greet", {"name": CANARY})
+            await client.call_tool("drop_tables", {"why": CANARY})
+    spans = {span.name: span for span in exporter.get_finished_spans()}
+    assert set(spans) == {"admit_tool greet", "execute_tool greet", "admit_tool", "turn"}
+    assert (spans["admit_tool"].attributes or {})["error.type"] == "unknown_tool"
+    assert all(span.context.trace_id == turn.get_span_context().trace_id for span in spans.values())
+    assert all(CANARY not in span.to_json() for span in spans.values())
