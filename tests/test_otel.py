@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import json
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -497,6 +499,14 @@ async def test_a_pydantic_ai_run_traces_admission_and_call_apart_with_the_call_i
     ]
     assert seen == [("admit_tool echo", "p1"), ("execute_tool echo", "p1")]
     telemetry.no_canary()
+
+
+def test_import_without_the_api_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Importing scopetool.otel without opentelemetry-api says how to install it."""
+    monkeypatch.setitem(sys.modules, "opentelemetry", None)
+    monkeypatch.delitem(sys.modules, "scopetool.otel")
+    with pytest.raises(ImportError, match=r"pip install 'scopetool\[otel\]'"):
+        importlib.import_module("scopetool.otel")
 
 
 def test_the_buckets_are_the_conventions() -> None:
