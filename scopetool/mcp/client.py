@@ -347,7 +347,7 @@ def _decoded(data: str) -> bytes:
 
 def _elicitation_request(params: types.ElicitRequestFormParams, state: dict[str, Any]) -> InputRequest:
     """An MCP form elicitation as a scopetool input request: answer with an ``ElicitResult``."""
-    requested: dict[str, Any] = params.requested_schema.model_dump(mode="json", by_alias=True, exclude_none=True)
+    requested: dict[str, Any] = json.loads(json.dumps(params.requested_schema))
     schema = {
         "oneOf": [
             {
@@ -552,8 +552,9 @@ class MCPClient:
                 outcome = error
             finally:
                 self._leave(token)
-            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-                await send.send(("done", outcome))
+            async with send:
+                with contextlib.suppress(anyio.BrokenResourceError):
+                    await send.send(("done", outcome))
 
         self._tasks.start_soon(remote)
         return await self._follow(name, contract, running)
@@ -579,6 +580,7 @@ class MCPClient:
                     input_request=_elicitation_request(event[1].params, {"kind": _ELICITATION, "call": token})
                 )
             else:
+                running.receive.close()
                 return self._outcome(name, contract, event[1])
         raise Failure(  # pragma: no cover - the remote task always sends "done" before it ends
             kind=FailureKind.FAILED, output=UNAVAILABLE.format(name=name), cause=ConnectError("the call ended")
@@ -587,7 +589,7 @@ class MCPClient:
     def _outcome(self, name: str, contract: Contract, outcome: Any) -> Result:
         if isinstance(outcome, types.InputRequiredResult):
             return self._input_required(name, outcome)
-        if isinstance(outcome, MCPError):
+        if isinstance(outcome, MCPError) and outcome.code != types.CONNECTION_CLOSED:
             raise Failure(kind=FailureKind.FAILED, output=REFUSED.format(name=name), cause=outcome)
         if isinstance(outcome, RuntimeError) and "structured content" in str(outcome):
             raise Failure(kind=FailureKind.FAILED, output=BROKEN_OUTPUT.format(name=name), cause=outcome)
@@ -656,6 +658,7 @@ class MCPClient:
     def _close(self) -> None:
         self._client = None
         for running in list(self._running.values()):
+            running.receive.close()
             if running.asked is not None:
                 running.asked.answer = types.ElicitResult(action="cancel")
                 running.asked.answered.set()
