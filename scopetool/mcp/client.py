@@ -711,6 +711,7 @@ async def connect(
             command=spec.command, args=list(spec.args), env=None if spec.env is None else dict(spec.env), cwd=spec.cwd
         )
         transport: Any = stdio_client(parameters, errlog=errlog or sys.stderr)
+        http = None
     else:
         http = create_mcp_http_client(headers=None if spec.headers is None else dict(spec.headers))
         transport = streamable_http_client(spec.url, http_client=http)
@@ -718,6 +719,8 @@ async def connect(
     try:
         await sdk.__aenter__()
     except Exception as error:
+        if http is not None:
+            await http.aclose()
         raise ConnectError(f"cannot connect to MCP server {name!r}: {_describe(error)}") from error
     # Entered after the SDK's client and left before it (scopes exit in order): the remote calls run
     # here, so a call can outlive the scopetool call that started it (an in-call elicitation).
@@ -738,6 +741,8 @@ async def connect(
         await tasks.__aexit__(None, None, None)
         with contextlib.suppress(Exception):
             await sdk.__aexit__(None, None, None)
+        if http is not None:
+            await http.aclose()  # the caller's to close: the SDK closes only the clients it made
 
 
 def _describe(error: BaseException) -> str:
