@@ -224,3 +224,64 @@ def test_a_server_that_dies_mid_call(portal: BlockingPortal, tmp_path: Path) -> 
         with pytest.raises(Failure) as again:
             server.call("echo", '{"message": "anyone?"}')
         assert again.value.output.text() == UNAVAILABLE.format(name="echo")
+
+
+PROVIDERS = ("openai_chat", "openai_responses", "anthropic", "bedrock", "gemini", "mcp", "mistral", "ollama")
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_every_provider_exports_remote_tools(everything: Served, provider: str) -> None:
+    """Each provider adapter exports the remote tools, with the remote schema's properties."""
+    import importlib
+
+    export = importlib.import_module(f"scopetool.providers.{provider}").export_tools(everything.registry)
+    text = json.dumps(export.tools)
+    names = [tool.definition().name for tool in everything.client.tools]
+    assert len(export.tools) == len(names)
+    assert all(f'"{name}"' in text for name in names)
+    assert '"Message to echo"' in text  # echo's own schema, as the server wrote it
+
+
+def test_the_driver_runs_remote_tools_and_their_elicitations(everything: Served) -> None:
+    """The Driver (memory backend) runs a remote call, waits on a remote elicitation, resumes it once answered."""
+    from scopetool.driver import CallStatus, Driver
+    from scopetool.providers import anthropic
+
+    driver = Driver(everything.registry)
+    message = {
+        "content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "echo", "input": {"message": "hello"}},
+            {"type": "tool_use", "id": "toolu_2", "name": "echo", "input": {"message": 5}},
+            {"type": "tool_use", "id": "toolu_3", "name": "trigger-elicitation-request", "input": {}},
+        ]
+    }
+    calls = anthropic.parse_tool_calls(message)
+    turn = everything.portal.call(driver.run, "run-1", calls)
+    assert [result.status for result in turn.results] == [CallStatus.DONE, CallStatus.DONE, CallStatus.WAITING]
+    (waiting,) = turn.waiting
+    assert waiting.request is not None and waiting.request.prompt.startswith("Please provide inputs")
+    answered = everything.portal.call(driver.answer, waiting.key, {"action": "accept", "content": {"name": "Grace"}})
+    assert answered is True
+    again = everything.portal.call(driver.run, "run-1", calls)
+    assert again.complete
+    blocks = anthropic.results_message(again.outcomes())["content"]
+    assert blocks[0]["content"][0]["text"] == "Echo: hello"
+    assert blocks[1].get("is_error") is True  # refused by the contract: never sent
+    assert "Grace" in json.dumps(blocks[2]["content"])
+
+
+def test_langchain_runs_a_remote_tool(everything: Served) -> None:
+    """A remote tool inside LangChain: the contract admits its arguments, the server answers."""
+    from scopetool.integrations.langchain import langchain_tools
+
+    tools = {tool.name: tool for tool in langchain_tools(everything.registry)}
+    echo = tools["echo"]
+
+    async def invoke(arguments: dict[str, object]) -> tuple[str, object]:
+        call = {"name": "echo", "args": arguments, "id": "call_1", "type": "tool_call"}
+        message = await echo.ainvoke(call)
+        return message.status, message.content
+
+    assert everything.portal.call(invoke, {"message": "from langchain"}) == ("success", "Echo: from langchain")
+    status, content = everything.portal.call(invoke, {"message": ["not", "a", "string"]})
+    assert status == "error" and "$.message" in str(content)

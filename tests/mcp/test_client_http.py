@@ -135,7 +135,10 @@ def portal() -> Iterator[BlockingPortal]:
 @pytest.fixture(scope="module")
 def weather(portal: BlockingPortal) -> Iterator[Served]:
     """The `MCPServer` over HTTP, connected as a trusted server."""
-    with http(official().streamable_http_app()) as url, served(portal, HttpServer(url), name="weather", trusted=True) as s:
+    with (
+        http(official().streamable_http_app()) as url,
+        served(portal, HttpServer(url), name="weather", trusted=True) as s,
+    ):
         yield s
 
 
