@@ -484,7 +484,7 @@ class MCPClient:
             tools.append(RemoteTool(self, definition, tool))
         self._tools = tuple(tools)
         for line in self._refused.values():
-            logger.warning("%s", line)
+            logger.info("%s", line)
 
     # -- calls
 
