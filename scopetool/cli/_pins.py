@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from ..mcp.pins import PinError, PinFile
 from ._common import ExitCode, UsageError, stdout
@@ -10,7 +11,7 @@ from ._common import ExitCode, UsageError, stdout
 __all__ = ["add_parser", "run"]
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
+def add_parser(commands: argparse._SubParsersAction[Any]) -> None:  # pyright: ignore[reportPrivateUsage]
     """Add ``pins show`` and ``pins accept`` to the ``scopetool`` parser."""
     pins = commands.add_parser(
         "pins",

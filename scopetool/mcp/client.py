@@ -52,9 +52,9 @@ import json
 import logging
 import os
 import sys
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal, TextIO, TypeAlias, final
+from typing import Any, Final, Literal, TextIO, TypeAlias, cast, final
 
 try:
     import anyio
@@ -74,7 +74,7 @@ from .._contract import Contract, Invocation
 from .._definition import NAME_PATTERN, Definition, Effect
 from .._errors import InvalidOutputError, InvalidToolError, ScopetoolError
 from .._input import InputRequest, compile_schema
-from .._json import canonical_json
+from .._json import canonical_json, is_array, is_object
 from .._outcome import Failure, FailureKind
 from .._output import ContentBlock, MediaBlock, Output, Result, TextBlock
 from .._progress import Progress, report_progress
@@ -192,8 +192,8 @@ def server_spec(entry: Mapping[str, Any]) -> ServerSpec:
     command = entry.get("command")
     if not isinstance(command, str) or not command:
         raise ValueError('an MCP server entry needs "command" (a non-empty string) or "url"')
-    args = entry.get("args", [])
-    if not isinstance(args, list | tuple) or not all(isinstance(arg, str) for arg in args):  # pyright: ignore[reportUnknownVariableType]
+    args: object = entry.get("args", [])
+    if not is_array(args) or not all(isinstance(arg, str) for arg in args):
         raise ValueError('"args" must be a list of strings')
     cwd = entry.get("cwd")
     if cwd is not None and not isinstance(cwd, str):
@@ -264,11 +264,12 @@ def remote_definition(listed: Mapping[str, Any], *, trusted: bool) -> Definition
     schema = listed.get("inputSchema")
     if not isinstance(schema, dict):
         raise InvalidToolError("its inputSchema is not a JSON object")
-    schema = dict(schema)  # pyright: ignore[reportUnknownArgumentType]
+    schema = dict(cast("dict[str, Any]", schema))
     if "properties" in schema and not any(key in schema for key in _OPEN):
         schema["additionalProperties"] = False
-    output = listed.get("outputSchema")
-    for what, value in (("inputSchema", schema), ("outputSchema", output)):
+    output: dict[str, Any] | None = listed.get("outputSchema")
+    checked: tuple[tuple[str, dict[str, Any] | None], ...] = (("inputSchema", schema), ("outputSchema", output))
+    for what, value in checked:
         if value is not None:
             _enforceable(value, what)
     description = listed.get("description") or ""
@@ -290,14 +291,16 @@ def _enforceable(schema: object, what: str) -> None:
     import jsonschema_rs  # noqa: PLC0415 - compile_schema has just loaded it
 
     try:
-        jsonschema_rs.validator_for(schema, validate_formats=True, offline=True, ignore_unknown_formats=False)
+        jsonschema_rs.validator_for(
+            cast("dict[str, Any] | bool", schema), validate_formats=True, offline=True, ignore_unknown_formats=False
+        )
     except (jsonschema_rs.ValidationError, ValueError) as problem:
         first = str(problem).splitlines()[0]
         raise InvalidToolError(f'{what}: keyword "format": {first} (it would not be enforced)') from None
 
 
 def _effect(annotations: object) -> Effect | None:
-    if not isinstance(annotations, Mapping):
+    if not is_object(annotations):
         return None
     if annotations.get("readOnlyHint") is True:
         return Effect.SAFE
@@ -493,10 +496,10 @@ class MCPClient:
         continuation = invocation.continuation
         arguments: dict[str, Any] = json.loads(invocation.arguments or b"{}")
         if continuation is not None:
-            state = continuation.state
-            kind = state.get("kind") if isinstance(state, dict) else None
+            state: Any = continuation.state
+            kind = state.get("kind") if is_object(state) else None
             if kind == _INPUT_REQUIRED:
-                responses = {str(state["key"]): _elicit_result(continuation.response)}
+                responses: types.InputResponses = {str(state["key"]): _elicit_result(continuation.response)}
                 return await self._start(name, invocation.contract, arguments, responses, state.get("request_state"))
             running = self._running.pop(str(state.get("call")), None) if kind == _ELICITATION else None
             if running is None or running.asked is None:
@@ -529,12 +532,14 @@ class MCPClient:
         send, receive = anyio.create_memory_object_stream[_Event](16)
         running = _Running(send, receive)
 
-        async def progress(done: float, total: float | None, message: str | None) -> None:
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             with contextlib.suppress(
                 ValueError, anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError
             ):
-                total_ = total if total is not None and total >= done else 0
-                send.send_nowait(("progress", Progress(completed=max(done, 0), total=total_, message=message or "")))
+                total_ = total if total is not None and total >= progress else 0
+                send.send_nowait(
+                    ("progress", Progress(completed=max(progress, 0), total=total_, message=message or ""))
+                )
 
         async def remote() -> None:
             outcome: Any
@@ -543,7 +548,7 @@ class MCPClient:
                 outcome = await client.session.call_tool(
                     name,
                     arguments,
-                    progress_callback=progress,
+                    progress_callback=on_progress,
                     input_responses=responses,
                     request_state=request_state,
                     allow_input_required=True,
@@ -680,7 +685,7 @@ async def connect(
     trusted: bool = False,
     errlog: TextIO | None = None,
     timeout: float | None = None,
-) -> AsyncIterator[MCPClient]:
+) -> AsyncGenerator[MCPClient]:
     """Connect to one MCP server, list its tools, check them against `pins`; close it on exit.
 
     Args:
@@ -704,7 +709,7 @@ async def connect(
     async def elicit(
         context: ClientRequestContext, params: types.ElicitRequestParams
     ) -> types.ElicitResult | types.ErrorData:
-        return await holder[0]._elicit(context, params)
+        return await holder[0]._elicit(context, params)  # pyright: ignore[reportPrivateUsage]
 
     if isinstance(spec, StdioServer):
         parameters = StdioServerParameters(
@@ -733,10 +738,10 @@ async def connect(
             listed = await client.list_tools()
         except Exception as error:
             raise ConnectError(f"cannot list the tools of MCP server {name!r}: {_describe(error)}") from error
-        client._adopt(listed, pins, trusted)
+        client._adopt(listed, pins, trusted)  # pyright: ignore[reportPrivateUsage]
         yield client
     finally:
-        client._close()
+        client._close()  # pyright: ignore[reportPrivateUsage]
         tasks.cancel_scope.cancel()
         await tasks.__aexit__(None, None, None)
         with contextlib.suppress(Exception):
@@ -745,8 +750,17 @@ async def connect(
             await http.aclose()  # the caller's to close: the SDK closes only the clients it made
 
 
+def _is_group(error: BaseException) -> bool:
+    """Whether `error` is an exception group."""
+    return isinstance(error, BaseExceptionGroup)
+
+
 def _describe(error: BaseException) -> str:
-    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:  # pyright: ignore[reportUnknownMemberType]
-        error = error.exceptions[0]  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    """``Type: first line`` of the one error at the bottom of an exception group (anyio wraps them)."""
+    while True:
+        members: tuple[BaseException, ...] = getattr(error, "exceptions", ()) if _is_group(error) else ()
+        if len(members) != 1:
+            break
+        error = members[0]
     text = str(error).splitlines()[0] if str(error) else ""
     return f"{type(error).__name__}: {text}" if text else type(error).__name__

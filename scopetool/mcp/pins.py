@@ -152,10 +152,9 @@ class PinFile:
 
         The file is written when something was recorded (a first contact, a new pending definition).
         """
-        entry = self._data.get(server)
-        first = entry is None
-        if entry is None:
-            entry = {"tools": {}, "pending": {}}
+        known: dict[str, Any] | None = self._data.get(server)
+        first = known is None
+        entry: dict[str, Any] = {"tools": {}, "pending": {}} if known is None else known
         tools: dict[str, Any] = entry.setdefault("tools", {})
         pending: dict[str, Any] = entry.setdefault("pending", {})
         before = canonical_json(self._data.get(server) or {})
@@ -251,7 +250,8 @@ class PinFile:
         servers: dict[str, Any] = document["servers"]
         for server, entry in servers.items():
             for part in ("tools", "pending"):
-                for name, pin in (entry.get(part) or {}).items() if is_object(entry) else [(None, None)]:
+                pins: dict[str, Any] = (entry.get(part) or {}) if is_object(entry) else {"": None}
+                for name, pin in pins.items():
                     if (
                         not is_object(pin)
                         or not is_object(pin.get("definition"))
