@@ -53,7 +53,7 @@ import logging
 import os
 import sys
 from collections.abc import AsyncGenerator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TextIO, TypeAlias, cast, final
 
 try:
@@ -67,6 +67,7 @@ try:
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
     from mcp.shared.exceptions import MCPError
+    from pydantic import ValidationError
 except ImportError as _missing:
     raise ImportError("scopetool.mcp.client needs the MCP SDK: pip install 'scopetool[mcp]'") from _missing
 
@@ -83,6 +84,7 @@ from .pins import PinFile
 __all__ = [
     "BROKEN_OUTPUT",
     "EXPIRED",
+    "INVALID_RESULT",
     "REFUSED",
     "UNAVAILABLE",
     "ConnectError",
@@ -105,6 +107,8 @@ BROKEN_OUTPUT: Final = (
     'error: tool "{name}" failed: its MCP server returned a result that breaks the tool\'s output schema'
 )
 """The public text of a result whose ``structuredContent`` breaks the tool's own ``outputSchema``."""
+INVALID_RESULT: Final = 'error: tool "{name}" failed: its MCP server returned a result that is not valid MCP'
+"""The public text of a result the SDK cannot parse, or whose content scopetool cannot carry (media not base64)."""
 EXPIRED: Final = 'error: tool "{name}" failed: the MCP server\'s request for input is no longer pending'
 """The public text of a resumption whose in-call elicitation is gone (another process, or the client closed)."""
 
@@ -392,7 +396,10 @@ class _Running:
 
     send: MemoryObjectSendStream[_Event]
     receive: MemoryObjectReceiveStream[_Event]
+    token: str = field(default_factory=lambda: os.urandom(12).hex())
+    """The call's name in `MCPClient._running` and in its continuation's state."""
     asked: _Asked | None = None
+    scope: anyio.CancelScope | None = None
 
 
 # -- the client --------------------------------------------------------------------------------------
@@ -543,53 +550,53 @@ class MCPClient:
 
         async def remote() -> None:
             outcome: Any
-            token = self._enter(running)
-            try:
-                outcome = await client.session.call_tool(
-                    name,
-                    arguments,
-                    progress_callback=on_progress,
-                    input_responses=responses,
-                    request_state=request_state,
-                    allow_input_required=True,
-                )
-            except Exception as error:  # noqa: BLE001 - every error of the call is its outcome
-                outcome = error
-            finally:
-                self._leave(token)
-            async with send:
+            with send, anyio.CancelScope() as scope:
+                running.scope = scope
+                self._running[running.token] = running
+                try:
+                    outcome = await client.session.call_tool(
+                        name,
+                        arguments,
+                        progress_callback=on_progress,
+                        input_responses=responses,
+                        request_state=request_state,
+                        allow_input_required=True,
+                    )
+                except Exception as error:  # noqa: BLE001 - every error of the call is its outcome
+                    outcome = error
+                finally:
+                    self._running.pop(running.token, None)
                 with contextlib.suppress(anyio.BrokenResourceError):
                     await send.send(("done", outcome))
 
         self._tasks.start_soon(remote)
         return await self._follow(name, contract, running)
 
-    def _enter(self, running: _Running) -> str:
-        token = os.urandom(12).hex()
-        self._running[token] = running
-        return token
-
-    def _leave(self, token: str) -> None:
-        self._running.pop(token, None)
-
     async def _follow(self, name: str, contract: Contract, running: _Running) -> Result:
-        """Wait for the running call's next outcome in the calling task: progress, an elicitation, its end."""
-        async for event in running.receive:
-            if event[0] == "progress":
-                report_progress(event[1])
-            elif event[0] == "asked":
-                token = next((key for key, value in self._running.items() if value is running), None)
-                if token is None:  # pragma: no cover - the call ends only after its question is answered
-                    continue
-                return Result(
-                    input_request=_elicitation_request(event[1].params, {"kind": _ELICITATION, "call": token})
-                )
-            else:
+        """Wait for the running call's next outcome in the calling task: progress, an elicitation, its end.
+
+        A caller that stops waiting (cancelled) cancels the remote call, unless the call is suspended on
+        an elicitation, which its continuation resumes.
+        """
+        suspended = False
+        try:
+            async for event in running.receive:
+                if event[0] == "progress":
+                    report_progress(event[1])
+                elif event[0] == "asked":
+                    suspended = True
+                    state = {"kind": _ELICITATION, "call": running.token}
+                    return Result(input_request=_elicitation_request(event[1].params, state))
+                else:
+                    return self._outcome(name, contract, event[1])
+            raise Failure(  # the remote call was cancelled: the client closed
+                kind=FailureKind.FAILED, output=UNAVAILABLE.format(name=name), cause=ConnectError("the client closed")
+            )
+        finally:
+            if not suspended:
                 running.receive.close()
-                return self._outcome(name, contract, event[1])
-        raise Failure(  # pragma: no cover - the remote task always sends "done" before it ends
-            kind=FailureKind.FAILED, output=UNAVAILABLE.format(name=name), cause=ConnectError("the call ended")
-        )
+                if running.scope is not None:
+                    running.scope.cancel()
 
     def _outcome(self, name: str, contract: Contract, outcome: Any) -> Result:
         if isinstance(outcome, types.InputRequiredResult):
@@ -598,6 +605,8 @@ class MCPClient:
             raise Failure(kind=FailureKind.FAILED, output=REFUSED.format(name=name), cause=outcome)
         if isinstance(outcome, RuntimeError) and "structured content" in str(outcome):
             raise Failure(kind=FailureKind.FAILED, output=BROKEN_OUTPUT.format(name=name), cause=outcome)
+        if isinstance(outcome, ValidationError):
+            raise Failure(kind=FailureKind.FAILED, output=INVALID_RESULT.format(name=name), cause=outcome)
         if isinstance(outcome, BaseException):
             raise Failure(kind=FailureKind.FAILED, output=UNAVAILABLE.format(name=name), cause=outcome)
         if not isinstance(outcome, types.CallToolResult):
@@ -609,7 +618,7 @@ class MCPClient:
         try:
             output = result_output(outcome)
         except InvalidOutputError as error:
-            raise Failure(kind=FailureKind.FAILED, output=BROKEN_OUTPUT.format(name=name), cause=error) from None
+            raise Failure(kind=FailureKind.FAILED, output=INVALID_RESULT.format(name=name), cause=error) from None
         if outcome.is_error:
             shown = (
                 output
@@ -663,8 +672,8 @@ class MCPClient:
     def _close(self) -> None:
         self._client = None
         for running in list(self._running.values()):
-            running.receive.close()
-            if running.asked is not None:
+            if running.asked is not None:  # suspended: no scopetool call is waiting on it
+                running.receive.close()
                 running.asked.answer = types.ElicitResult(action="cancel")
                 running.asked.answered.set()
 

@@ -285,3 +285,67 @@ def test_langchain_runs_a_remote_tool(everything: Served) -> None:
     assert everything.portal.call(invoke, {"message": "from langchain"}) == ("success", "Echo: from langchain")
     status, content = everything.portal.call(invoke, {"message": ["not", "a", "string"]})
     assert status == "error" and "$.message" in str(content)
+
+
+def test_an_embedded_blob_is_inline_media(everything: Served) -> None:
+    """An embedded blob resource is an inline media block of its type."""
+    content = everything.call("get-resource-reference", '{"resourceType": "Blob", "resourceId": 2}').output.content
+    blobs = [block for block in content if isinstance(block, MediaBlock) and block.data is not None]
+    assert blobs and blobs[0].mime_type == "text/plain" and (blobs[0].data or b"").startswith(b"Resource 2:")
+
+
+def test_elicitations_that_cannot_be_placed_are_declined(everything: Served) -> None:
+    """A URL-mode elicitation, and one asked while two calls are in flight, are declined, not misrouted."""
+    url = everything.call("trigger-url-elicitation", '{"url": "https://example.invalid/consent"}')
+    assert "decline" in (url.output.text() or "").lower()
+    binding = everything.binding("trigger-elicitation-request")
+    first = everything.portal.start_task_soon(binding.call, binding.contract.prepare(Request(binding.name, "{}")))
+    second = everything.portal.start_task_soon(binding.call, binding.contract.prepare(Request(binding.name, "{}")))
+    results = [first.result(timeout=30), second.result(timeout=30)]
+    asked = [result for result in results if result.input_request is not None]
+    answered = [result for result in results if result.input_request is None]
+    assert len(asked) <= 1 and answered  # at most one was routed; any other was declined
+    assert all("decline" in (result.output.text() or "").lower() for result in answered)
+    for result in asked:
+        assert result.input_request is not None
+        continuation = result.input_request.continuation({"action": "cancel"})
+        resumed = binding.contract.prepare(Request(binding.name, "{}"), Admission(continuation=continuation))
+        assert "cancel" in (everything.run(binding, resumed).output.text() or "").lower()
+
+
+def test_a_closed_client_ends_its_pending_calls(portal: BlockingPortal, tmp_path: Path) -> None:
+    """Leaving the connection with an elicitation unanswered: resuming it, or calling again, is a Failure."""
+    with served(portal, recorded(tmp_path / "sent.jsonl", everything_server()), name="brief") as server:
+        client = server.client
+        tool = client.tools[0]
+        assert (tool.server, repr(tool)) == ("brief", f"RemoteTool(server='brief', name={tool.definition().name!r})")
+        assert repr(client) == f"MCPClient(name='brief', tools={len(client.tools)})"
+        binding = server.binding("trigger-elicitation-request")
+        request = server.run(binding, binding.contract.prepare(Request(binding.name, "{}"))).input_request
+        assert request is not None
+    continuation = request.continuation({"action": "decline"})
+    with pytest.raises(Failure) as expired:
+        server.run(binding, binding.contract.prepare(Request(binding.name, "{}"), Admission(continuation=continuation)))
+    assert expired.value.output.text() == EXPIRED.format(name=binding.name)
+    with pytest.raises(Failure) as closed:
+        server.call("echo", '{"message": "late"}')
+    assert closed.value.output.text() == UNAVAILABLE.format(name="echo")
+    assert client.protocol_version is None
+    with pytest.raises(RuntimeError, match="closed"):
+        client.session  # noqa: B018 - the property raises
+
+
+def test_connect_refuses_what_it_cannot_start(portal: BlockingPortal, tmp_path: Path) -> None:
+    """A bad spec or name is a ValueError; a command that cannot start is a ConnectError naming the server."""
+    from scopetool.mcp.client import ConnectError, StdioServer, connect
+
+    async def attempt(spec: object, name: str) -> None:
+        async with connect(spec, name=name):  # type: ignore[arg-type]
+            pass  # pragma: no cover - never connected
+
+    with pytest.raises(ValueError, match="StdioServer or an HttpServer"):
+        portal.call(attempt, {"command": "x"}, "x")
+    with pytest.raises(ValueError, match="non-empty"):
+        portal.call(attempt, StdioServer("x"), "")
+    with pytest.raises(ConnectError, match="cannot connect to MCP server 'ghost'"):
+        portal.call(attempt, StdioServer(str(tmp_path / "no-such-server")), "ghost")

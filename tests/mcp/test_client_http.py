@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any
 
+import anyio
 import mcp_types as types
 import pytest
 import uvicorn
@@ -27,7 +28,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
 from scopetool import Admission, Effect, Failure, InvalidInvocationError, Request
-from scopetool.mcp.client import BROKEN_OUTPUT, REFUSED, ConnectError, HttpServer, connect
+from scopetool.mcp.client import BROKEN_OUTPUT, INVALID_RESULT, REFUSED, UNAVAILABLE, ConnectError, HttpServer, connect
 
 
 class Weather(BaseModel):
@@ -85,10 +86,29 @@ PAGES: dict[str | None, tuple[list[types.Tool], str | None]] = {
                 name="odd_format",
                 input_schema={"type": "object", "properties": {"x": {"type": "string", "format": "zip-code"}}},
             ),
+            types.Tool(
+                name="bad_date",
+                input_schema={"type": "object", "properties": {}},
+                output_schema={"type": "object", "properties": {"when": {"type": "string", "format": "date"}}},
+            ),
+            *(
+                types.Tool(name=name, input_schema={"type": "object", "properties": {}})
+                for name in ("bad_image", "silent_error", "two_questions", "slow")
+            ),
         ],
         None,
     ),
 }
+QUESTION = types.ElicitRequest(
+    params=types.ElicitRequestFormParams(
+        message="Sure?", requested_schema={"type": "object", "properties": {"ok": {"type": "boolean"}}}
+    )
+)
+SAMPLE = types.CreateMessageRequest(
+    params=types.CreateMessageRequestParams(
+        messages=[types.SamplingMessage(role="user", content=types.TextContent(type="text", text="hi"))], max_tokens=5
+    )
+)
 
 
 async def list_pages(context: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
@@ -103,6 +123,16 @@ async def call_odd(context: Any, params: types.CallToolRequestParams) -> types.C
         return types.CallToolResult(content=[], structured_content={"n": "not a number"})
     if params.name == "grumpy":
         raise MCPError(code=types.INTERNAL_ERROR, message="private detail: database at 10.0.0.7 is down")
+    if params.name == "bad_date":  # the SDK's client does not assert formats; the contract does
+        return types.CallToolResult(content=[], structured_content={"when": "the day after tomorrow"})
+    if params.name == "bad_image":
+        return types.CallToolResult(content=[types.ImageContent(type="image", data="%%%", mime_type="image/png")])
+    if params.name == "silent_error":
+        return types.CallToolResult(content=[], is_error=True)
+    if params.name == "two_questions":
+        return types.InputRequiredResult(input_requests={"a": QUESTION, "b": SAMPLE})  # type: ignore[return-value]
+    if params.name == "slow":
+        await anyio.sleep(30)
     return types.CallToolResult(content=[types.TextContent(type="text", text="page one")])
 
 
@@ -143,10 +173,16 @@ def weather(portal: BlockingPortal) -> Iterator[Served]:
 
 
 @pytest.fixture(scope="module")
-def odd(portal: BlockingPortal) -> Iterator[Served]:
-    """The low-level server over HTTP."""
-    server = Server("odd", on_list_tools=list_pages, on_call_tool=call_odd)
-    with http(server.streamable_http_app()) as url, served(portal, HttpServer(url), name="odd") as s:
+def odd_url() -> Iterator[str]:
+    """The low-level server over HTTP: its URL."""
+    with http(Server("odd", on_list_tools=list_pages, on_call_tool=call_odd).streamable_http_app()) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def odd(portal: BlockingPortal, odd_url: str) -> Iterator[Served]:
+    """The low-level server, connected."""
+    with served(portal, HttpServer(odd_url), name="odd") as s:
         yield s
 
 
@@ -183,8 +219,11 @@ def test_input_required_is_an_input_request_that_resumes(weather: Served) -> Non
 
 def test_every_page_is_listed_and_what_cannot_be_enforced_is_refused(odd: Served) -> None:
     """Both pages are read; a name scopetool cannot carry and an unknown format are refused, by name."""
-    assert list(odd.client.definitions) == ["page_one", "liar", "grumpy", "dotted.name", "odd_format"]
-    assert [tool.definition().name for tool in odd.client.tools] == ["page_one", "liar", "grumpy"]
+    listed = [tool.name for tools, _ in PAGES.values() for tool in tools]
+    assert list(odd.client.definitions) == listed
+    assert [tool.definition().name for tool in odd.client.tools] == [
+        name for name in listed if name not in ("dotted.name", "odd_format")
+    ]
     refused = dict(odd.client.refused)
     assert "is not a scopetool tool name" in refused["dotted.name"]
     assert 'keyword "format"' in refused["odd_format"] and "zip-code" in refused["odd_format"]
@@ -215,3 +254,55 @@ def test_an_unreachable_server_is_a_connect_error(portal: BlockingPortal) -> Non
 
     with pytest.raises(ConnectError, match="cannot connect to MCP server 'nobody'"):
         portal.call(attempt)
+
+
+def test_results_the_contract_cannot_take(odd: Served) -> None:
+    """A format the SDK does not check, media that is not base64, an empty error, two questions at once."""
+    with pytest.raises(Failure) as date:
+        odd.call("bad_date")
+    assert date.value.output.text() == BROKEN_OUTPUT.format(name="bad_date")
+    with pytest.raises(Failure) as image:
+        odd.call("bad_image")
+    assert image.value.output.text() == INVALID_RESULT.format(name="bad_image")
+    with pytest.raises(Failure) as silent:
+        odd.call("silent_error")
+    assert silent.value.output.text() == 'error: tool "silent_error" failed'
+    with pytest.raises(Failure) as questions:
+        odd.call("two_questions")
+    assert questions.value.output.text() == REFUSED.format(name="two_questions")
+    assert "one form elicitation" in str(questions.value.cause)
+
+
+def test_closing_the_client_ends_a_call_in_flight(portal: BlockingPortal, odd_url: str) -> None:
+    """A call still running when its connection closes ends as a Failure with the fixed text."""
+    with served(portal, HttpServer(odd_url), name="odd") as server:
+        binding = server.binding("slow")
+        future = portal.start_task_soon(binding.call, binding.contract.prepare(Request("slow", "{}")))
+        time.sleep(0.2)  # let it reach the server; the server would answer in 30 s
+    with pytest.raises(Failure) as caught:
+        future.result(timeout=30)
+    assert caught.value.output.text() == UNAVAILABLE.format(name="slow")
+
+
+MODE = {"list": "loop"}
+
+
+async def list_badly(context: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    """A ``tools/list`` that never ends (its cursor repeats) or fails."""
+    if MODE["list"] == "fail":
+        raise MCPError(code=types.INTERNAL_ERROR, message="no tools today")
+    return types.ListToolsResult(tools=[], next_cursor="again")
+
+
+@pytest.mark.parametrize(("mode", "problem"), [("loop", "repeated the tools/list cursor"), ("fail", "no tools today")])
+def test_a_listing_that_fails_is_a_connect_error(portal: BlockingPortal, mode: str, problem: str) -> None:
+    """A listing that repeats its cursor, or fails: ConnectError naming the server."""
+    MODE["list"] = mode
+
+    async def attempt(url: str) -> None:
+        async with connect(HttpServer(url, headers={"X-Test": "1"}), name="lister"):
+            pass  # pragma: no cover - never listed
+
+    with http(Server("lister", on_list_tools=list_badly).streamable_http_app()) as url:
+        with pytest.raises(ConnectError, match=f"MCP server 'lister'.*{problem}"):
+            portal.call(attempt, url)
