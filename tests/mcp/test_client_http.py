@@ -303,6 +303,6 @@ def test_a_listing_that_fails_is_a_connect_error(portal: BlockingPortal, mode: s
         async with connect(HttpServer(url, headers={"X-Test": "1"}), name="lister"):
             pass  # pragma: no cover - never listed
 
-    with http(Server("lister", on_list_tools=list_badly).streamable_http_app()) as url:
-        with pytest.raises(ConnectError, match=f"MCP server 'lister'.*{problem}"):
-            portal.call(attempt, url)
+    app = Server("lister", on_list_tools=list_badly).streamable_http_app()
+    with http(app) as url, pytest.raises(ConnectError, match=f"MCP server 'lister'.*{problem}"):
+        portal.call(attempt, url)
