@@ -609,17 +609,12 @@ class MCPClient:
             raise Failure(kind=FailureKind.FAILED, output=INVALID_RESULT.format(name=name), cause=outcome)
         if isinstance(outcome, BaseException):
             raise Failure(kind=FailureKind.FAILED, output=UNAVAILABLE.format(name=name), cause=outcome)
-        if not isinstance(outcome, types.CallToolResult):
-            raise Failure(
-                kind=FailureKind.FAILED,
-                output=REFUSED.format(name=name),
-                cause=TypeError(f"unexpected result {type(outcome).__name__}"),
-            )
+        answer: types.CallToolResult = outcome  # call_tool returns nothing else without allow_claimed
         try:
-            output = result_output(outcome)
+            output = result_output(answer)
         except InvalidOutputError as error:
             raise Failure(kind=FailureKind.FAILED, output=INVALID_RESULT.format(name=name), cause=error) from None
-        if outcome.is_error:
+        if answer.is_error:
             shown = (
                 output
                 if output.content or output.details is not None

@@ -153,11 +153,11 @@ class PinFile:
         The file is written when something was recorded (a first contact, a new pending definition).
         """
         known: dict[str, Any] | None = self._data.get(server)
+        before = canonical_json(known or {})
         first = known is None
         entry: dict[str, Any] = {"tools": {}, "pending": {}} if known is None else known
         tools: dict[str, Any] = entry.setdefault("tools", {})
         pending: dict[str, Any] = entry.setdefault("pending", {})
-        before = canonical_json(self._data.get(server) or {})
         accepted: list[str] = []
         refused: dict[str, str] = {}
         recorded: list[str] = []
