@@ -1,8 +1,8 @@
 """Use another MCP server's tools through scopetool: admitted by their own schema, pinned in a lock file.
 
 Run it with ``python examples/mcp_client.py`` (it needs ``pip install 'scopetool[mcp]'``). It starts
-the MCP server at the bottom of this file (the MCP SDK's own `MCPServer`, standing in for any
-server you use) as a child process, connects to it over stdio, and then:
+``notes_server.py`` (the MCP SDK's own `MCPServer`, standing in for any server you use) as a child
+process, connects to it over stdio, and then:
 
 1. lists the server's tools, pinning their definitions in ``mcp.lock.json`` on first contact;
 2. calls one, and shows a call whose arguments break the server's schema refused before it is sent;
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -25,10 +24,8 @@ from scopetool.mcp.client import StdioServer, connect
 from scopetool.mcp.pins import PinFile, fingerprint
 from scopetool.providers import anthropic
 
-# The SDK starts a server with a minimal environment: pass on PYTHONPATH, if set, so the child finds
-# the same packages as this process.
-PATH = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else None
-SERVER = StdioServer(command=sys.executable, args=(__file__, "--serve"), env=PATH)
+SERVER = StdioServer(command=sys.executable, args=(str(Path(__file__).with_name("notes_server.py")),))
+"""The stand-in third-party server (`notes_server.py`), started as a child process."""
 
 
 async def main(folder: Path) -> None:
@@ -62,30 +59,6 @@ async def main(folder: Path) -> None:
         print("refused:", client.refused["add_note"].split(";")[0])
 
 
-def serve() -> None:
-    """The stand-in third-party server: the MCP SDK's `MCPServer` on stdio."""
-    from mcp.server.mcpserver import MCPServer  # noqa: PLC0415 - only the child process serves
-
-    server = MCPServer("notes")
-    notes: list[str] = []
-
-    @server.tool()
-    def add_note(text: str, priority: int = 1) -> str:
-        """Add a note."""
-        notes.append(text)
-        return f"noted {text!r} (priority {priority}); {len(notes)} note(s)"
-
-    @server.tool()
-    def count_notes() -> int:
-        """How many notes there are."""
-        return len(notes)
-
-    server.run("stdio")
-
-
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--serve"]:
-        serve()
-    else:
-        with tempfile.TemporaryDirectory() as scratch:
-            asyncio.run(main(Path(scratch)))
+    with tempfile.TemporaryDirectory() as scratch:
+        asyncio.run(main(Path(scratch)))
