@@ -45,9 +45,9 @@ def _npm_version(package: str) -> str:
     return str(json.loads(manifest.read_text())["version"])
 
 
+EVERYTHING = "@modelcontextprotocol/server-everything"
 PACKAGES = {
-    "everything": f"`@modelcontextprotocol/server-everything` {_npm_version('@modelcontextprotocol/server-everything')} "
-    "(npm), stdio",
+    "everything": f"`{EVERYTHING}` {_npm_version(EVERYTHING)} (npm), stdio",
     "git": "`mcp-server-git` (PyPI), stdio",
     "weather": f"the MCP SDK's `MCPServer` (PyPI `mcp` {metadata.version('mcp')}), Streamable HTTP",
 }
