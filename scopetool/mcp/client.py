@@ -40,6 +40,11 @@ Outcomes (what the model may see is public; causes stay private):
   sends while more than one call is in flight on the connection cannot be told apart, and is
   declined; a URL-mode elicitation is declined.
 
+The interface agreed with the gateway (``/work/wt/_notes/MCP_CLIENT_API.md``) holds as written;
+beyond it: `MCPClient.missing`, `protocol_version` and `session`; `connect`'s ``errlog`` and
+``timeout``; `RemoteTool.server` and `listed`; `PinFile.accept(server, tools)` takes one name or
+several (None: every pending one).
+
 This module imports the MCP SDK: ``pip install 'scopetool[mcp]'``.
 """
 
@@ -73,7 +78,7 @@ except ImportError as _missing:
 
 from .._contract import Contract, Invocation
 from .._definition import NAME_PATTERN, Definition, Effect
-from .._errors import InvalidOutputError, InvalidToolError, ScopetoolError
+from .._errors import InvalidInvocationError, InvalidOutputError, InvalidToolError, ScopetoolError
 from .._input import InputRequest, compile_schema
 from .._json import canonical_json, is_array, is_object
 from .._outcome import Failure, FailureKind
@@ -252,9 +257,24 @@ class RemoteTool:
         """The definition made once from the server's listing (read once, at `bind`)."""
         return self._definition
 
+    @property
+    def listed(self) -> dict[str, Any]:
+        """A copy of the tool's definition exactly as the server listed it (JSON)."""
+        copied: dict[str, Any] = json.loads(json.dumps(self._listed))
+        return copied
+
     async def call(self, invocation: Invocation) -> Result:
-        """Send one admitted call to the server and map its result (see the module's docstring)."""
-        return await self._client.run(self._definition.name, invocation)
+        """Send one admitted call to the server and map its result (see the module's docstring).
+
+        Raises:
+            InvalidInvocationError: `invocation` was admitted by another tool's contract.
+        """
+        if invocation.definition != self._definition:
+            raise InvalidInvocationError(
+                f"tool: invalid invocation: invocation of {invocation.name!r} does not belong to remote tool "
+                f"{self._definition.name!r}"
+            )
+        return await self._client._call(self._definition.name, invocation)  # pyright: ignore[reportPrivateUsage]
 
     def __repr__(self) -> str:
         return f"RemoteTool(server={self._client.name!r}, name={self._definition.name!r})"
@@ -498,8 +518,8 @@ class MCPClient:
 
     # -- calls
 
-    async def run(self, name: str, invocation: Invocation) -> Result:
-        """Run one admitted call of tool `name` on the server (what `RemoteTool.call` does)."""
+    async def _call(self, name: str, invocation: Invocation) -> Result:
+        """Run one admitted call of tool `name` on the server (`RemoteTool.call`, which checked the contract)."""
         continuation = invocation.continuation
         arguments: dict[str, Any] = json.loads(invocation.arguments or b"{}")
         if continuation is not None:

@@ -189,8 +189,10 @@ class PinFile:
             self.save()
         return PinCheck(tuple(accepted), refused, missing, tuple(recorded))
 
-    def accept(self, server: str, tools: Iterable[str] | None = None) -> tuple[str, ...]:
+    def accept(self, server: str, tools: str | Iterable[str] | None = None) -> tuple[str, ...]:
         """Accept pending definitions of `server` (all, or the named `tools`); a named missing tool is forgotten.
+
+        `tools` is one tool's name, several, or None for every pending one.
 
         Returns the names accepted (or forgotten), and writes the file.
 
@@ -204,6 +206,8 @@ class PinFile:
             )
         pinned: dict[str, Any] = entry.setdefault("tools", {})
         pending: dict[str, Any] = entry.get("pending", {})
+        if isinstance(tools, str):
+            tools = (tools,)
         names = sorted(pending) if tools is None else list(dict.fromkeys(tools))
         done: list[str] = []
         for name in names:

@@ -349,3 +349,15 @@ def test_connect_refuses_what_it_cannot_start(portal: BlockingPortal, tmp_path: 
         portal.call(attempt, StdioServer("x"), "")
     with pytest.raises(ConnectError, match="cannot connect to MCP server 'ghost'"):
         portal.call(attempt, StdioServer(str(tmp_path / "no-such-server")), "ghost")
+
+
+def test_a_remote_tool_runs_only_its_own_invocations(everything: Served) -> None:
+    """An invocation admitted by another tool's contract is refused by the remote tool itself: nothing is sent."""
+    assert everything.log is not None
+    before = len(tool_calls(everything.log))
+    echo, add = everything.binding("echo"), everything.binding("get-sum")
+    invocation = echo.contract.prepare(Request("echo", '{"message": "hi"}'))
+    with pytest.raises(InvalidInvocationError, match="does not belong to remote tool 'get-sum'"):
+        everything.portal.call(add.tool.call, invocation)
+    assert len(tool_calls(everything.log)) == before
+    assert add.tool.listed == everything.client.definitions["get-sum"]  # type: ignore[attr-defined]

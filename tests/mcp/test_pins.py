@@ -139,7 +139,7 @@ def test_accepting_one_change_keeps_the_others_pending(tmp_path: Path) -> None:
     assert pins.path == lock
     pins.check("demo", {"echo": ECHO})
     PinFile(lock).check("demo", {"echo": {**ECHO, "title": "Echo"}, "ping": {"name": "ping"}})
-    assert PinFile(lock).accept("demo", ["ping"]) == ("ping",)
+    assert PinFile(lock).accept("demo", "ping") == ("ping",)
     assert set(PinFile(lock).pending("demo")) == {"echo"}
 
 
