@@ -528,7 +528,7 @@ class MCPClient:
             if kind == _INPUT_REQUIRED:
                 responses: types.InputResponses = {str(state["key"]): _elicit_result(continuation.response)}
                 return await self._start(name, invocation.contract, arguments, responses, state.get("request_state"))
-            running = self._running.pop(str(state.get("call")), None) if kind == _ELICITATION else None
+            running = self._running.get(str(state.get("call"))) if kind == _ELICITATION else None
             if running is None or running.asked is None:
                 raise Failure(
                     kind=FailureKind.FAILED,

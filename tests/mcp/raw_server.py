@@ -1,7 +1,9 @@
 """A stdio MCP server written by hand, answering what no SDK server would send: ``python raw_server.py``.
 
-It speaks just enough JSON-RPC for a client to initialize (protocol 2025-11-25) and list one tool,
-``hologram``, whose result holds a content block of a type MCP does not have.
+It speaks just enough JSON-RPC for a client to initialize (protocol 2025-11-25) and list two tools:
+``hologram``, whose result holds a content block of a type MCP does not have, and ``two_questions``,
+which asks two form elicitations in the middle of its call, one after the other, and answers with
+both answers.
 """
 
 from __future__ import annotations
@@ -9,7 +11,11 @@ from __future__ import annotations
 import json
 import sys
 
-TOOL = {"name": "hologram", "inputSchema": {"type": "object", "properties": {}}}
+TOOLS = [
+    {"name": "hologram", "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "two_questions", "inputSchema": {"type": "object", "properties": {}}},
+]
+FORM = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
 
 
 def answer(message: dict[str, object]) -> dict[str, object] | None:
@@ -24,12 +30,33 @@ def answer(message: dict[str, object]) -> dict[str, object] | None:
             "serverInfo": {"name": "raw", "version": "0"},
         }
     elif method == "tools/list":
-        result = {"tools": [TOOL]}
+        result = {"tools": TOOLS}
+    elif method == "tools/call" and message["params"]["name"] == "two_questions":  # type: ignore[index]
+        answers = [ask(f"question {number}?") for number in (1, 2)]
+        result = {"content": [{"type": "text", "text": json.dumps(answers)}]}
     elif method == "tools/call":
         result = {"content": [{"type": "hologram", "data": "?"}]}
     else:
         return {"jsonrpc": "2.0", "id": ident, "error": {"code": -32601, "message": f"no method {method}"}}
     return {"jsonrpc": "2.0", "id": ident, "result": result}
+
+
+def ask(question: str) -> object:
+    """Send an ``elicitation/create`` request and wait for its response; the response's result."""
+    ask.count += 1  # type: ignore[attr-defined]
+    ident = f"ask-{ask.count}"  # type: ignore[attr-defined]
+    request = {"message": question, "requestedSchema": FORM}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": ident, "method": "elicitation/create", "params": request}))
+    sys.stdout.write("\n")
+    sys.stdout.flush()
+    for line in sys.stdin:
+        message = json.loads(line)
+        if message.get("id") == ident and "method" not in message:
+            return message.get("result", message.get("error"))
+    return None
+
+
+ask.count = 0  # type: ignore[attr-defined]
 
 
 def main() -> None:

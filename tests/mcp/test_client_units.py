@@ -135,3 +135,30 @@ def test_empty_text_blocks_are_dropped() -> None:
         ]
     )
     assert result_output(result).text() == "kept"
+
+
+def test_two_in_call_elicitations_of_one_call() -> None:
+    """A legacy server asking twice in one call: two input requests in turn, both answers sent back."""
+    import json
+    import sys
+    from pathlib import Path
+
+    from anyio.from_thread import start_blocking_portal
+    from client_support import served
+
+    from scopetool import Admission, Request
+
+    raw = StdioServer(command=sys.executable, args=(str(Path(__file__).with_name("raw_server.py")),))
+    with start_blocking_portal() as portal, served(portal, raw, name="raw") as server:
+        binding = server.binding("two_questions")
+        result = server.run(binding, binding.contract.prepare(Request("two_questions", "{}")))
+        for answer in ("yes", "no"):
+            assert result.input_request is not None
+            continuation = result.input_request.continuation({"action": "accept", "content": {"answer": answer}})
+            admitted = binding.contract.prepare(Request("two_questions", "{}"), Admission(continuation=continuation))
+            result = server.run(binding, admitted)
+        assert result.input_request is None
+        assert json.loads(result.output.text() or "") == [
+            {"action": "accept", "content": {"answer": "yes"}},
+            {"action": "accept", "content": {"answer": "no"}},
+        ]
