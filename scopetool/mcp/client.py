@@ -343,7 +343,10 @@ def result_output(result: types.CallToolResult) -> Output:
         block = _block(item)
         if block is not None:
             blocks.append(block)
-    details = None if result.structured_content is None else canonical_json(result.structured_content)
+    try:
+        details = None if result.structured_content is None else canonical_json(result.structured_content)
+    except ValueError as error:  # NaN, Infinity or a lone surrogate the SDK's parser let through
+        raise InvalidOutputError(f"structuredContent is not I-JSON: {error}") from None
     return Output(content=tuple(blocks), details=details)
 
 

@@ -1,7 +1,8 @@
 """A stdio MCP server written by hand, answering what no SDK server would send: ``python raw_server.py``.
 
-It speaks just enough JSON-RPC for a client to initialize (protocol 2025-11-25) and list two tools:
-``hologram``, whose result holds a content block of a type MCP does not have, and ``two_questions``,
+It speaks just enough JSON-RPC for a client to initialize (protocol 2025-11-25) and list three tools:
+``hologram``, whose result holds a content block of a type MCP does not have, ``not_a_number``, whose
+``structuredContent`` holds a NaN, and ``two_questions``,
 which asks two form elicitations in the middle of its call, one after the other, and answers with
 both answers.
 """
@@ -14,6 +15,7 @@ import sys
 TOOLS = [
     {"name": "hologram", "inputSchema": {"type": "object", "properties": {}}},
     {"name": "two_questions", "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "not_a_number", "inputSchema": {"type": "object", "properties": {}}},
 ]
 FORM = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
 
@@ -34,6 +36,8 @@ def answer(message: dict[str, object]) -> dict[str, object] | None:
     elif method == "tools/call" and message["params"]["name"] == "two_questions":  # type: ignore[index]
         answers = [ask(f"question {number}?") for number in (1, 2)]
         result = {"content": [{"type": "text", "text": json.dumps(answers)}]}
+    elif method == "tools/call" and message["params"]["name"] == "not_a_number":  # type: ignore[index]
+        result = {"content": [], "structuredContent": {"x": float("nan")}}  # json.dumps writes NaN
     elif method == "tools/call":
         result = {"content": [{"type": "hologram", "data": "?"}]}
     else:

@@ -104,10 +104,14 @@ def test_a_result_that_is_not_mcp_is_invalid_result() -> None:
     from scopetool.mcp.client import INVALID_RESULT
 
     raw = StdioServer(command=sys.executable, args=(str(Path(__file__).with_name("raw_server.py")),))
-    with start_blocking_portal() as portal, served(portal, raw, name="raw") as server, pytest.raises(Failure) as caught:
-        server.call("hologram")
-    assert caught.value.output.text() == INVALID_RESULT.format(name="hologram")
-    assert "hologram" in str(caught.value.cause)
+    with start_blocking_portal() as portal, served(portal, raw, name="raw") as server:
+        with pytest.raises(Failure) as caught:
+            server.call("hologram")
+        assert caught.value.output.text() == INVALID_RESULT.format(name="hologram")
+        assert "hologram" in str(caught.value.cause)
+        with pytest.raises(Failure) as nan:
+            server.call("not_a_number")
+        assert nan.value.output.text() == INVALID_RESULT.format(name="not_a_number")
 
 
 def test_import_without_the_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
