@@ -95,6 +95,9 @@ def test_each_server_is_pinned_apart(tmp_path: Path) -> None:
         ("[", "not JSON"),
         ('{"version": 2, "servers": {}}', "not a scopetool MCP lock file"),
         ('{"version": 1, "servers": {"a": {"tools": {"echo": {"sha256": 1}}}}}', "servers.a.tools.echo"),
+        ('{"version": 1, "servers": {"a": []}}', "servers.a: expected an object"),
+        ('{"version": 1, "servers": {"a": {"tools": []}}}', "servers.a.tools: expected an object"),
+        ('{"version": 1, "servers": {"a": {"missing": "echo"}}}', "servers.a.missing: expected a list"),
         (
             '{"version": 1, "servers": {"a": {"tools": {"echo": {"sha256": "sha256:0", "definition": {}}}}}}',
             "does not match the definition",
@@ -157,3 +160,21 @@ def test_a_failed_write_leaves_the_lock_file_as_it_was(tmp_path: Path, monkeypat
         PinFile(lock).check("other", {"echo": ECHO})
     assert lock.read_text() == before
     assert [path.name for path in tmp_path.iterdir()] == ["mcp.lock.json"]
+
+
+def test_only_a_tool_noted_missing_can_be_forgotten(tmp_path: Path) -> None:
+    """Naming a pinned tool the server still lists is an error, not a silent unpin; a missing one is forgotten."""
+    lock = tmp_path / "mcp.lock.json"
+    ping = {"name": "ping", "inputSchema": {"type": "object"}}
+    PinFile(lock).check("demo", {"echo": ECHO, "ping": ping})
+    with pytest.raises(PinError, match="'echo' of MCP server 'demo' has no pending change"):
+        PinFile(lock).accept("demo", "echo")
+    assert set(PinFile(lock).pinned("demo")) == {"echo", "ping"}
+    assert PinFile(lock).check("demo", {"echo": ECHO}).missing == ("ping",)
+    assert json.loads(lock.read_text())["servers"]["demo"]["missing"] == ["ping"]
+    assert PinFile(lock).accept("demo") == ()  # accepting everything pending forgets nothing
+    assert set(PinFile(lock).pinned("demo")) == {"echo", "ping"}
+    assert PinFile(lock).accept("demo", "ping") == ("ping",)
+    assert set(PinFile(lock).pinned("demo")) == {"echo"}
+    assert "missing" not in json.loads(lock.read_text())["servers"]["demo"]
+    assert PinFile(lock).check("demo", {"echo": ECHO}).missing == ()
