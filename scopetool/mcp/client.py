@@ -26,8 +26,9 @@ Outcomes (what the model may see is public; causes stay private):
   resource as its text), ``structuredContent`` as `Output.details`.
 * ``isError: true``: a `Failure` whose output is the tool's own content (the remote tool wrote it
   for the model, as MCP intends).
-* A JSON-RPC error, a broken output schema, a dead or closed connection: a `Failure` with a fixed
-  text (`REFUSED`, `BROKEN_OUTPUT`, `UNAVAILABLE`); the cause is the error, private.
+* A JSON-RPC error, a broken output schema, a result that is not valid MCP, a dead or closed
+  connection: a `Failure` with a fixed text (`REFUSED`, `BROKEN_OUTPUT`, `INVALID_RESULT`,
+  `UNAVAILABLE`); the cause is the error, private.
 * Progress notifications: `report_progress`, in the calling task.
 * Elicitation (form mode): an `InputRequest` result. Its prompt is the server's message, its
   response schema the MCP ``ElicitResult`` (``{"action": "accept", "content": {...}}`` with the
@@ -40,10 +41,11 @@ Outcomes (what the model may see is public; causes stay private):
   sends while more than one call is in flight on the connection cannot be told apart, and is
   declined; a URL-mode elicitation is declined.
 
-The interface agreed with the gateway (``/work/wt/_notes/MCP_CLIENT_API.md``) holds as written;
-beyond it: `MCPClient.missing`, `protocol_version` and `session`; `connect`'s ``errlog`` and
-``timeout``; `RemoteTool.server` and `listed`; `PinFile.accept(server, tools)` takes one name or
-several (None: every pending one).
+The interface agreed with the gateway's authors holds as agreed (`StdioServer`, `HttpServer`,
+`server_spec`, `connect`, `MCPClient` with `name`, `tools`, `refused`, `definitions`). Beyond it:
+`MCPClient.missing`, `protocol_version` and `session`; `connect`'s ``errlog`` and ``timeout``;
+`RemoteTool.server` and `listed`; `PinFile.accept(server, tools)` takes one name or several (None:
+every pending one).
 
 This module imports the MCP SDK: ``pip install 'scopetool[mcp]'``.
 """
