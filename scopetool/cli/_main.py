@@ -11,6 +11,7 @@ from typing import Final, NoReturn
 
 from .. import __version__
 from .._stdio import reserved_stdout
+from . import _pins
 from ._common import PROVIDERS, ExitCode, UsageError, say
 
 __all__ = ["build_parser", "main"]
@@ -129,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Serve the tools to an MCP client over stdio (needs pip install 'scopetool[mcp]').",
     )
     serve.add_argument("target", metavar="TARGET", help=_TARGET_HELP)
+    _pins.add_parser(commands)
     return parser
 
 
