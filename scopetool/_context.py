@@ -190,8 +190,9 @@ def _earlier_answers(state: Any) -> list[bytes]:
     """The answers a context's continuation state holds (none in another tool's state)."""
     plain = cast("dict[str, Any]", state) if isinstance(state, dict) else {}
     given: Any = plain.get(_ANSWERS)
-    answers: list[Any] = cast("list[Any]", given) if isinstance(given, list) else []
-    return [canonical_json(answer) for answer in answers]
+    if not isinstance(given, list):
+        return []
+    return [canonical_json(answer) for answer in cast("list[object]", given)]
 
 
 def _loads(answer: bytes) -> Any:
