@@ -19,15 +19,7 @@ Deps_co = TypeVar("Deps_co", default=None, covariant=True)
 T = TypeVar("T")
 
 
-@final
-class _NoDeps:
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "NO_DEPS"
-
-
-NO_DEPS: Final[Any] = _NoDeps()
+NO_DEPS: Final[Any] = object()
 """The deps of a binding that was given none (distinct from None, which is a value a tool may declare)."""
 
 APPROVAL_DECLINED: Final = 'error: tool "{name}" was not run: the person asked to approve it declined'
@@ -136,21 +128,22 @@ class CallContext(Generic[Deps_co]):
             raise ScopetoolError("CallContext.ask: this call has ended; a context belongs to one call")
         if self._stop is not None:
             raise self._stop  # the call has already ended: asking again changes nothing
+        from ._input import InvalidInputRequestError  # noqa: PLC0415 - the same module as InputRequest
+
+        try:
+            adapter = type_adapter(answer_type, None)
+            schema = adapter.json_schema()
+        except Exception as error:  # noqa: BLE001 - pydantic refuses types in several ways
+            first = str(error).splitlines()[0]
+            raise InvalidInputRequestError(f"CallContext.ask: {answer_type!r} cannot be an answer: {first}") from None
         answers = self._given()
         index = self._asked
         self._asked += 1
-        adapter = type_adapter(answer_type, None)
         if index < len(answers):
             answer: T = adapter.validate_json(answers[index])
             return answer
-        from ._input import InvalidInputRequestError  # noqa: PLC0415 - the same module as InputRequest
-
         if not isinstance(prompt, str):
             raise InvalidInputRequestError(f"CallContext.ask: the prompt must be a str, not {type(prompt).__name__}")
-        try:
-            schema = adapter.json_schema()
-        except Exception as error:  # noqa: BLE001 - pydantic refuses schemas in several ways
-            raise InvalidInputRequestError(f"CallContext.ask: {answer_type!r} has no JSON Schema: {error}") from None
         state = {_ANSWERS: [_loads(answer) for answer in answers]}
         request = InputRequest(prompt=prompt, response_schema=schema, continuation_state=state)
         self._stop = InputNeeded(self, request)

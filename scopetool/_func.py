@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import types
 import typing
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Annotated, Any, Generic, ParamSpec, TypeAlias, TypeVar, cast, overload
@@ -448,7 +449,7 @@ def _deps_class(annotation: Any) -> type | None:
     """
     arguments = typing.get_args(annotation)
     declared = typing.get_origin(arguments[0]) or arguments[0] if arguments else None
-    if not isinstance(declared, type) or declared in (object, type(None)):
+    if not isinstance(declared, type) or declared in (object, type(None), types.UnionType):
         return None
     try:
         isinstance(None, declared)
