@@ -286,7 +286,7 @@ async def test_except_exception_does_not_catch_the_question() -> None:
         """Ask inside a try."""
         try:
             return str(ctx.ask("Sure?", bool))
-        except Exception:  # noqa: BLE001 - what the test checks is that this does not catch the question
+        except Exception:  # what the test checks: this does not catch the question
             return "caught"
 
     result = await call(bind(careful))
@@ -300,7 +300,7 @@ async def test_a_function_that_swallows_the_question_fails_the_call(is_async: bo
     def swallow(ctx: CallContext) -> str:
         try:
             ctx.ask("Sure?", bool)
-        except BaseException:  # noqa: BLE001 - the mistake the test makes on purpose
+        except BaseException:  # the mistake the test makes on purpose
             return "swallowed"
         return "answered"
 
@@ -308,7 +308,7 @@ async def test_a_function_that_swallows_the_question_fails_the_call(is_async: bo
         return swallow(ctx)
 
     func = tool(swallow_async if is_async else swallow, name="swallow")
-    with pytest.raises(InvalidOutputError, match="caught the signal CallContext.ask raises"):
+    with pytest.raises(InvalidOutputError, match=r"caught the signal CallContext\.ask raises"):
         await call(bind(func))
 
 
@@ -327,7 +327,7 @@ async def test_a_context_kept_past_its_call_cannot_ask() -> None:
         """Ask again after catching the first question."""
         try:
             ctx.ask("First?", bool)
-        except BaseException:  # noqa: BLE001 - the test asks twice on purpose
+        except BaseException:  # the test asks twice on purpose
             ctx.ask("Second?", bool)
         return "unreachable"
 
