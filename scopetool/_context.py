@@ -22,7 +22,7 @@ T = TypeVar("T")
 NO_DEPS: Final[Any] = object()
 """The deps of a binding that was given none (distinct from None, which is a value a tool may declare)."""
 
-APPROVAL_DECLINED: Final = 'error: tool "{name}" was not run: the person asked to approve it declined'
+APPROVAL_DECLINED: Final = 'error: tool "{name}" was not run: approval was declined'
 """The fixed text the model is shown when a person refuses a ``@tool(approval=...)`` call."""
 
 _ANSWERS: Final = "scopetool.answers"
