@@ -11,7 +11,7 @@ TARGET = f"{FIXTURES / 'context_tools.py'}:registry"
 
 
 def test_an_approval_waits_then_runs_once_with_yes_and_is_rejected_with_no(command: Command, tmp_path: Path) -> None:
-    """The call prints a pending approval; ``--continuation`` with true runs it (with the deps), with false rejects it."""
+    """A pending approval prints; ``--continuation`` with true runs it (with the deps), with false rejects it."""
     asked = command("call", TARGET, "remove", '{"path": "a.txt"}', "--idempotency-key", "k1")
     assert asked.returncode == 4
     pending = json.loads(asked.stdout)

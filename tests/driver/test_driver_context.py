@@ -60,7 +60,8 @@ def driver(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     if request.param == "memory":
         yield Driver(REGISTRY, MemoryBackend())
         return
-    from scopetool.driver.dbos import DbosBackend  # noqa: PLC0415 - only the durable case needs DBOS
+    pytest.importorskip("dbos")
+    from scopetool.driver.dbos import DbosBackend
 
     url = database_url("sqlite", tmp_path_factory.mktemp("dbos"), request)
     with DbosBackend(REGISTRY, url, executor_id="in-process", poll_interval=0.05) as backend:

@@ -145,7 +145,8 @@ def test_a_worker_killed_while_an_approval_waits_runs_the_tool_once_with_the_ans
     assert workers.answer(key, True)
     results = workers.run("run-1", turn)
     assert [r["text"] for r in results] == ["removed /srv/old", "wrote after"]
-    assert [line for line in workers.lines() if not line.startswith("ready")] == [f"removed /srv/old {key}", "write after"]
+    effects = [line for line in workers.lines() if not line.startswith("ready")]
+    assert effects == [f"removed /srv/old {key}", "write after"]
 
 
 def test_two_workers_on_one_postgres_database_run_each_call_once(

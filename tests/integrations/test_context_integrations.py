@@ -1,4 +1,4 @@
-"""CallContext tools in the frameworks' own loops: a LangGraph agent (interrupt) and a pydantic-ai Agent (deferred tools)."""
+"""CallContext tools in the frameworks' own loops: LangGraph (interrupt) and pydantic-ai (deferred tools)."""
 
 from __future__ import annotations
 
