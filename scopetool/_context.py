@@ -144,7 +144,7 @@ class CallContext(Generic[Deps_co]):
             return answer
         if not isinstance(prompt, str):
             raise InvalidInputRequestError(f"CallContext.ask: the prompt must be a str, not {type(prompt).__name__}")
-        state = {_ANSWERS: [_loads(answer) for answer in answers]}
+        state = {_ANSWERS: [_loads(answer) for answer in answers]} if answers else None
         request = InputRequest(prompt=prompt, response_schema=schema, continuation_state=state)
         self._stop = InputNeeded(self, request)
         raise self._stop
