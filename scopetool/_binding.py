@@ -277,7 +277,7 @@ def _assemble(
         problem = tool._deps_problem(deps)  # pyright: ignore[reportPrivateUsage]
         if problem is not None:
             raise InvalidToolError(problem)
-        target = functools.partial(tool._call_in_context, deps=deps)  # pyright: ignore[reportPrivateUsage]
+        target = functools.partial(tool._call_in_context, deps)  # pyright: ignore[reportPrivateUsage]
     safe = definition.effect is Effect.SAFE
     run = _definite_failures(target, definition.name) if safe else target
     binding._call = run  # pyright: ignore[reportPrivateUsage]

@@ -13,7 +13,7 @@ from ._input import Continuation, InputRequest
 from ._json import canonical_json
 from ._progress import Progress, report_progress
 
-__all__ = ["APPROVAL_DECLINED", "NO_DEPS", "CallContext", "InputNeeded", "close_context", "open_context"]
+__all__ = ["APPROVAL_DECLINED", "CONTEXT_TOKEN", "NO_DEPS", "CallContext", "InputNeeded", "close_context"]
 
 Deps_co = TypeVar("Deps_co", default=None, covariant=True)
 T = TypeVar("T")
@@ -70,23 +70,21 @@ class CallContext(Generic[Deps_co]):
         ```
     """
 
-    __slots__ = ("_answers", "_asked", "_deps", "_invocation", "_open", "_stop")
+    # Made once per call, so it sets only what every call needs; `_asks` exists once the function asks.
+    __slots__ = ("_asks", "_deps", "_done", "_invocation")
 
-    def __init__(self, invocation: Invocation, deps: Any, *, _token: object = None) -> None:
-        if _token is not _MINT:
+    def __init__(self, invocation: Invocation, deps: Any, token: object = None, /) -> None:
+        if token is not CONTEXT_TOKEN:
             raise TypeError("a CallContext is made by scopetool for one call of a @tool function")
         self._invocation = invocation
-        self._deps = deps
-        self._answers: list[bytes] | None = None  # read from the continuation at the first `ask`
-        self._asked = 0
-        self._open = True
-        self._stop: InputNeeded | None = None
+        self._deps: Any = deps
+        self._asks: _Asks | None = None
+        self._done = False
 
     @property
     def deps(self) -> Deps_co:
         """The application's dependencies for this call (None when the binding was given none)."""
-        deps: Any = None if self._deps is NO_DEPS else self._deps
-        return cast("Deps_co", deps)
+        return self._deps  # type: ignore[no-any-return]
 
     @property
     def tool_name(self) -> str:
@@ -124,10 +122,13 @@ class CallContext(Generic[Deps_co]):
         Raises:
             InvalidInputRequestError: the prompt is not a string, or `answer_type` has no JSON Schema.
         """
-        if not self._open:
+        if self._done:
             raise ScopetoolError("CallContext.ask: this call has ended; a context belongs to one call")
-        if self._stop is not None:
-            raise self._stop  # the call has already ended: asking again changes nothing
+        asks = self._asks
+        if asks is None:
+            asks = self._asks = _Asks(self._invocation.continuation)
+        if asks.stop is not None:
+            raise asks.stop  # the call has already ended: asking again changes nothing
         from ._input import InvalidInputRequestError  # noqa: PLC0415 - the same module as InputRequest
 
         try:
@@ -136,9 +137,9 @@ class CallContext(Generic[Deps_co]):
         except Exception as error:  # noqa: BLE001 - pydantic refuses types in several ways
             first = str(error).splitlines()[0]
             raise InvalidInputRequestError(f"CallContext.ask: {answer_type!r} cannot be an answer: {first}") from None
-        answers = self._given()
-        index = self._asked
-        self._asked += 1
+        answers = asks.answers
+        index = asks.asked
+        asks.asked += 1
         if index < len(answers):
             answer: T = adapter.validate_json(answers[index])
             return answer
@@ -146,37 +147,37 @@ class CallContext(Generic[Deps_co]):
             raise InvalidInputRequestError(f"CallContext.ask: the prompt must be a str, not {type(prompt).__name__}")
         state = {_ANSWERS: [_loads(answer) for answer in answers]} if answers else None
         request = InputRequest(prompt=prompt, response_schema=schema, continuation_state=state)
-        self._stop = InputNeeded(self, request)
-        raise self._stop
-
-    def _given(self) -> list[bytes]:
-        """The answers this call has already had, oldest first: the state's, then the continuation's."""
-        answers = self._answers
-        if answers is None:
-            answers = list[bytes]()
-            continuation = self._invocation.continuation
-            if continuation is not None:
-                answers.extend(_earlier_answers(continuation.state))
-                answers.append(continuation.response_json)
-            self._answers = answers
-        return answers
+        asks.stop = InputNeeded(self, request)
+        raise asks.stop
 
     def __repr__(self) -> str:
         return f"CallContext(tool_name={self.tool_name!r})"
 
 
-_MINT: Final = object()
+CONTEXT_TOKEN: Final = object()
+"""What `Func` passes to make a `CallContext` (user code cannot make one)."""
 
 
-def open_context(invocation: Invocation, deps: Any) -> CallContext[Any]:
-    """A new context for one call of `invocation`, with `deps` (`NO_DEPS` when the binding has none)."""
-    return CallContext(invocation, deps, _token=_MINT)
+@final
+class _Asks:
+    """The questions of one call: the answers it has had (oldest first), how many it asked, the one that ended it."""
+
+    __slots__ = ("answers", "asked", "stop")
+
+    def __init__(self, continuation: Continuation | None) -> None:
+        self.answers: list[bytes] = []
+        if continuation is not None:
+            self.answers.extend(_earlier_answers(continuation.state))
+            self.answers.append(continuation.response_json)
+        self.asked = 0
+        self.stop: InputNeeded | None = None
 
 
 def close_context(context: CallContext[Any]) -> InputNeeded | None:
     """End the context's call; the question that ended it, if one did."""
-    context._open = False  # pyright: ignore[reportPrivateUsage] - this module's own class
-    return context._stop  # pyright: ignore[reportPrivateUsage]
+    context._done = True  # pyright: ignore[reportPrivateUsage] - this module's own class
+    asks = context._asks  # pyright: ignore[reportPrivateUsage]
+    return None if asks is None else asks.stop
 
 
 def _earlier_answers(state: Any) -> list[bytes]:

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, create_model
 from pydantic_core import PydanticUndefined, core_schema
 
 from ._codec import NOTHING, InputDecoder, OutputEncoder, caller_namespace, take_decoded, type_adapter
-from ._context import APPROVAL_DECLINED, NO_DEPS, CallContext, InputNeeded, close_context, open_context
+from ._context import APPROVAL_DECLINED, CONTEXT_TOKEN, CallContext, InputNeeded, close_context
 from ._contract import Invocation
 from ._definition import NAME_PATTERN, Definition, Effect
 from ._errors import InvalidDefinitionError, InvalidOutputError, InvalidToolError
@@ -108,7 +108,12 @@ class Func(Generic[P, R]):
     async def call(self, invocation: Invocation, /) -> Result:
         """Decode the admitted arguments, run the function and encode what it returns."""
         if self._in_context:
-            return await self._call_in_context(invocation, NO_DEPS)
+            if self._deps_class is not None and self._context_parameter is not None:
+                raise InvalidToolError(
+                    f"tool {self.name!r} takes CallContext[{self._deps_class.__name__}] but was bound without deps: "
+                    "give deps= to bind, Registry or with_deps"
+                )
+            return await self._call_in_context(None, invocation)
         value = take_decoded(invocation, self._decoder)
         if value is NOTHING:
             value = self._decoder.decode(invocation)
@@ -122,21 +127,16 @@ class Func(Generic[P, R]):
             returned = await asyncio.to_thread(cast("Callable[..., Any]", self._sync), **kwargs)
         return self._encoder.result(returned)
 
-    async def _call_in_context(self, invocation: Invocation, deps: Any) -> Result:
+    async def _call_in_context(self, deps: Any, invocation: Invocation, /) -> Result:
         """`call` with a `CallContext` for the function (holding `deps`) and the approval asked first.
 
         A question the context asks ends the call with its `InputRequest` as the result.
         """
-        if deps is NO_DEPS and self._deps_class is not None and self._context_parameter is not None:
-            raise InvalidToolError(
-                f"tool {self.name!r} takes CallContext[{self._deps_class.__name__}] but was bound without deps: "
-                "give deps= to bind, Registry or with_deps"
-            )
         value = take_decoded(invocation, self._decoder)
         if value is NOTHING:
             value = self._decoder.decode(invocation)
         kwargs: dict[str, Any] = value if self._as_decoded else self._keywords(value)
-        context = open_context(invocation, deps)
+        context = CallContext(invocation, deps, CONTEXT_TOKEN)
         try:
             approval = self._approval
             if approval is not None:
