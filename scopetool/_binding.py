@@ -273,7 +273,7 @@ def _assemble(
     binding._contract = contract  # pyright: ignore[reportPrivateUsage]
     binding._tool = tool  # pyright: ignore[reportPrivateUsage]
     target = call
-    if deps is not NO_DEPS and isinstance(tool, Func) and tool._in_context:  # pyright: ignore[reportPrivateUsage]
+    if deps is not NO_DEPS and isinstance(tool, Func) and tool._in_context is not None:  # pyright: ignore[reportPrivateUsage]
         problem = tool._deps_problem(deps)  # pyright: ignore[reportPrivateUsage]
         if problem is not None:
             raise InvalidToolError(problem)

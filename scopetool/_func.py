@@ -63,6 +63,7 @@ class Func(Generic[P, R]):
         functools.update_wrapper(self, fn)
         self._fn = fn
         # Exactly one is set: the coroutine function to await, or the sync function to run in a thread.
+        # For a function that `_call_in_context` runs, they move to `_in_context` (see below).
         self._coroutine: Callable[..., Awaitable[Any]] | None = None
         self._sync: Callable[..., Any] | None = None
         if inspect.iscoroutinefunction(fn):
@@ -85,8 +86,12 @@ class Func(Generic[P, R]):
         self._approval: Callable[..., str] | None = (
             _default_prompt if approval is True else approval if callable(approval) else None
         )
-        # Whether calls go through `_call_in_context` (a context parameter or an approval to ask first).
-        self._in_context = plan.context_parameter is not None or self._approval is not None
+        # A function with a context parameter or an approval to ask first runs in `_call_in_context`:
+        # `call` finds both `_coroutine` and `_sync` None (it reads nothing more for a plain function).
+        self._in_context: tuple[Callable[..., Any] | None, Callable[..., Any] | None] | None = None
+        if plan.context_parameter is not None or self._approval is not None:
+            self._in_context = (self._coroutine, self._sync)
+            self._coroutine = self._sync = None
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         """Call the plain function, bypassing admission."""
@@ -107,13 +112,6 @@ class Func(Generic[P, R]):
 
     async def call(self, invocation: Invocation, /) -> Result:
         """Decode the admitted arguments, run the function and encode what it returns."""
-        if self._in_context:
-            if self._deps_class is not None and self._context_parameter is not None:
-                raise InvalidToolError(
-                    f"tool {self.name!r} takes CallContext[{self._deps_class.__name__}] but was bound without deps: "
-                    "give deps= to bind, Registry or with_deps"
-                )
-            return await self._call_in_context(None, invocation)
         value = take_decoded(invocation, self._decoder)
         if value is NOTHING:
             value = self._decoder.decode(invocation)
@@ -122,20 +120,34 @@ class Func(Generic[P, R]):
         if coroutine is not None:
             returned = await coroutine(**kwargs)
         else:
+            sync = self._sync
+            if sync is None:  # the function takes a context or asks for approval
+                if self._deps_class is not None and self._context_parameter is not None:
+                    raise InvalidToolError(
+                        f"tool {self.name!r} takes CallContext[{self._deps_class.__name__}] but was bound without "
+                        "deps: give deps= to bind, Registry or with_deps"
+                    )
+                return await self._call_in_context(None, invocation, kwargs)
             import asyncio  # noqa: PLC0415 - a running event loop has imported it already
 
-            returned = await asyncio.to_thread(cast("Callable[..., Any]", self._sync), **kwargs)
+            returned = await asyncio.to_thread(sync, **kwargs)
         return self._encoder.result(returned)
 
-    async def _call_in_context(self, deps: Any, invocation: Invocation, /) -> Result:
+    async def _call_in_context(
+        self, deps: Any, invocation: Invocation, decoded: dict[str, Any] | None = None, /
+    ) -> Result:
         """`call` with a `CallContext` for the function (holding `deps`) and the approval asked first.
 
-        A question the context asks ends the call with its `InputRequest` as the result.
+        `decoded` is the keyword arguments when `call` has decoded them already. A question the context
+        asks ends the call with its `InputRequest` as the result.
         """
-        value = take_decoded(invocation, self._decoder)
-        if value is NOTHING:
-            value = self._decoder.decode(invocation)
-        kwargs: dict[str, Any] = value if self._as_decoded else self._keywords(value)
+        kwargs = decoded
+        if kwargs is None:
+            value = take_decoded(invocation, self._decoder)
+            if value is NOTHING:
+                value = self._decoder.decode(invocation)
+            kwargs = value if self._as_decoded else self._keywords(value)
+        coroutine, sync = cast("tuple[Callable[..., Any] | None, Callable[..., Any]]", self._in_context)
         context = CallContext(invocation, deps, CONTEXT_TOKEN)
         try:
             approval = self._approval
@@ -145,13 +157,12 @@ class Func(Generic[P, R]):
                     raise Failure(kind=FailureKind.REJECTED, output=APPROVAL_DECLINED.format(name=self.name))
             if self._context_parameter is not None:
                 kwargs[self._context_parameter] = context
-            coroutine = self._coroutine
             if coroutine is not None:
                 returned = await coroutine(**kwargs)
             else:
                 import asyncio  # noqa: PLC0415 - a running event loop has imported it already
 
-                returned = await asyncio.to_thread(cast("Callable[..., Any]", self._sync), **kwargs)
+                returned = await asyncio.to_thread(sync, **kwargs)
         except InputNeeded as stop:
             if stop.context is not context:
                 raise  # another call's question: not this call's to answer
