@@ -12,6 +12,7 @@ import typing
 if typing.TYPE_CHECKING:
     from ._binding import Binding, Caller, CallMiddleware, InputValidatingTool, Tool, bind
     from ._codec import InputDecoder
+    from ._context import CallContext
     from ._contract import Admission, Contract, IdempotencyKey, InputValidator, Invocation, Request
     from ._definition import Definition, Effect
     from ._errors import (
@@ -42,6 +43,7 @@ __all__ = [
     "AuthorizationError",
     "Authorizer",
     "Binding",
+    "CallContext",
     "CallError",
     "CallMiddleware",
     "Caller",
@@ -98,6 +100,7 @@ _HOMES: typing.Final = {
     "AuthorizationError": "_guard",
     "Authorizer": "_guard",
     "Binding": "_binding",
+    "CallContext": "_context",
     "CallError": "_outcome",
     "CallMiddleware": "_binding",
     "Caller": "_binding",

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Final, Protocol, TypeAlias, cast, final, runtime_checkable
 
+from ._context import NO_DEPS
 from ._contract import Contract, InputValidator, Invocation
 from ._definition import Definition, Effect
 from ._errors import InvalidDefinitionError, InvalidInvocationError, InvalidOutputError, InvalidToolError
@@ -117,6 +119,17 @@ class Binding:
             raise InvalidOutputError(f"tool {self.name!r} returned {type(result).__name__}, not a Result")
         return result
 
+    def with_deps(self, deps: object, /) -> Binding:
+        """This binding with other application deps for its `CallContext` (per run, say: the user's id).
+
+        The new binding shares this one's contract (an invocation either admits runs on both) and its
+        middlewares; nothing is read from the tool again but its ``call``.
+
+        Raises:
+            InvalidToolError: the tool's ``CallContext[Deps]`` names a class `deps` is not an instance of.
+        """
+        return _assemble(self._contract, self._tool, self._tool.call, self._middlewares, deps)
+
     def __repr__(self) -> str:
         return f"Binding(name={self.name!r}, middlewares={len(self._middlewares)})"
 
@@ -211,15 +224,17 @@ def _label(middleware: object) -> str:
     return repr(getattr(middleware, "__qualname__", type(middleware).__qualname__))
 
 
-def bind(tool: Tool, /, *middlewares: CallMiddleware) -> Binding:
+def bind(tool: Tool, /, *middlewares: CallMiddleware, deps: object = NO_DEPS) -> Binding:
     """Freeze `tool` into a `Binding`.
 
     The definition is read exactly once, the schema compiled once and `middlewares` composed once
-    (the first is outermost).
+    (the first is outermost). `deps` are the application's dependencies a `@tool` function's
+    `CallContext` hands it (a tool without a context parameter ignores them).
 
     Raises:
         InvalidToolError: the tool is missing or broken: no definition or call, an invalid definition,
-            an uncompilable schema, a failing validator declaration, or a middleware that is not callable.
+            an uncompilable schema, a failing validator declaration, a middleware that is not callable,
+            or deps that are not of the class the tool's ``CallContext[Deps]`` names.
     """
     if tool is None:
         raise InvalidToolError("tool is None")
@@ -245,13 +260,26 @@ def bind(tool: Tool, /, *middlewares: CallMiddleware) -> Binding:
             validator = declaration()
         except Exception as error:
             raise InvalidToolError(f"input validation: the declaration raised {type(error).__name__}") from error
-    contract = Contract(definition, validator)
+    return _assemble(Contract(definition, validator), tool, call, tuple(middlewares), deps)
+
+
+def _assemble(
+    contract: Contract, tool: Tool, call: Caller, middlewares: tuple[CallMiddleware, ...], deps: object
+) -> Binding:
+    """A new Binding of `contract` to `tool`, whose `call` runs with `deps`."""
+    definition = contract.definition()
     # The module-private slots of a new Binding (pyright checks privacy per class, not per module).
     binding = object.__new__(Binding)
     binding._contract = contract  # pyright: ignore[reportPrivateUsage]
     binding._tool = tool  # pyright: ignore[reportPrivateUsage]
+    target = call
+    if deps is not NO_DEPS and isinstance(tool, Func) and tool._in_context is not None:  # pyright: ignore[reportPrivateUsage]
+        problem = tool._deps_problem(deps)  # pyright: ignore[reportPrivateUsage]
+        if problem is not None:
+            raise InvalidToolError(problem)
+        target = functools.partial(tool._call_in_context, deps)  # pyright: ignore[reportPrivateUsage]
     safe = definition.effect is Effect.SAFE
-    run = _definite_failures(call, definition.name) if safe else call
+    run = _definite_failures(target, definition.name) if safe else target
     binding._call = run  # pyright: ignore[reportPrivateUsage]
     # With no middleware, a call that makes its own exact Result (and `_definite_failures`'s wrapper of
     # it) is awaited as it is, without a checking layer around it.

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import functools
 import inspect
+import types
 import typing
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Annotated, Any, Generic, ParamSpec, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Annotated, Any, Generic, ParamSpec, TypeAlias, TypeVar, cast, overload
 
 from pydantic import BaseModel, ConfigDict, create_model
 from pydantic_core import PydanticUndefined, core_schema
 
 from ._codec import NOTHING, InputDecoder, OutputEncoder, caller_namespace, take_decoded, type_adapter
+from ._context import APPROVAL_DECLINED, CONTEXT_TOKEN, CallContext, InputNeeded, close_context
 from ._contract import Invocation
 from ._definition import NAME_PATTERN, Definition, Effect
-from ._errors import InvalidDefinitionError, InvalidToolError
+from ._errors import InvalidDefinitionError, InvalidOutputError, InvalidToolError
+from ._outcome import Failure, FailureKind
 from ._output import Result
 
 if TYPE_CHECKING:
@@ -29,6 +32,10 @@ R = TypeVar("R")
 _EMPTY = inspect.Parameter.empty
 _PARAMETERS_CONFIG = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
+Approval: TypeAlias = "bool | Callable[..., str] | None"
+"""``@tool(approval=...)``: True (a default prompt), a function that builds the prompt from the call's
+arguments (given as keywords, as the tool's function takes them), or None/False for no approval."""
+
 
 class Func(Generic[P, R]):
     """A `Tool` made from a typed function by `@tool`; still callable as the plain function.
@@ -36,7 +43,8 @@ class Func(Generic[P, R]):
     Its parameters become one strict input object (a single pydantic-model parameter is the input
     object itself); descriptions come from the docstring (Google, NumPy or Sphinx style) and from
     `Field`/`Annotated` metadata. Async functions are awaited; sync functions run in a worker thread so
-    they never block the event loop.
+    they never block the event loop. A parameter annotated with `CallContext` is not an input: it
+    receives the call's context (its key, continuation, progress, questions and deps).
     """
 
     def __init__(
@@ -46,12 +54,16 @@ class Func(Generic[P, R]):
         name: str | None = None,
         description: str | None = None,
         effect: Effect | None = None,
+        approval: Approval = None,
     ) -> None:
         if not callable(fn):
             raise InvalidToolError(f"@tool needs a function, not {type(fn).__name__}")
+        if approval is not None and not isinstance(approval, bool) and not callable(approval):
+            raise InvalidToolError(f"approval must be True, False, None or a function, not {type(approval).__name__}")
         functools.update_wrapper(self, fn)
         self._fn = fn
         # Exactly one is set: the coroutine function to await, or the sync function to run in a thread.
+        # For a function that `_call_in_context` runs, they move to `_in_context` (see below).
         self._coroutine: Callable[..., Awaitable[Any]] | None = None
         self._sync: Callable[..., Any] | None = None
         if inspect.iscoroutinefunction(fn):
@@ -69,6 +81,17 @@ class Func(Generic[P, R]):
         self._fills = plan.fills
         # Whether the decoded arguments are the function's keyword arguments as they are (checked once).
         self._as_decoded = plan.model_parameter is None and not plan.fills
+        self._context_parameter = plan.context_parameter
+        self._deps_class = plan.deps_class
+        self._approval: Callable[..., str] | None = (
+            _default_prompt if approval is True else approval if callable(approval) else None
+        )
+        # A function with a context parameter or an approval to ask first runs in `_call_in_context`:
+        # `call` finds both `_coroutine` and `_sync` None (it reads nothing more for a plain function).
+        self._in_context: tuple[Callable[..., Any] | None, Callable[..., Any] | None] | None = None
+        if plan.context_parameter is not None or self._approval is not None:
+            self._in_context = (self._coroutine, self._sync)
+            self._coroutine = self._sync = None
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         """Call the plain function, bypassing admission."""
@@ -97,10 +120,68 @@ class Func(Generic[P, R]):
         if coroutine is not None:
             returned = await coroutine(**kwargs)
         else:
+            sync = self._sync
+            if sync is None:  # the function takes a context or asks for approval
+                if self._deps_class is not None and self._context_parameter is not None:
+                    raise InvalidToolError(
+                        f"tool {self.name!r} takes CallContext[{self._deps_class.__name__}] but was bound without "
+                        "deps: give deps= to bind, Registry or with_deps"
+                    )
+                return await self._call_in_context(None, invocation, kwargs)
             import asyncio  # noqa: PLC0415 - a running event loop has imported it already
 
-            returned = await asyncio.to_thread(cast("Callable[..., Any]", self._sync), **kwargs)
+            returned = await asyncio.to_thread(sync, **kwargs)
         return self._encoder.result(returned)
+
+    async def _call_in_context(
+        self, deps: Any, invocation: Invocation, decoded: dict[str, Any] | None = None, /
+    ) -> Result:
+        """`call` with a `CallContext` for the function (holding `deps`) and the approval asked first.
+
+        `decoded` is the keyword arguments when `call` has decoded them already. A question the context
+        asks ends the call with its `InputRequest` as the result.
+        """
+        kwargs = decoded
+        if kwargs is None:
+            value = take_decoded(invocation, self._decoder)
+            if value is NOTHING:
+                value = self._decoder.decode(invocation)
+            kwargs = value if self._as_decoded else self._keywords(value)
+        coroutine, sync = cast("tuple[Callable[..., Any] | None, Callable[..., Any]]", self._in_context)
+        context = CallContext(invocation, deps, CONTEXT_TOKEN)
+        try:
+            approval = self._approval
+            if approval is not None:
+                prompt = approval(invocation) if approval is _default_prompt else approval(**kwargs)
+                if not context.ask(prompt, bool):
+                    raise Failure(kind=FailureKind.REJECTED, output=APPROVAL_DECLINED.format(name=self.name))
+            if self._context_parameter is not None:
+                kwargs[self._context_parameter] = context
+            if coroutine is not None:
+                returned = await coroutine(**kwargs)
+            else:
+                import asyncio  # noqa: PLC0415 - a running event loop has imported it already
+
+                returned = await asyncio.to_thread(sync, **kwargs)
+        except InputNeeded as stop:
+            if stop.context is not context:
+                raise  # another call's question: not this call's to answer
+            close_context(context)
+            return Result(input_request=stop.request)
+        if close_context(context) is not None:
+            raise InvalidOutputError(
+                f"tool {self.name!r} caught the signal CallContext.ask raises to end the call, and returned: "
+                "let it through (it is a BaseException; except Exception does not catch it)"
+            )
+        return self._encoder.result(returned)
+
+    def _deps_problem(self, deps: Any) -> str | None:
+        """Why `deps` cannot be this function's context deps, or None (checked when a binding gets them)."""
+        expected = self._deps_class
+        if expected is None or self._context_parameter is None or isinstance(deps, expected):
+            return None
+        given = type(deps).__name__
+        return f"tool {self.name!r} takes CallContext[{expected.__name__}], but the deps given are {given}"
 
     def _keywords(self, value: Any) -> dict[str, Any]:
         """The keyword arguments of the decoded `value`: the model parameter, or the defaults filled in."""
@@ -122,7 +203,11 @@ def tool(fn: Callable[P, Awaitable[R]], /) -> Func[P, Awaitable[R]]: ...
 def tool(fn: Callable[P, R], /) -> Func[P, R]: ...
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None, effect: Effect | None = None
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    effect: Effect | None = None,
+    approval: Approval = None,
 ) -> Callable[[Callable[P, R]], Func[P, R]]: ...
 
 
@@ -133,6 +218,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     effect: Effect | None = None,
+    approval: Approval = None,
 ) -> Func[P, R] | Callable[[Callable[P, R]], Func[P, R]]:
     """Make a `Func` tool from a typed function, bare (``@tool``) or configured (``@tool(name=...)``).
 
@@ -141,6 +227,11 @@ def tool(
         name: The tool name; defaults to the function's name.
         description: What the tool does; defaults to the docstring's text.
         effect: The replay promise (`Effect.SAFE`, `Effect.IDEMPOTENT`) or None for none.
+        approval: Ask a person before every call: True (the prompt names the tool and its arguments) or a
+            function that builds the prompt from the arguments (as keywords). The call ends with an
+            `InputRequest` for a boolean; resumed with True it runs, with False it is a `REJECTED`
+            `Failure` showing the model `APPROVAL_DECLINED`'s fixed text. The prompt is for the person,
+            never for the model.
 
     Raises:
         InvalidToolError: the signature cannot be a tool; the message lists every problem.
@@ -161,10 +252,10 @@ def tool(
         ```
     """
     if fn is not None:
-        return Func(fn, name=name, description=description, effect=effect)
+        return Func(fn, name=name, description=description, effect=effect, approval=approval)
 
     def decorate(function: Callable[P, R]) -> Func[P, R]:
-        return Func(function, name=name, description=description, effect=effect)
+        return Func(function, name=name, description=description, effect=effect, approval=approval)
 
     return decorate
 
@@ -172,7 +263,7 @@ def tool(
 class _Plan:
     """What decoration derives from a function, collected before the Func is built."""
 
-    __slots__ = ("decoder", "definition", "encoder", "fills", "model_parameter")
+    __slots__ = ("context_parameter", "decoder", "definition", "deps_class", "encoder", "fills", "model_parameter")
 
     decoder: InputDecoder[Any]
     definition: Definition
@@ -181,6 +272,8 @@ class _Plan:
     def __init__(self) -> None:
         self.model_parameter: str | None = None
         self.fills: tuple[tuple[str, FieldInfo], ...] = ()
+        self.context_parameter: str | None = None
+        self.deps_class: type | None = None  # the class deps must be an instance of, when it can be checked
 
 
 def _plan(
@@ -212,6 +305,7 @@ def _plan(
         raise InvalidToolError(f"{label}: no inspectable signature: {error}") from None
 
     fields: dict[str, Any] = {}
+    plan = _Plan()
     for parameter in parameters:
         where = f"parameter {parameter.name!r}"
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
@@ -227,6 +321,12 @@ def _plan(
             if hints or parameter.annotation is _EMPTY:
                 problems.append(f"{where}: needs a type annotation")
             continue
+        if _is_context(hints[parameter.name]):
+            if plan.context_parameter is not None:
+                problems.append(f"{where}: only one parameter can take the CallContext")
+            plan.context_parameter = parameter.name
+            plan.deps_class = _deps_class(hints[parameter.name])
+            continue
         try:
             type_adapter(hints[parameter.name], namespace)
         except Exception as error:  # noqa: BLE001 - pydantic reports unsupported types in many ways
@@ -236,7 +336,6 @@ def _plan(
             parameter.name, hints[parameter.name], parameter.default, documented.get(parameter.name)
         )
 
-    plan = _Plan()
     text = description if description is not None else _describe(docs)
     returns = hints.get("return", Any)
     try:
@@ -346,6 +445,36 @@ def _arguments_schema(model: type[BaseModel], parameter_of: dict[str, str]) -> c
     if definitions:
         arguments = core_schema.definitions_schema(arguments, definitions)
     return arguments
+
+
+def _is_context(annotation: Any) -> bool:
+    """Whether `annotation` is `CallContext` or ``CallContext[Deps]`` (not an input)."""
+    return annotation is CallContext or typing.get_origin(annotation) is CallContext
+
+
+def _deps_class(annotation: Any) -> type | None:
+    """The class the deps of ``CallContext[Deps]`` are checked against, or None when unchecked.
+
+    It is Deps (or its origin) when that is an ordinary class other than object and None; unions,
+    protocols and Any are not checked.
+    """
+    arguments = typing.get_args(annotation)
+    declared = typing.get_origin(arguments[0]) or arguments[0] if arguments else None
+    if not isinstance(declared, type) or declared in (object, type(None), types.UnionType):
+        return None
+    try:
+        isinstance(None, declared)
+    except TypeError:  # a protocol that is not runtime-checkable
+        return None
+    return declared
+
+
+def _default_prompt(invocation: Invocation) -> str:
+    """The approval prompt when the tool gives no function for one: the tool's name and its arguments."""
+    from ._json import canonical_json, loads_exact  # noqa: PLC0415 - loaded already by admission
+
+    arguments = canonical_json(loads_exact(invocation.arguments)).decode("utf-8")
+    return f'Allow the tool "{invocation.name}" to run with the arguments {arguments}?'
 
 
 def _is_model(annotation: Any) -> bool:

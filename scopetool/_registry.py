@@ -8,6 +8,7 @@ from types import MappingProxyType
 from typing import final
 
 from ._binding import Binding, Tool, bind
+from ._context import NO_DEPS
 from ._definition import Definition
 from ._errors import DuplicateToolError, InvalidToolError
 
@@ -18,7 +19,8 @@ __all__ = ["Registry"]
 class Registry:
     """Bindings by name. Registration is atomic per batch; names are unique; views are sorted by name.
 
-    Tools given instead of bindings are bound without middlewares.
+    Tools given instead of bindings are bound without middlewares, with the registry's `deps` (the
+    application's dependencies a `@tool` function's `CallContext` receives; bindings keep their own).
 
     Example:
         ```python
@@ -35,12 +37,26 @@ class Registry:
         ```
     """
 
-    __slots__ = ("_bindings", "_lock")
+    __slots__ = ("_bindings", "_deps", "_lock")
 
-    def __init__(self, *tools: Binding | Tool) -> None:
+    def __init__(self, *tools: Binding | Tool, deps: object = NO_DEPS) -> None:
         self._lock = threading.Lock()
         self._bindings: MappingProxyType[str, Binding] = MappingProxyType({})
+        self._deps = deps
         self.register(*tools)
+
+    def with_deps(self, deps: object, /) -> Registry:
+        """A registry of the same bindings, each with `deps` instead (`Binding.with_deps`): per run deps.
+
+        Its bindings share the contracts of this registry's, so an invocation admitted by either runs
+        on both. Durable backends recover calls with the registry they were given, so per-run deps
+        suit runs in this process; give a durable driver's registry the deps every process can rebuild.
+
+        Raises:
+            InvalidToolError: a tool's ``CallContext[Deps]`` names a class `deps` is not an instance of.
+        """
+        bindings = self._bindings
+        return Registry(*(bindings[name].with_deps(deps) for name in sorted(bindings)), deps=deps)
 
     def register(self, *tools: Binding | Tool) -> None:
         """Add a batch atomically: either every tool is registered or none is.
@@ -56,7 +72,7 @@ class Registry:
                 binding = value
             else:
                 try:
-                    binding = bind(value)
+                    binding = bind(value, deps=self._deps)
                 except InvalidToolError as error:
                     raise InvalidToolError(f"tools[{index}]: {error}") from error
             if binding.name in batch:

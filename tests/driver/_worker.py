@@ -12,7 +12,9 @@ it during the input wait. ``answer`` prints ``true`` or ``false``. Tools append 
 * ``write`` (no effect promise): ``write <text>``, then blocks while the file LOG.hold exists;
 * ``charge`` (IDEMPOTENT): ``attempt <key>``, then ``charge <key>`` unless that line is already there
   (the external system deduplicates on the key), then blocks while LOG.hold exists;
-* ``approve`` (no effect promise): asks for a boolean first; approved, it logs ``approved <key>``.
+* ``approve`` (no effect promise): asks for a boolean first; approved, it logs ``approved <key>``;
+* ``remove`` (a ``@tool(approval=...)`` function taking a `CallContext` of the registry's deps, the log):
+  asks a person first; approved, it logs ``removed <path> <key>``.
 
 While the file LOG.barrier exists, every tool first waits for LOG.go, so two workers reach their
 calls at the same moment.
@@ -29,6 +31,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from scopetool import (
+    CallContext,
     Definition,
     Effect,
     InputDecoder,
@@ -39,6 +42,7 @@ from scopetool import (
     Request,
     Result,
     Signature,
+    tool,
 )
 from scopetool.driver import Driver
 from scopetool.driver.dbos import DbosBackend
@@ -138,8 +142,15 @@ class Approve(Logged):
         return Result(output=Output.from_text(f"approved {text}"))
 
 
+@tool(approval=lambda path: f"Remove {path}?")
+def remove(ctx: CallContext[Logged], path: str) -> str:
+    """Remove a path, once a person approves it."""
+    ctx.deps.append(f"removed {path} {ctx.idempotency_key}")
+    return f"removed {path}"
+
+
 def registry(log: Path) -> Registry:
-    return Registry(Write(log), Charge(log), Approve(log))
+    return Registry(Write(log), Charge(log), Approve(log), remove, deps=Logged(log))
 
 
 def summary(call: ToolCall, status: str, key: str, outcome: object) -> dict[str, object]:

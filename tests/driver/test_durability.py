@@ -130,6 +130,25 @@ def test_a_worker_killed_mid_wait_resumes_once_answered(workers: Workers) -> Non
     assert [line for line in workers.lines() if not line.startswith("ready")] == [f"approved {key}", "write y"]
 
 
+@pytest.mark.parametrize("workers", ["sqlite"], indirect=True)  # the PostgreSQL wait is the class-based case above
+def test_a_worker_killed_while_an_approval_waits_runs_the_tool_once_with_the_answer(workers: Workers) -> None:
+    """SIGKILL while a one-line approval waits: answered in another process, a third runs the tool exactly once."""
+    turn = [call("r", "remove", path="/srv/old"), call("w", "write", text="after")]
+    first = workers.spawn("run", "run-1", json.dumps(turn), "--after-waiting=hang")
+    assert first.stdout is not None
+    waiting = json.loads(first.stdout.readline())
+    assert [r["status"] for r in waiting] == ["waiting", "held"]
+    workers.kill(first)
+    assert [line for line in workers.lines() if not line.startswith("ready")] == []  # nothing ran before the answer
+
+    key = waiting[0]["key"]
+    assert workers.answer(key, True)
+    results = workers.run("run-1", turn)
+    assert [r["text"] for r in results] == ["removed /srv/old", "wrote after"]
+    effects = [line for line in workers.lines() if not line.startswith("ready")]
+    assert effects == [f"removed /srv/old {key}", "write after"]
+
+
 def test_two_workers_on_one_postgres_database_run_each_call_once(
     postgres_server: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:

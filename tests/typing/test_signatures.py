@@ -16,7 +16,7 @@ import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, assert_type
+from typing import Any, assert_type, cast
 
 import pytest
 from anthropic.types import Message
@@ -27,12 +27,15 @@ from pydantic import BaseModel
 from scopetool import (
     Admission,
     Binding,
+    CallContext,
+    Continuation,
     Contract,
     Definition,
     Effect,
     Failure,
     FailureKind,
     Func,
+    IdempotencyKey,
     InputDecoder,
     InputRejection,
     Invocation,
@@ -215,6 +218,61 @@ def check_parse_tool_calls_takes_the_sdks_objects(
     assert_type(openai_chat.parse_tool_calls(completion.choices[0].message.tool_calls), list[ToolCall])
     assert_type(anthropic.parse_tool_calls(message.content), list[ToolCall])
     assert_type(gemini.parse_tool_calls(response), list[ToolCall])
+
+
+# -- CallContext, deps and approval ----------------------------------------------------------------
+
+
+class Database:
+    """An application dependency."""
+
+    def user(self) -> str:
+        return "ada"
+
+
+class Pick(BaseModel):
+    size: int
+
+
+def delete_prompt(path: str) -> str:
+    return f"Delete {path}?"
+
+
+@tool(approval=delete_prompt)
+def delete(ctx: CallContext[Database], path: str) -> str:
+    """Delete a file, once a person approves it."""
+    assert_type(ctx.deps, Database)
+    assert_type(ctx.deps.user(), str)
+    assert_type(ctx.idempotency_key, IdempotencyKey | None)
+    assert_type(ctx.continuation, Continuation | None)
+    assert_type(ctx.tool_name, str)
+    assert_type(ctx.ask("Really?", bool), bool)
+    assert_type(ctx.ask("Which size?", Pick), Pick)
+    assert_type(ctx.report_progress(1, 2, "half"), None)
+    ctx.deps.missing()  # type: ignore[attr-defined]  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]
+    ctx.ask("Really?")  # type: ignore[call-arg]  # pyright: ignore[reportCallIssue]
+    return path
+
+
+@tool(approval=True)
+async def bare_context(ctx: CallContext, item: str) -> int:
+    """A context without deps: its deps are None."""
+    assert_type(ctx.deps, None)
+    return len(item)
+
+
+async def check_context_tools_and_deps(database: Database, context: CallContext[Database], plain: CallContext) -> None:
+    assert_type(delete(context, "a.txt"), str)
+    assert_type(await bare_context(plain, "tea"), int)
+    delete(plain, "a.txt")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    _sync: Func[[CallContext[Database], str], str] = delete
+    _wrong: Func[[Database, str], str] = delete  # type: ignore[assignment]  # pyright: ignore[reportAssignmentType]
+    assert_type(bind(delete, deps=database), Binding)
+    assert_type(bind(delete, deps=database).with_deps(Database()), Binding)
+    assert_type(Registry(delete, deps=database), Registry)
+    assert_type(Registry(delete).with_deps(database), Registry)
+    _wide: CallContext[object] = cast("CallContext[Database]", None)  # covariant: read-only deps
+    tool(approval="yes")  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]
 
 
 # -- the checkers ---------------------------------------------------------------------------------
