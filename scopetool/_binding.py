@@ -11,6 +11,7 @@ from ._errors import InvalidDefinitionError, InvalidInvocationError, InvalidOutp
 from ._func import Func
 from ._outcome import Failure, FailureKind, classify_failure
 from ._output import Output, Result
+from ._timeout import check_timeout, timed
 
 __all__ = ["Binding", "CallMiddleware", "Caller", "InputValidatingTool", "Tool", "bind"]
 
@@ -63,12 +64,13 @@ class Binding:
     """
 
     # Module-private: only `bind` (below) writes these; nothing outside this module reads them.
-    __slots__ = ("_call", "_contract", "_direct", "_middlewares", "_tool")
+    __slots__ = ("_call", "_contract", "_direct", "_middlewares", "_timeout", "_tool")
 
     _call: Caller
     _contract: Contract
     _direct: _Run | None  # the whole call when it needs no checking layer (see `bind`)
     _middlewares: tuple[CallMiddleware, ...]
+    _timeout: float | None
     _tool: Tool
 
     def __init__(self) -> None:
@@ -88,6 +90,11 @@ class Binding:
     def tool(self) -> Tool:
         """The executable tool."""
         return self._tool
+
+    @property
+    def timeout(self) -> float | None:
+        """Seconds the tool's call may run before it is cancelled, or None for no timeout."""
+        return self._timeout
 
     def definition(self) -> Definition:
         """The frozen definition, as advertised and enforced."""
@@ -211,16 +218,28 @@ def _label(middleware: object) -> str:
     return repr(getattr(middleware, "__qualname__", type(middleware).__qualname__))
 
 
-def bind(tool: Tool, /, *middlewares: CallMiddleware) -> Binding:
+def bind(tool: Tool, /, *middlewares: CallMiddleware, timeout: float | None = None) -> Binding:
     """Freeze `tool` into a `Binding`.
 
     The definition is read exactly once, the schema compiled once and `middlewares` composed once
     (the first is outermost).
 
+    `timeout` (seconds) bounds the tool's call, inside the middlewares; None keeps the tool's own
+    declaration (``call_timeout()``, as ``@tool(timeout=...)`` gives), if any. Past it the call is
+    cancelled: a SAFE tool's outcome is a `FAILED` Failure, any other's is unknown (`ToolTimeoutError`).
+
     Raises:
         InvalidToolError: the tool is missing or broken: no definition or call, an invalid definition,
-            an uncompilable schema, a failing validator declaration, or a middleware that is not callable.
+            an uncompilable schema, a failing validator or timeout declaration, a middleware that is not
+            callable, or a timeout that is not a positive number of seconds.
     """
+    return bind_with(tool, middlewares, timeout, None)
+
+
+def bind_with(
+    tool: Tool, middlewares: tuple[CallMiddleware, ...], timeout: float | None, default_timeout: float | None
+) -> Binding:
+    """`bind`, with `default_timeout` for a tool that declares no timeout (a `Registry`'s default)."""
     if tool is None:
         raise InvalidToolError("tool is None")
     call: Caller | None = getattr(tool, "call", None)  # read defensively: the caller may not be typed
@@ -245,17 +264,36 @@ def bind(tool: Tool, /, *middlewares: CallMiddleware) -> Binding:
             validator = declaration()
         except Exception as error:
             raise InvalidToolError(f"input validation: the declaration raised {type(error).__name__}") from error
+    limit = check_timeout(timeout, "bind")
+    if limit is None:
+        limit = _declared_timeout(tool)
+    if limit is None:
+        limit = default_timeout
     contract = Contract(definition, validator)
     # The module-private slots of a new Binding (pyright checks privacy per class, not per module).
     binding = object.__new__(Binding)
     binding._contract = contract  # pyright: ignore[reportPrivateUsage]
     binding._tool = tool  # pyright: ignore[reportPrivateUsage]
     safe = definition.effect is Effect.SAFE
-    run = _definite_failures(call, definition.name) if safe else call
+    inner = call if limit is None else timed(call, limit, definition.name, definition.effect)
+    run = _definite_failures(inner, definition.name) if safe else inner
     binding._call = run  # pyright: ignore[reportPrivateUsage]
     # With no middleware, a call that makes its own exact Result (and `_definite_failures`'s wrapper of
     # it) is awaited as it is, without a checking layer around it.
     direct = not middlewares and _makes_results(call)
     binding._direct = cast("_Run", run) if direct else None  # pyright: ignore[reportPrivateUsage]
     binding._middlewares = tuple(middlewares)  # pyright: ignore[reportPrivateUsage]
+    binding._timeout = limit  # pyright: ignore[reportPrivateUsage]
     return binding
+
+
+def _declared_timeout(tool: Tool) -> float | None:
+    """The timeout the tool declares with an optional ``call_timeout()`` method (read once), or None."""
+    declaration = getattr(tool, "call_timeout", None)
+    if declaration is None:
+        return None
+    try:
+        declared = declaration()
+    except Exception as error:
+        raise InvalidToolError(f"timeout: the declaration raised {type(error).__name__}") from error
+    return check_timeout(declared, f"timeout: {type(tool).__name__}.call_timeout()")

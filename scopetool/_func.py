@@ -16,6 +16,7 @@ from ._contract import Invocation
 from ._definition import NAME_PATTERN, Definition, Effect
 from ._errors import InvalidDefinitionError, InvalidToolError
 from ._output import Result
+from ._timeout import check_timeout, run_in_own_thread, under_timeout
 
 if TYPE_CHECKING:
     import docstring_parser
@@ -36,7 +37,7 @@ class Func(Generic[P, R]):
     Its parameters become one strict input object (a single pydantic-model parameter is the input
     object itself); descriptions come from the docstring (Google, NumPy or Sphinx style) and from
     `Field`/`Annotated` metadata. Async functions are awaited; sync functions run in a worker thread so
-    they never block the event loop.
+    they never block the event loop (under a timeout, in a thread of their own: see `call_timeout`).
     """
 
     def __init__(
@@ -46,9 +47,11 @@ class Func(Generic[P, R]):
         name: str | None = None,
         description: str | None = None,
         effect: Effect | None = None,
+        timeout: float | None = None,
     ) -> None:
         if not callable(fn):
             raise InvalidToolError(f"@tool needs a function, not {type(fn).__name__}")
+        self._timeout = check_timeout(timeout, f"@tool {getattr(fn, '__qualname__', fn)!r}")
         functools.update_wrapper(self, fn)
         self._fn = fn
         # Exactly one is set: the coroutine function to await, or the sync function to run in a thread.
@@ -83,6 +86,10 @@ class Func(Generic[P, R]):
         """The tool's definition (immutable; its accessors hand out fresh copies)."""
         return self._definition
 
+    def call_timeout(self) -> float | None:
+        """The timeout in seconds declared with ``@tool(timeout=...)`` (None: none), which `bind` reads once."""
+        return self._timeout
+
     def input_validator(self) -> InputDecoder[Any]:
         """The strict decoder of the parameters, which `bind` uses as the whole admission check."""
         return self._decoder
@@ -96,6 +103,8 @@ class Func(Generic[P, R]):
         coroutine = self._coroutine
         if coroutine is not None:
             returned = await coroutine(**kwargs)
+        elif under_timeout():
+            returned = await run_in_own_thread(cast("Callable[..., Any]", self._sync), kwargs, self.name)
         else:
             import asyncio  # noqa: PLC0415 - a running event loop has imported it already
 
@@ -122,7 +131,11 @@ def tool(fn: Callable[P, Awaitable[R]], /) -> Func[P, Awaitable[R]]: ...
 def tool(fn: Callable[P, R], /) -> Func[P, R]: ...
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None, effect: Effect | None = None
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    effect: Effect | None = None,
+    timeout: float | None = None,
 ) -> Callable[[Callable[P, R]], Func[P, R]]: ...
 
 
@@ -133,6 +146,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     effect: Effect | None = None,
+    timeout: float | None = None,
 ) -> Func[P, R] | Callable[[Callable[P, R]], Func[P, R]]:
     """Make a `Func` tool from a typed function, bare (``@tool``) or configured (``@tool(name=...)``).
 
@@ -141,6 +155,8 @@ def tool(
         name: The tool name; defaults to the function's name.
         description: What the tool does; defaults to the docstring's text.
         effect: The replay promise (`Effect.SAFE`, `Effect.IDEMPOTENT`) or None for none.
+        timeout: Seconds a call may run before it is cancelled (None: no timeout). A SAFE tool that
+            times out definitely failed; any other has an unknown outcome (`ToolTimeoutError`).
 
     Raises:
         InvalidToolError: the signature cannot be a tool; the message lists every problem.
@@ -161,10 +177,10 @@ def tool(
         ```
     """
     if fn is not None:
-        return Func(fn, name=name, description=description, effect=effect)
+        return Func(fn, name=name, description=description, effect=effect, timeout=timeout)
 
     def decorate(function: Callable[P, R]) -> Func[P, R]:
-        return Func(function, name=name, description=description, effect=effect)
+        return Func(function, name=name, description=description, effect=effect, timeout=timeout)
 
     return decorate
 

@@ -7,9 +7,10 @@ from collections.abc import Iterator
 from types import MappingProxyType
 from typing import final
 
-from ._binding import Binding, Tool, bind
+from ._binding import Binding, Tool, bind_with
 from ._definition import Definition
 from ._errors import DuplicateToolError, InvalidToolError
+from ._timeout import check_timeout
 
 __all__ = ["Registry"]
 
@@ -18,7 +19,8 @@ __all__ = ["Registry"]
 class Registry:
     """Bindings by name. Registration is atomic per batch; names are unique; views are sorted by name.
 
-    Tools given instead of bindings are bound without middlewares.
+    Tools given instead of bindings are bound without middlewares; `timeout` (seconds) is the timeout
+    of those that declare none (a `Binding` keeps its own, see `bind`).
 
     Example:
         ```python
@@ -35,9 +37,10 @@ class Registry:
         ```
     """
 
-    __slots__ = ("_bindings", "_lock")
+    __slots__ = ("_bindings", "_lock", "_timeout")
 
-    def __init__(self, *tools: Binding | Tool) -> None:
+    def __init__(self, *tools: Binding | Tool, timeout: float | None = None) -> None:
+        self._timeout = check_timeout(timeout, "Registry")
         self._lock = threading.Lock()
         self._bindings: MappingProxyType[str, Binding] = MappingProxyType({})
         self.register(*tools)
@@ -56,7 +59,7 @@ class Registry:
                 binding = value
             else:
                 try:
-                    binding = bind(value)
+                    binding = bind_with(value, (), None, self._timeout)
                 except InvalidToolError as error:
                     raise InvalidToolError(f"tools[{index}]: {error}") from error
             if binding.name in batch:
@@ -70,6 +73,11 @@ class Registry:
                 if name in current:
                     raise DuplicateToolError(f"tool: duplicate tool: {name!r} is already registered")
             self._bindings = MappingProxyType({**current, **batch})
+
+    @property
+    def timeout(self) -> float | None:
+        """The default timeout of the tools this registry binds itself (None: none)."""
+        return self._timeout
 
     def resolve(self, name: str) -> Binding | None:
         """The binding registered under `name`, or None."""
