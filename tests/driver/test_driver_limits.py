@@ -156,7 +156,8 @@ async def test_unknown_tools_are_counted_by_name(driver: Driver) -> None:
     turn = await driver.run(run, calls(("nope", {}), ("nope", {}), ("nope", {}), ("add", {})))
     assert [r.status for r in turn.results] == [CallStatus.DONE, CallStatus.DONE, CallStatus.EXHAUSTED, CallStatus.DONE]
     assert isinstance(turn.results[0].outcome, UnknownToolError)
-    assert texts(turn)[2] == 'error: tool "nope" was not run: too many rejected calls of it in this run; do not call it again'
+    final = 'error: tool "nope" was not run: too many rejected calls of it in this run; do not call it again'
+    assert texts(turn)[2] == final
 
 
 async def test_without_a_budget_every_rejection_is_a_retry_prompt() -> None:

@@ -42,7 +42,7 @@ def text(result: types.CallToolResult) -> str:
     return block.text
 
 
-@pytest.mark.parametrize("mode", ["legacy", "auto"])
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 async def test_timed_out_calls_are_error_results_with_a_fixed_text(mode: str) -> None:
     """Each timed-out call is an isError result showing its effect's fixed text; the server serves on."""
     server = create_server(registry, name="slow-tools")
