@@ -16,7 +16,7 @@ from ._contract import Invocation
 from ._definition import NAME_PATTERN, Definition, Effect
 from ._errors import InvalidDefinitionError, InvalidToolError
 from ._output import Result
-from ._timeout import check_timeout, run_in_own_thread, under_timeout
+from ._timeout import UNDER_TIMEOUT, check_timeout, run_in_own_thread
 
 if TYPE_CHECKING:
     import docstring_parser
@@ -103,7 +103,7 @@ class Func(Generic[P, R]):
         coroutine = self._coroutine
         if coroutine is not None:
             returned = await coroutine(**kwargs)
-        elif under_timeout():
+        elif UNDER_TIMEOUT.get():  # a timed call: the function gets a thread of its own (see _timeout)
             returned = await run_in_own_thread(cast("Callable[..., Any]", self._sync), kwargs, self.name)
         else:
             import asyncio  # noqa: PLC0415 - a running event loop has imported it already

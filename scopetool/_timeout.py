@@ -41,12 +41,12 @@ __all__ = [
     "MAX_OVERRUNNING",
     "TIMED_OUT",
     "TIMED_OUT_UNKNOWN",
+    "UNDER_TIMEOUT",
     "ToolTimeoutError",
     "check_timeout",
     "overrunning_calls",
     "run_in_own_thread",
     "timed",
-    "under_timeout",
 ]
 
 logger: Final = logging.getLogger("scopetool.timeouts")
@@ -83,14 +83,10 @@ class OverrunningError(ScopetoolError, RuntimeError):
     """The private cause of a call refused because its tool's abandoned threads reached `MAX_OVERRUNNING`."""
 
 
-_UNDER_TIMEOUT: Final[contextvars.ContextVar[bool]] = contextvars.ContextVar("scopetool_under_timeout", default=False)
+UNDER_TIMEOUT: Final[contextvars.ContextVar[bool]] = contextvars.ContextVar("scopetool_under_timeout", default=False)
+"""True while a call runs under a timeout: a sync `@tool` function then runs in a thread of its own."""
 _lock: Final = threading.Lock()
 _overrunning: Final[dict[str, int]] = {}
-
-
-def under_timeout() -> bool:
-    """Whether the current call runs under a timeout (a sync `@tool` function then gets its own thread)."""
-    return _UNDER_TIMEOUT.get()
 
 
 def overrunning_calls() -> dict[str, int]:
@@ -126,7 +122,7 @@ def timed(
     public = Output.from_text(TIMED_OUT.format(name=name))
 
     async def timed_call(invocation: Invocation, /) -> Result:
-        token = _UNDER_TIMEOUT.set(True)
+        token = UNDER_TIMEOUT.set(True)
         started = time.monotonic()
         scope = asyncio.timeout(seconds)
         try:
@@ -141,7 +137,7 @@ def timed(
                 raise Failure(kind=FailureKind.FAILED, output=public, cause=error) from None
             raise error from None
         finally:
-            _UNDER_TIMEOUT.reset(token)
+            UNDER_TIMEOUT.reset(token)
 
     return timed_call
 
