@@ -78,6 +78,9 @@ class ToolTimeoutError(ScopetoolError, TimeoutError):
         self.elapsed: Final = elapsed
         """Seconds from the call's start to its cancellation."""
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ToolTimeoutError, (self.name, self.timeout, self.elapsed))
+
 
 class OverrunningError(ScopetoolError, RuntimeError):
     """The private cause of a call refused because its tool's abandoned threads reached `MAX_OVERRUNNING`."""

@@ -373,3 +373,17 @@ def test_a_sync_function_that_returned_just_as_its_call_ended_did_not_overrun() 
         assert work.future.cancelled()
 
     asyncio.run(race())
+
+
+def test_a_timeout_error_survives_pickling() -> None:
+    """ToolTimeoutError pickles with its name, timeout and elapsed time (a process pool can hand it back)."""
+    import pickle
+
+    copy = pickle.loads(pickle.dumps(ToolTimeoutError("ship", 0.05, 0.06)))
+    assert (type(copy), copy.name, copy.timeout, copy.elapsed, str(copy)) == (
+        ToolTimeoutError,
+        "ship",
+        0.05,
+        0.06,
+        "tool 'ship' timed out after 0.060 s (its timeout is 0.05 s)",
+    )
