@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
 import time
 import uuid
@@ -107,8 +108,11 @@ def texts(turn: Turn) -> list[str]:
     return [m["content"] for m in turn.messages(openai_chat)]
 
 
-async def test_timed_out_calls_end_by_their_effect_and_never_run_again(driver: Driver) -> None:
+async def test_timed_out_calls_end_by_their_effect_and_never_run_again(
+    driver: Driver, caplog: pytest.LogCaptureFixture
+) -> None:
     """SAFE calls past their timeout failed, others have an unknown outcome; driving the turn again runs none."""
+    caplog.set_level(logging.WARNING)
     run = uuid.uuid4().hex
     turn_calls = calls(*[(name, {"label": run}) for name in TIMED])
     first = await driver.run(run, turn_calls)
@@ -116,6 +120,13 @@ async def test_timed_out_calls_end_by_their_effect_and_never_run_again(driver: D
     assert texts(first) == [SHOWN[name] for name in TIMED]
     for result in first.results:
         assert isinstance(result.outcome, Failure)  # stored outcomes come back as Failures of what was shown
+    timed_out = [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "scopetool.timeouts" and " timed out after " in r.getMessage()
+    ]
+    assert len(timed_out) == 4
+    assert not [r for r in caplog.records if r.name == "scopetool.driver"]  # logged once, by the timeout
     again = await driver.run(run, turn_calls)
     assert texts(again) == texts(first)
     assert sorted(s for s in STARTS if s.endswith(run)) == sorted(
