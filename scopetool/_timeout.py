@@ -7,7 +7,8 @@ ordinary error that no driver runs again on its own. The model is told one fixed
 timeout and the elapsed time are the private cause.
 
 A sync function cannot be stopped: under a timeout it runs in a thread of its own (never a worker of
-the event loop's shared pool), and past the timeout that thread is abandoned. It runs to completion,
+the event loop's shared pool; a few such threads are kept for the next calls), and past the timeout
+that thread is abandoned. It runs to completion,
 its result or error is discarded, and it is logged (on the ``scopetool.timeouts`` logger) when it is
 abandoned and when it finally returns; `overrunning_calls` counts those still running. A tool with
 `MAX_OVERRUNNING` abandoned threads still running is not started again until one returns: such a
@@ -20,6 +21,8 @@ import contextlib
 import contextvars
 import logging
 import math
+import os
+import queue
 import threading
 import time
 from collections.abc import Callable, Coroutine
@@ -146,25 +149,57 @@ def timed(
 
 
 async def run_in_own_thread(function: Callable[..., Any], kwargs: dict[str, Any], name: str) -> Any:
-    """Run a sync tool function in a new thread and await what it returns; on cancellation, abandon it.
+    """Run a sync tool function in a thread of its own and await what it returns; on cancellation, abandon it.
 
-    An abandoned function runs to completion; what it returns or raises is discarded and logged.
+    The thread is an idle one of an earlier timed call, or a new one: either way it runs nothing else
+    until this function returns. An abandoned function runs to completion; what it returns or raises is
+    discarded and logged.
     """
     import asyncio  # noqa: PLC0415 - loaded by the running loop
 
     with _lock:
         busy = _overrunning.get(name, 0) >= MAX_OVERRUNNING
+        thread = None if busy or not _idle else _idle.pop()
     if busy:
         cause = OverrunningError(f"tool {name!r} has {MAX_OVERRUNNING} abandoned calls still running")
         raise Failure(kind=FailureKind.FAILED, output=NOT_STARTED.format(name=name), cause=cause)
     loop = asyncio.get_running_loop()
     work = _Work(loop, loop.create_future(), function, kwargs, name)
-    threading.Thread(target=work.run, name=f"scopetool tool {name}", daemon=True).start()
+    (thread or _Thread()).jobs.put(work)
     try:
         return await work.future
     except asyncio.CancelledError:
         work.abandon()
         raise
+
+
+IDLE_THREADS: Final = 4
+"""Threads of finished timed calls kept waiting for the next one (a thread starts only when none waits)."""
+
+_idle: Final[list[_Thread]] = []
+"""The waiting threads (under `_lock`)."""
+
+
+@final
+class _Thread:
+    """A daemon thread that runs timed sync calls one at a time, then waits for the next or ends."""
+
+    __slots__ = ("jobs",)
+
+    def __init__(self) -> None:
+        self.jobs: Final[queue.SimpleQueue[_Work]] = queue.SimpleQueue()
+        threading.Thread(target=self.serve, name="scopetool timed tool", daemon=True).start()
+
+    def serve(self) -> None:
+        while True:
+            self.jobs.get().run()
+            with _lock:
+                if len(_idle) >= IDLE_THREADS:
+                    return
+                _idle.append(self)
+
+
+os.register_at_fork(after_in_child=_idle.clear)  # a forked child has none of its parent's threads
 
 
 @final
