@@ -387,3 +387,21 @@ def test_a_timeout_error_survives_pickling() -> None:
         0.06,
         "tool 'ship' timed out after 0.060 s (its timeout is 0.05 s)",
     )
+
+
+def test_timed_sync_calls_reuse_a_waiting_thread() -> None:
+    """A timed sync call runs off the loop's thread, in a thread a finished timed call left waiting."""
+
+    @tool(timeout=5)
+    def where() -> int:
+        """The thread this runs in."""
+        return threading.get_ident()
+
+    binding = bind(where)
+    first = outcome(binding)
+    assert isinstance(first, Result) and first.output.text() != str(threading.get_ident())
+    wait_until(lambda: timeout_module._idle)  # pyright: ignore[reportPrivateUsage]
+    existing = {str(t.ident) for t in threading.enumerate() if t.name == "scopetool timed tool"}
+    assert first.output.text() in existing
+    second = outcome(binding)
+    assert isinstance(second, Result) and second.output.text() in existing  # no thread was started for it
