@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 from cli_support import FIXTURES, Command, run_process
 
-from scopetool import __version__
+from scopetool import __version__, overrunning_calls
 
 T = "cli_tools.py:registry"
 IMPOSSIBLE = "impossible: all: warning:"
@@ -584,3 +585,7 @@ def test_call_reports_a_timed_out_call_by_its_effect(command: Command) -> None:
     loaded = sys.modules.get("slow_tools")  # in process: let the abandoned function return now
     if loaded is not None:
         loaded.RELEASE.set()
+        for _ in range(2000):
+            if "slow_transfer" not in overrunning_calls():
+                break
+            time.sleep(0.005)
