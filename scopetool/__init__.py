@@ -34,6 +34,7 @@ if typing.TYPE_CHECKING:
     from ._registry import Registry
     from ._rejection import InputRejection, classify_input_rejection
     from ._signature import Signature
+    from ._timeout import ToolTimeoutError, overrunning_calls
 
 __version__ = "0.1.0"
 
@@ -84,9 +85,11 @@ __all__ = [
     "Signature",
     "TextBlock",
     "Tool",
+    "ToolTimeoutError",
     "bind",
     "classify_failure",
     "classify_input_rejection",
+    "overrunning_calls",
     "progress_reporter",
     "report_progress",
     "tool",
@@ -141,9 +144,11 @@ _HOMES: typing.Final = {
     "Signature": "_signature",
     "TextBlock": "_output",
     "Tool": "_binding",
+    "ToolTimeoutError": "_timeout",
     "bind": "_binding",
     "classify_failure": "_outcome",
     "classify_input_rejection": "_rejection",
+    "overrunning_calls": "_timeout",
     "progress_reporter": "_progress",
     "report_progress": "_progress",
     "tool": "_func",

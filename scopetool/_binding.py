@@ -13,6 +13,7 @@ from ._errors import InvalidDefinitionError, InvalidInvocationError, InvalidOutp
 from ._func import Func
 from ._outcome import Failure, FailureKind, classify_failure
 from ._output import Output, Result
+from ._timeout import check_timeout, timed
 
 __all__ = ["Binding", "CallMiddleware", "Caller", "InputValidatingTool", "Tool", "bind"]
 
@@ -65,12 +66,13 @@ class Binding:
     """
 
     # Module-private: only `bind` (below) writes these; nothing outside this module reads them.
-    __slots__ = ("_call", "_contract", "_direct", "_middlewares", "_tool")
+    __slots__ = ("_call", "_contract", "_direct", "_middlewares", "_timeout", "_tool")
 
     _call: Caller
     _contract: Contract
     _direct: _Run | None  # the whole call when it needs no checking layer (see `bind`)
     _middlewares: tuple[CallMiddleware, ...]
+    _timeout: float | None
     _tool: Tool
 
     def __init__(self) -> None:
@@ -90,6 +92,11 @@ class Binding:
     def tool(self) -> Tool:
         """The executable tool."""
         return self._tool
+
+    @property
+    def timeout(self) -> float | None:
+        """Seconds the tool's call may run before it is cancelled, or None for no timeout."""
+        return self._timeout
 
     def definition(self) -> Definition:
         """The frozen definition, as advertised and enforced."""
@@ -128,7 +135,7 @@ class Binding:
         Raises:
             InvalidToolError: the tool's ``CallContext[Deps]`` names a class `deps` is not an instance of.
         """
-        return _assemble(self._contract, self._tool, self._tool.call, self._middlewares, deps)
+        return _assemble(self._contract, self._tool, self._tool.call, self._middlewares, deps=deps, limit=self._timeout)
 
     def __repr__(self) -> str:
         return f"Binding(name={self.name!r}, middlewares={len(self._middlewares)})"
@@ -224,18 +231,34 @@ def _label(middleware: object) -> str:
     return repr(getattr(middleware, "__qualname__", type(middleware).__qualname__))
 
 
-def bind(tool: Tool, /, *middlewares: CallMiddleware, deps: object = NO_DEPS) -> Binding:
+def bind(tool: Tool, /, *middlewares: CallMiddleware, deps: object = NO_DEPS, timeout: float | None = None) -> Binding:
     """Freeze `tool` into a `Binding`.
 
     The definition is read exactly once, the schema compiled once and `middlewares` composed once
     (the first is outermost). `deps` are the application's dependencies a `@tool` function's
     `CallContext` hands it (a tool without a context parameter ignores them).
 
+    `timeout` (seconds) bounds the tool's call, inside the middlewares; None keeps the tool's own
+    declaration (``call_timeout()``, as ``@tool(timeout=...)`` gives), if any. Past it the call is
+    cancelled: a SAFE tool's outcome is a `FAILED` Failure, any other's is unknown (`ToolTimeoutError`).
+
     Raises:
         InvalidToolError: the tool is missing or broken: no definition or call, an invalid definition,
-            an uncompilable schema, a failing validator declaration, a middleware that is not callable,
-            or deps that are not of the class the tool's ``CallContext[Deps]`` names.
+            an uncompilable schema, a failing validator or timeout declaration, a middleware that is not
+            callable, a timeout that is not a positive number of seconds, or deps that are not of the
+            class the tool's ``CallContext[Deps]`` names.
     """
+    return bind_with(tool, middlewares, timeout, None, deps)
+
+
+def bind_with(
+    tool: Tool,
+    middlewares: tuple[CallMiddleware, ...],
+    timeout: float | None,
+    default_timeout: float | None,
+    deps: object = NO_DEPS,
+) -> Binding:
+    """`bind`, with `default_timeout` for a tool that declares no timeout (a `Registry`'s default)."""
     if tool is None:
         raise InvalidToolError("tool is None")
     call: Caller | None = getattr(tool, "call", None)  # read defensively: the caller may not be typed
@@ -260,13 +283,24 @@ def bind(tool: Tool, /, *middlewares: CallMiddleware, deps: object = NO_DEPS) ->
             validator = declaration()
         except Exception as error:
             raise InvalidToolError(f"input validation: the declaration raised {type(error).__name__}") from error
-    return _assemble(Contract(definition, validator), tool, call, tuple(middlewares), deps)
+    limit = check_timeout(timeout, "bind")
+    if limit is None:
+        limit = _declared_timeout(tool)
+    if limit is None:
+        limit = default_timeout
+    return _assemble(Contract(definition, validator), tool, call, tuple(middlewares), deps=deps, limit=limit)
 
 
 def _assemble(
-    contract: Contract, tool: Tool, call: Caller, middlewares: tuple[CallMiddleware, ...], deps: object
+    contract: Contract,
+    tool: Tool,
+    call: Caller,
+    middlewares: tuple[CallMiddleware, ...],
+    *,
+    deps: object,
+    limit: float | None,
 ) -> Binding:
-    """A new Binding of `contract` to `tool`, whose `call` runs with `deps`."""
+    """A new Binding of `contract` to `tool`, whose `call` runs with `deps` within `limit` seconds."""
     definition = contract.definition()
     # The module-private slots of a new Binding (pyright checks privacy per class, not per module).
     binding = object.__new__(Binding)
@@ -279,11 +313,25 @@ def _assemble(
             raise InvalidToolError(problem)
         target = functools.partial(tool._call_in_context, deps)  # pyright: ignore[reportPrivateUsage]
     safe = definition.effect is Effect.SAFE
-    run = _definite_failures(target, definition.name) if safe else target
+    inner = target if limit is None else timed(target, limit, definition.name, definition.effect)
+    run = _definite_failures(inner, definition.name) if safe else inner
     binding._call = run  # pyright: ignore[reportPrivateUsage]
     # With no middleware, a call that makes its own exact Result (and `_definite_failures`'s wrapper of
     # it) is awaited as it is, without a checking layer around it.
     direct = not middlewares and _makes_results(call)
     binding._direct = cast("_Run", run) if direct else None  # pyright: ignore[reportPrivateUsage]
     binding._middlewares = tuple(middlewares)  # pyright: ignore[reportPrivateUsage]
+    binding._timeout = limit  # pyright: ignore[reportPrivateUsage]
     return binding
+
+
+def _declared_timeout(tool: Tool) -> float | None:
+    """The timeout the tool declares with an optional ``call_timeout()`` method (read once), or None."""
+    declaration = getattr(tool, "call_timeout", None)
+    if declaration is None:
+        return None
+    try:
+        declared = declaration()
+    except Exception as error:
+        raise InvalidToolError(f"timeout: the declaration raised {type(error).__name__}") from error
+    return check_timeout(declared, f"timeout: {type(tool).__name__}.call_timeout()")

@@ -19,6 +19,7 @@ from ._definition import NAME_PATTERN, Definition, Effect
 from ._errors import InvalidDefinitionError, InvalidOutputError, InvalidToolError
 from ._outcome import Failure, FailureKind
 from ._output import Result
+from ._timeout import UNDER_TIMEOUT, check_timeout, run_in_own_thread
 
 if TYPE_CHECKING:
     import docstring_parser
@@ -43,8 +44,9 @@ class Func(Generic[P, R]):
     Its parameters become one strict input object (a single pydantic-model parameter is the input
     object itself); descriptions come from the docstring (Google, NumPy or Sphinx style) and from
     `Field`/`Annotated` metadata. Async functions are awaited; sync functions run in a worker thread so
-    they never block the event loop. A parameter annotated with `CallContext` is not an input: it
-    receives the call's context (its key, continuation, progress, questions and deps).
+    they never block the event loop (under a timeout, in a thread of their own: see `call_timeout`).
+    A parameter annotated with `CallContext` is not an input: it receives the call's context (its
+    key, continuation, progress, questions and deps).
     """
 
     def __init__(
@@ -55,11 +57,13 @@ class Func(Generic[P, R]):
         description: str | None = None,
         effect: Effect | None = None,
         approval: Approval = None,
+        timeout: float | None = None,
     ) -> None:
         if not callable(fn):
             raise InvalidToolError(f"@tool needs a function, not {type(fn).__name__}")
         if approval is not None and not isinstance(approval, bool) and not callable(approval):
             raise InvalidToolError(f"approval must be True, False, None or a function, not {type(approval).__name__}")
+        self._timeout = check_timeout(timeout, f"@tool {getattr(fn, '__qualname__', fn)!r}")
         functools.update_wrapper(self, fn)
         self._fn = fn
         # Exactly one is set: the coroutine function to await, or the sync function to run in a thread.
@@ -106,6 +110,10 @@ class Func(Generic[P, R]):
         """The tool's definition (immutable; its accessors hand out fresh copies)."""
         return self._definition
 
+    def call_timeout(self) -> float | None:
+        """The timeout in seconds declared with ``@tool(timeout=...)`` (None: none), which `bind` reads once."""
+        return self._timeout
+
     def input_validator(self) -> InputDecoder[Any]:
         """The strict decoder of the parameters, which `bind` uses as the whole admission check."""
         return self._decoder
@@ -128,6 +136,8 @@ class Func(Generic[P, R]):
                         "deps: give deps= to bind, Registry or with_deps"
                     )
                 return await self._call_in_context(None, invocation, kwargs)
+            if UNDER_TIMEOUT.get():  # a timed call: the function gets a thread of its own (see _timeout)
+                return self._encoder.result(await run_in_own_thread(sync, kwargs, self.name))
             import asyncio  # noqa: PLC0415 - a running event loop has imported it already
 
             returned = await asyncio.to_thread(sync, **kwargs)
@@ -159,6 +169,8 @@ class Func(Generic[P, R]):
                 kwargs[self._context_parameter] = context
             if coroutine is not None:
                 returned = await coroutine(**kwargs)
+            elif UNDER_TIMEOUT.get():  # a timed call: the function gets a thread of its own (see _timeout)
+                returned = await run_in_own_thread(sync, kwargs, self.name)
             else:
                 import asyncio  # noqa: PLC0415 - a running event loop has imported it already
 
@@ -208,6 +220,7 @@ def tool(
     description: str | None = None,
     effect: Effect | None = None,
     approval: Approval = None,
+    timeout: float | None = None,
 ) -> Callable[[Callable[P, R]], Func[P, R]]: ...
 
 
@@ -219,6 +232,7 @@ def tool(
     description: str | None = None,
     effect: Effect | None = None,
     approval: Approval = None,
+    timeout: float | None = None,
 ) -> Func[P, R] | Callable[[Callable[P, R]], Func[P, R]]:
     """Make a `Func` tool from a typed function, bare (``@tool``) or configured (``@tool(name=...)``).
 
@@ -232,6 +246,8 @@ def tool(
             `InputRequest` for a boolean; resumed with True it runs, with False it is a `REJECTED`
             `Failure` showing the model `APPROVAL_DECLINED`'s fixed text. The prompt is for the person,
             never for the model.
+        timeout: Seconds a call may run before it is cancelled (None: no timeout). A SAFE tool that
+            times out definitely failed; any other has an unknown outcome (`ToolTimeoutError`).
 
     Raises:
         InvalidToolError: the signature cannot be a tool; the message lists every problem.
@@ -252,10 +268,10 @@ def tool(
         ```
     """
     if fn is not None:
-        return Func(fn, name=name, description=description, effect=effect, approval=approval)
+        return Func(fn, name=name, description=description, effect=effect, approval=approval, timeout=timeout)
 
     def decorate(function: Callable[P, R]) -> Func[P, R]:
-        return Func(function, name=name, description=description, effect=effect, approval=approval)
+        return Func(function, name=name, description=description, effect=effect, approval=approval, timeout=timeout)
 
     return decorate
 

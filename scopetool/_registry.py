@@ -7,10 +7,11 @@ from collections.abc import Iterator
 from types import MappingProxyType
 from typing import final
 
-from ._binding import Binding, Tool, bind
+from ._binding import Binding, Tool, bind_with
 from ._context import NO_DEPS
 from ._definition import Definition
 from ._errors import DuplicateToolError, InvalidToolError
+from ._timeout import check_timeout
 
 __all__ = ["Registry"]
 
@@ -20,7 +21,8 @@ class Registry:
     """Bindings by name. Registration is atomic per batch; names are unique; views are sorted by name.
 
     Tools given instead of bindings are bound without middlewares, with the registry's `deps` (the
-    application's dependencies a `@tool` function's `CallContext` receives; bindings keep their own).
+    application's dependencies a `@tool` function's `CallContext` receives) and, for those that
+    declare none, its `timeout` (seconds); a `Binding` keeps its own deps and timeout (see `bind`).
 
     Example:
         ```python
@@ -37,9 +39,10 @@ class Registry:
         ```
     """
 
-    __slots__ = ("_bindings", "_deps", "_lock")
+    __slots__ = ("_bindings", "_deps", "_lock", "_timeout")
 
-    def __init__(self, *tools: Binding | Tool, deps: object = NO_DEPS) -> None:
+    def __init__(self, *tools: Binding | Tool, deps: object = NO_DEPS, timeout: float | None = None) -> None:
+        self._timeout = check_timeout(timeout, "Registry")
         self._lock = threading.Lock()
         self._bindings: MappingProxyType[str, Binding] = MappingProxyType({})
         self._deps = deps
@@ -72,7 +75,7 @@ class Registry:
                 binding = value
             else:
                 try:
-                    binding = bind(value, deps=self._deps)
+                    binding = bind_with(value, (), None, self._timeout, self._deps)
                 except InvalidToolError as error:
                     raise InvalidToolError(f"tools[{index}]: {error}") from error
             if binding.name in batch:
@@ -86,6 +89,11 @@ class Registry:
                 if name in current:
                     raise DuplicateToolError(f"tool: duplicate tool: {name!r} is already registered")
             self._bindings = MappingProxyType({**current, **batch})
+
+    @property
+    def timeout(self) -> float | None:
+        """The default timeout of the tools this registry binds itself (None: none)."""
+        return self._timeout
 
     def resolve(self, name: str) -> Binding | None:
         """The binding registered under `name`, or None."""

@@ -24,6 +24,7 @@ from .._output import MediaBlock, Output, Result, TextBlock
 from .._progress import Progress, progress_reporter
 from .._registry import Registry
 from .._rejection import classify_input_rejection
+from .._timeout import ToolTimeoutError
 from ..providers import Export, ProviderError, outcome_output
 from ..providers._common import call_outcome, repair_nulls
 from ._common import ExitCode, UsageError, dump_json, export_tools, one_line, say, stdout
@@ -167,6 +168,12 @@ def _not_completed(name: str, error: BaseException) -> int:
     if classify_input_rejection(error) is not None:
         say("the arguments were rejected: the model is shown the message above")
         return ExitCode.REJECTED
+    if isinstance(error, ToolTimeoutError):
+        say(
+            f"the call timed out after {error.elapsed:.3f} s (its timeout: {error.timeout:g} s) and its outcome is "
+            "unknown: the model is shown the text above"
+        )
+        return ExitCode.UNKNOWN
     cause = error.__cause__
     if isinstance(cause, InputValidationError):
         say(

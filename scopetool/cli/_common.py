@@ -43,6 +43,8 @@ class ExitCode(IntEnum):
     """``call``: the arguments were not admitted (the model would be told why)."""
     INPUT_REQUESTED = 4
     """``call``: the tool asked for input; answer it and resume with ``--continuation``."""
+    UNKNOWN = 5
+    """``call``: the call timed out and its tool made no SAFE promise: its outcome is unknown."""
     INTERRUPTED = 130
     """Interrupted (Ctrl-C)."""
 

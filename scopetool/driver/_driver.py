@@ -32,6 +32,7 @@ __all__ = [
     "IncompleteTurnError",
     "ReplayConflictError",
     "ResultMessage",
+    "RetryBudgetExceededError",
     "Turn",
     "call_digest",
     "mint_key",
@@ -40,6 +41,11 @@ __all__ = [
 logger: Final = logging.getLogger("scopetool.driver")
 
 REFUSED_REPLAY: Final = 'error: tool "{name}" was not run: this call id was already used with other arguments'
+
+EXHAUSTED: Final = 'error: tool "{name}" was not run: too many rejected calls of it in this run; do not call it again'
+
+KEPT_RUNS: Final = 4096
+"""Runs whose rejected attempts a driver with a retry budget remembers (the least recently driven are forgotten)."""
 
 ResultMessage: TypeAlias = Callable[[ToolCall, Result | BaseException], dict[str, Any]]
 """A provider's ``result_message(call, outcome)``."""
@@ -52,6 +58,19 @@ class ReplayConflictError(ScopetoolError, LookupError):
         super().__init__(f"driver: key {key} was already used with other arguments; the call was not run")
         self.key = key
         """The key both calls map to."""
+
+
+class RetryBudgetExceededError(ScopetoolError, LookupError):
+    """A tool's rejected attempts in a run went past the driver's retry budget; the cause of the final text."""
+
+    def __init__(self, name: str, attempt: int, budget: int) -> None:
+        super().__init__(f"driver: rejected attempt {attempt} of tool {name[:80]!r} is past the retry budget {budget}")
+        self.name = name
+        """The tool name the model called (perhaps one that does not exist)."""
+        self.attempt = attempt
+        """Which rejected attempt of this tool in the run this was (1 is the first)."""
+        self.budget = budget
+        """The driver's retry budget."""
 
 
 class IncompleteTurnError(ScopetoolError, ValueError):
@@ -69,6 +88,9 @@ class CallStatus(StrEnum):
     """The call was not started: it comes after a call that waits for input and may depend on it."""
     REFUSED = "refused"
     """The call's key was used before with other arguments; its outcome is a refusal (see `ReplayConflictError`)."""
+    EXHAUSTED = "exhausted"
+    """The call was not admitted and its tool's rejected attempts in this run are past the retry budget: its
+    outcome is a final refusal, not another chance (see `RetryBudgetExceededError`)."""
 
 
 @final
@@ -81,15 +103,18 @@ class CallResult:
     key: IdempotencyKey
     """The call's idempotency key: opaque, the same every time this run's call is driven."""
     status: CallStatus
-    """Done, waiting for input, held, or refused."""
+    """Done, waiting for input, held, refused, or past the retry budget."""
     outcome: Result | BaseException | None = None
-    """The outcome for the provider's result message (DONE and REFUSED), else None.
+    """The outcome for the provider's result message (DONE, REFUSED and EXHAUSTED), else None.
 
     A call that ran has a `Result`, or a `Failure` that shows what the model is shown (backends store
     outcomes, not private causes). A call that could not be admitted has its live error: an
     `UnknownToolError` or an `InvalidInvocationError`."""
     request: InputRequest | None = None
     """The input request a WAITING call committed: show its prompt to whoever answers."""
+
+
+_FINISHED: Final = frozenset((CallStatus.DONE, CallStatus.REFUSED, CallStatus.EXHAUSTED))
 
 
 @final
@@ -103,7 +128,7 @@ class Turn:
     @property
     def complete(self) -> bool:
         """Whether every call has an outcome (none waits for input or is held)."""
-        return all(r.status in (CallStatus.DONE, CallStatus.REFUSED) for r in self.results)
+        return all(r.status in _FINISHED for r in self.results)
 
     @property
     def waiting(self) -> tuple[CallResult, ...]:
@@ -224,6 +249,9 @@ class Driver:
         backend: Where calls run and what is kept of them; a new `MemoryBackend` by default.
         serial: Names of SAFE tools that must still run one at a time (say, one that calls a
             rate-limited service).
+        retry_budget: How many rejected attempts (an unknown tool, arguments not admitted) of each
+            tool name a run gets with the rejection to retry from; later ones are answered with a
+            final text instead (status EXHAUSTED). None: no budget.
 
     Example:
         ```python
@@ -251,9 +279,16 @@ class Driver:
         ```
     """
 
-    __slots__ = ("_backend", "_registry", "_secret", "_serial")
+    __slots__ = ("_backend", "_budget", "_registry", "_rejected", "_secret", "_serial")
 
-    def __init__(self, registry: Registry, backend: Backend | None = None, *, serial: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        registry: Registry,
+        backend: Backend | None = None,
+        *,
+        serial: Iterable[str] = (),
+        retry_budget: int | None = None,
+    ) -> None:
         if not isinstance(registry, Registry):
             raise TypeError(f"a driver needs a Registry, not {type(registry).__name__}")
         if backend is not None and not isinstance(backend, Backend):
@@ -261,10 +296,17 @@ class Driver:
         names = frozenset(serial)
         if not all(isinstance(name, str) for name in names):
             raise TypeError("serial names tools: it must hold only strings")
+        if retry_budget is not None and (
+            isinstance(retry_budget, bool) or not isinstance(retry_budget, int) or retry_budget < 0
+        ):
+            raise ValueError(f"retry_budget must be a non-negative int or None, not {retry_budget!r}")
         self._registry = registry
         self._backend: Backend = MemoryBackend() if backend is None else backend
         self._serial = names
         self._secret: bytes | None = None
+        self._budget = retry_budget
+        # run id -> tool name -> the keys of its rejected calls, in the order first seen (an ordered set)
+        self._rejected: dict[str, dict[str, dict[str, None]]] = {}
 
     @property
     def registry(self) -> Registry:
@@ -301,7 +343,7 @@ class Driver:
             if binding is None:
                 if observer is not None:
                     observer.unknown(call.name, call.id)
-                results[position] = CallResult(call, key, CallStatus.DONE, UnknownToolError(call.name))
+                results[position] = self._rejection(run_id, call, key, UnknownToolError(call.name))
                 continue
             try:
                 if observer is None:
@@ -309,7 +351,7 @@ class Driver:
                 else:
                     invocation = observer.admit(binding.contract, call.request, Admission(idempotency_key=key), call.id)
             except InvalidInvocationError as error:
-                results[position] = CallResult(call, key, CallStatus.DONE, error)
+                results[position] = self._rejection(run_id, call, key, error)
                 continue
             admitted.append(
                 (position, AdmittedCall(key, call_digest(call.name, invocation.arguments), binding, invocation))
@@ -338,6 +380,34 @@ class Driver:
         if not isinstance(key, str) or not key:
             raise ValueError("key must be a call's non-empty idempotency key")
         return await self._backend.answer(key, response)
+
+    def _rejection(self, run_id: str, call: ToolCall, key: IdempotencyKey, error: BaseException) -> CallResult:
+        """A call that was not admitted: its error, or the final refusal once its tool is past the budget.
+
+        Attempts are counted by key, so driving the same turn again counts none twice.
+        """
+        budget = self._budget
+        if budget is None:
+            return CallResult(call, key, CallStatus.DONE, error)
+        runs = self._rejected
+        tools = runs.pop(run_id, None)
+        if tools is None:
+            tools = {}
+            if len(runs) >= KEPT_RUNS:
+                del runs[next(iter(runs))]  # the least recently driven run
+        runs[run_id] = tools
+        keys = tools.setdefault(call.name, {})
+        keys.setdefault(key, None)
+        attempt = list(keys).index(key) + 1
+        if attempt <= budget:
+            return CallResult(call, key, CallStatus.DONE, error)
+        logger.info(
+            "driver: tool %r was refused: rejected attempt %d of the run is past the budget", call.name[:80], attempt
+        )
+        exceeded = RetryBudgetExceededError(call.name, attempt, budget)
+        exceeded.__cause__ = error
+        final = Failure(kind=FailureKind.REJECTED, output=EXHAUSTED.format(name=call.name[:80]), cause=exceeded)
+        return CallResult(call, key, CallStatus.EXHAUSTED, final)
 
     def _segments(self, admitted: list[tuple[int, AdmittedCall]]) -> list[list[tuple[int, AdmittedCall]]]:
         """Admitted calls in model order, cut into runs of concurrent calls and single serial calls."""

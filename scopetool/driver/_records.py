@@ -28,6 +28,7 @@ from .._input import InputRequest
 from .._outcome import Failure, FailureKind, classify_failure
 from .._output import ContentBlock, MediaBlock, Output, Result, TextBlock
 from .._rejection import classify_input_rejection
+from .._timeout import ToolTimeoutError
 from ..providers._common import UnknownToolError, invocation_outcome, outcome_output
 
 __all__ = [
@@ -90,10 +91,15 @@ def error_record(name: str, error: BaseException) -> Record:
     """The record of an error outcome: only what the model may see, and whether it was a rejection.
 
     An error that is neither a `Failure` nor an input rejection is a defect or an unknown outcome: it is
-    logged (with its traceback, for the host) before its text is dropped.
+    logged (with its traceback, for the host) before its text is dropped; a timeout was logged already,
+    with its figures, by ``scopetool.timeouts``.
     """
     failure = classify_failure(error)
-    if failure is None and classify_input_rejection(error) is None and not isinstance(error, UnknownToolError):
+    if (
+        failure is None
+        and classify_input_rejection(error) is None
+        and not isinstance(error, UnknownToolError | ToolTimeoutError)
+    ):
         logger.warning("tool %r failed; the model is told only that it failed", name, exc_info=error)
     output, _ = outcome_output(name, error)
     rejected = failure is not None and failure.kind is FailureKind.REJECTED

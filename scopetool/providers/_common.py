@@ -12,6 +12,7 @@ from typing import Any, Final, Literal, TypeAlias, TypeGuard, cast, final
 
 from .. import _observe
 from .._binding import Binding, Tool
+from .._chain import find_one
 from .._contract import Admission, Invocation, Request
 from .._definition import Definition
 from .._errors import ScopetoolError
@@ -20,6 +21,7 @@ from .._outcome import classify_failure
 from .._output import Output, Result
 from .._registry import Registry
 from .._rejection import classify_input_rejection
+from .._timeout import TIMED_OUT_UNKNOWN, ToolTimeoutError
 
 __all__ = [
     "Change",
@@ -430,9 +432,10 @@ def outcome_output(name: str, outcome: Result | BaseException) -> tuple[Output, 
     """What the model is shown for an outcome, and whether it is an error.
 
     A `Result` shows its output. An error shows, in this order: a `Failure`'s public output, an input
-    rejection's message, an unknown tool's fixed text, or a generic ``error: tool "<name>" failed``:
-    nothing of any other error reaches the model. A result that requests input is not a tool result:
-    the driver must answer it and resume the call first.
+    rejection's message, an unknown tool's fixed text, a timed-out call's fixed text
+    (``error: tool "<name>" timed out; its outcome is unknown``), or a generic
+    ``error: tool "<name>" failed``: nothing of any other error reaches the model. A result that
+    requests input is not a tool result: the driver must answer it and resume the call first.
     """
     if isinstance(outcome, Result):
         if outcome.input_request is not None:
@@ -448,6 +451,8 @@ def outcome_output(name: str, outcome: Result | BaseException) -> tuple[Output, 
         return Output.from_text(rejection.message), True
     if isinstance(outcome, UnknownToolError):
         return Output.from_text(UNAVAILABLE.format(name=outcome.name[:80])), True
+    if find_one(outcome, ToolTimeoutError) is not None:
+        return Output.from_text(TIMED_OUT_UNKNOWN.format(name=name)), True
     return Output.from_text(GENERIC_FAILURE.format(name=name)), True
 
 

@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 from cli_support import FIXTURES, Command, run_process
 
-from scopetool import __version__
+from scopetool import __version__, overrunning_calls
 
 T = "cli_tools.py:registry"
 IMPOSSIBLE = "impossible: all: warning:"
@@ -566,3 +567,25 @@ def test_serve_keeps_standard_output_for_the_protocol_from_the_start() -> None:
     assert ran.returncode == 0 and [a["id"] for a in answers] == [1, 2]
     assert answers[1]["result"]["content"] == [{"type": "text", "text": "HI"}]
     assert all(line in ran.stderr for line in (*NOISE, "noisy: print in the tool", "noisy: os.write(1) in the tool"))
+
+
+def test_call_reports_a_timed_out_call_by_its_effect(command: Command) -> None:
+    """A SAFE tool past its timeout failed (exit 1); one with no promise has an unknown outcome (exit 5)."""
+    target = f"{FIXTURES / 'slow_tools.py'}:registry"
+    safe = command("call", target, "slow_lookup", '{"sku": "LAMP-1"}')
+    assert (safe.returncode, safe.stdout) == (1, 'error: tool "slow_lookup" timed out\n')
+    assert "failed outcome (its private cause: ToolTimeoutError)" in safe.stderr
+    unknown = command("call", target, "slow_transfer", '{"cents": 5}')
+    assert (unknown.returncode, unknown.stdout) == (
+        5,
+        'error: tool "slow_transfer" timed out; its outcome is unknown\n',
+    )
+    assert "its timeout: 0.05 s) and its outcome is unknown" in unknown.stderr
+    assert "sent" not in unknown.stdout + unknown.stderr
+    loaded = sys.modules.get("slow_tools")  # in process: let the abandoned function return now
+    if loaded is not None:
+        loaded.RELEASE.set()
+        for _ in range(2000):
+            if "slow_transfer" not in overrunning_calls():
+                break
+            time.sleep(0.005)
