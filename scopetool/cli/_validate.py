@@ -71,8 +71,8 @@ FORMATS: Final = ("auto", "neutral", *PROVIDERS)
 """The values of ``--format``."""
 LINE_LIMIT: Final = 8 * MAX_INPUT_BYTES
 """The longest line read, newline included (8 MiB); a longer one is unreadable and skipped in bounded memory."""
-CHUNK_BYTES: Final = 1 << 20
-"""About how much of the file one worker process checks at a time with ``--jobs``."""
+CHUNK_BYTES: Final = 1 << 18
+"""About how much of the file (256 KiB) one worker process checks at a time with ``--jobs``."""
 
 _WS: Final = rb"[ \t\r\n]*"
 _ASCII_PLAIN: Final = rb'"[ !#-\[\]-~]*"'  # printable ASCII without escapes: no decoding needed, nothing to check
