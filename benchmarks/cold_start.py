@@ -68,23 +68,21 @@ def add(a: int, b: int) -> int:
 server.run("stdio")
 '''
 
-_REQUESTS = (
-    b"".join(
-        json.dumps(message, separators=(",", ":")).encode() + b"\n"
-        for message in (
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "cold-start", "version": "1"},
-                },
+_REQUESTS = b"".join(
+    json.dumps(message, separators=(",", ":")).encode() + b"\n"
+    for message in (
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "cold-start", "version": "1"},
             },
-            {"jsonrpc": "2.0", "method": "notifications/initialized"},
-            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-        )
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
     )
 )
 
@@ -132,7 +130,7 @@ def _first_list(command: list[str], folder: Path, environment: dict[str, str]) -
 
 def _has_mcp() -> bool:
     try:
-        import mcp.server.mcpserver  # noqa: F401, PLC0415 - only to know whether the peer can run
+        import mcp.server.mcpserver  # noqa: F401 - only to know whether the peer can run
     except ImportError:
         return False
     return True
@@ -178,8 +176,8 @@ def table(figures: dict[str, Any]) -> list[str]:
     """Markdown: each command's median time and its ratio to its baseline."""
     seconds = figures["seconds"]
     rows = [
-        ("`python -c \"import pydantic\"`", "import pydantic", "import pydantic"),
-        ("`python -c \"import tools\"` (the user's module alone)", "import tools", "import pydantic"),
+        ('`python -c "import pydantic"`', "import pydantic", "import pydantic"),
+        ('`python -c "import tools"` (the user\'s module alone)', "import tools", "import pydantic"),
         ("`scopetool definitions tools.py:add`", "scopetool definitions", "import pydantic"),
         ("`MCPServer` (MCP SDK) to its first `tools/list` answer", "MCPServer", "MCPServer"),
         ("`scopetool serve` to its first `tools/list` answer", "scopetool serve", "MCPServer"),

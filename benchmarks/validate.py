@@ -88,7 +88,11 @@ def _arguments(i: int, rejected_every: int) -> dict[str, Any]:
 def cases(count: int) -> list[tuple[str, list[bytes], str]]:
     """(name, lines, format) of every case."""
     return [
-        ("neutral, all admitted", [_line({"name": "add", "arguments": _arguments(i, 0)}) for i in range(count)], "neutral"),
+        (
+            "neutral, all admitted",
+            [_line({"name": "add", "arguments": _arguments(i, 0)}) for i in range(count)],
+            "neutral",
+        ),
         (
             "neutral, 1 in 5 rejected",
             [_line({"name": "add", "arguments": _arguments(i, 5)}) for i in range(count)],
@@ -97,14 +101,23 @@ def cases(count: int) -> list[tuple[str, list[bytes], str]]:
         (
             "openai_chat items, all admitted",
             [
-                _line({"id": f"c{i}", "type": "function", "function": {"name": "add", "arguments": json.dumps(_arguments(i, 0))}})
+                _line(
+                    {
+                        "id": f"c{i}",
+                        "type": "function",
+                        "function": {"name": "add", "arguments": json.dumps(_arguments(i, 0))},
+                    }
+                )
                 for i in range(count)
             ],
             "openai_chat",
         ),
         (
             "anthropic items, all admitted",
-            [_line({"type": "tool_use", "id": f"toolu_{i}", "name": "add", "input": _arguments(i, 0)}) for i in range(count)],
+            [
+                _line({"type": "tool_use", "id": f"toolu_{i}", "name": "add", "input": _arguments(i, 0)})
+                for i in range(count)
+            ],
             "anthropic",
         ),
     ]
@@ -170,7 +183,7 @@ def _child(command: list[str], folder: Path, cores: set[int] | None) -> tuple[fl
         cwd=folder,
         check=True,
         capture_output=True,
-        preexec_fn=on_cores if hasattr(os, "sched_setaffinity") else None,  # noqa: PLW1509 - no threads here
+        preexec_fn=on_cores if hasattr(os, "sched_setaffinity") else None,
     )
     seconds, peak = result.stdout.split()
     return float(seconds), int(peak) // (1024 if sys.platform == "darwin" else 1), result.stderr  # macOS: bytes
@@ -256,10 +269,30 @@ def targets(figures: dict[str, Any]) -> list[tuple[str, float, float, bool]]:
     valid, mixed = rows["neutral, all admitted"], rows["neutral, 1 in 5 rejected"]
     ends = figures["end_to_end"]
     return [
-        ("`scopetool validate`: at least 0.9x the floor's throughput, all admitted", valid["floor_s"] / valid["scopetool_s"], 0.9, True),
-        ("`scopetool validate`: at least 0.6x the floor's throughput, 1 in 5 rejected", mixed["floor_s"] / mixed["scopetool_s"], 0.6, True),
-        ("`scopetool validate`: peak RSS for 4x the lines, at most 1.1x", ends["long_peak_kib"] / ends["short_peak_kib"], 1.1, False),
-        ("`scopetool validate --jobs 2`: at least 1.8x `--jobs 1` on 2 cores", ends["serial_s"] / ends["parallel_s"], 1.8, True),
+        (
+            "`scopetool validate`: at least 0.9x the floor's throughput, all admitted",
+            valid["floor_s"] / valid["scopetool_s"],
+            0.9,
+            True,
+        ),
+        (
+            "`scopetool validate`: at least 0.6x the floor's throughput, 1 in 5 rejected",
+            mixed["floor_s"] / mixed["scopetool_s"],
+            0.6,
+            True,
+        ),
+        (
+            "`scopetool validate`: peak RSS for 4x the lines, at most 1.1x",
+            ends["long_peak_kib"] / ends["short_peak_kib"],
+            1.1,
+            False,
+        ),
+        (
+            "`scopetool validate --jobs 2`: at least 1.8x `--jobs 1` on 2 cores",
+            ends["serial_s"] / ends["parallel_s"],
+            1.8,
+            True,
+        ),
     ]
 
 

@@ -33,8 +33,8 @@ import stat
 import sys
 import time
 from collections import Counter, deque
-from concurrent.futures import Future, ProcessPoolExecutor
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Final, TextIO, TypeVar, final
@@ -83,9 +83,34 @@ _ASCII_PLAIN: Final = rb'"[ !#-\[\]-~]*"'  # printable ASCII without escapes: no
 # around it then holds no escape, no repeated name and nothing but ASCII, so the line is strict
 # I-JSON exactly when the arguments are, and the arguments' text is exactly what is admitted.
 _FAST: Final = re.compile(
-    _WS + rb"\{" + _WS + rb'(?:"id"' + _WS + b":" + _WS + _ASCII_PLAIN + _WS + b"," + _WS + rb")?"
-    + rb'"name"' + _WS + b":" + _WS + rb'"([A-Za-z0-9_-]{1,64})"' + _WS + b"," + _WS
-    + rb'"arguments"' + _WS + b":" + _WS + rb"(\{.*\})" + _WS + rb"\}" + _WS,
+    _WS
+    + rb"\{"
+    + _WS
+    + rb'(?:"id"'
+    + _WS
+    + b":"
+    + _WS
+    + _ASCII_PLAIN
+    + _WS
+    + b","
+    + _WS
+    + rb")?"
+    + rb'"name"'
+    + _WS
+    + b":"
+    + _WS
+    + rb'"([A-Za-z0-9_-]{1,64})"'
+    + _WS
+    + b","
+    + _WS
+    + rb'"arguments"'
+    + _WS
+    + b":"
+    + _WS
+    + rb"(\{.*\})"
+    + _WS
+    + rb"\}"
+    + _WS,
     re.S,
 )
 _UNKNOWN_CACHE: Final = 1024
@@ -592,7 +617,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         bar = _bar(stream)
         if jobs > 1:
-            tally = validate_in_processes(stream, checker, jobs, stdout(), bar, (args.target, args.format))
+            tally = validate_in_processes(stream, checker, jobs, stdout(), bar=bar, target=(args.target, args.format))
         else:
             lines: Iterable[bytes | None] = read_lines(stream)
             if bar is not None:
@@ -614,6 +639,7 @@ def validate_in_processes(
     checker: LineChecker,
     jobs: int,
     out: TextIO,
+    *,
     bar: ProgressBar | None = None,
     target: tuple[str, str] | None = None,
 ) -> Tally:
@@ -666,7 +692,7 @@ def _start_worker(checker: LineChecker | None, target: tuple[str, str] | None) -
     """Set up a worker process: Ctrl-C is the parent's to handle, and the checker is inherited or loaded."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if checker is None:
-        assert target is not None  # noqa: S101 - validate_in_processes passes one where nothing is inherited
+        assert target is not None
         checker = LineChecker(load_registry(target[0]), target[1])
     _worker[:] = [checker]
 
