@@ -23,6 +23,7 @@ it); a problem elsewhere makes the line unreadable.
 from __future__ import annotations
 
 import argparse
+import functools
 import io
 import json
 import multiprocessing
@@ -74,14 +75,15 @@ LINE_LIMIT: Final = 8 * MAX_INPUT_BYTES
 CHUNK_BYTES: Final = 1 << 18
 """About how much of the file (256 KiB) one worker process checks at a time with ``--jobs``."""
 
-_WS: Final = rb"[ \t\r\n]*"
-_ASCII_PLAIN: Final = rb'"[ !#-\[\]-~]*"'  # printable ASCII without escapes: no decoding needed, nothing to check
+_WS: Final = rb"[ \t\r\n]*+"
+_ASCII_PLAIN: Final = rb'"[ !#-\[\]-~]*+"'  # printable ASCII without escapes: no decoding needed, nothing to check
 # The common neutral line, read from its bytes: an optional "id" (printable ASCII, no escapes), the
 # "name" (a tool name's characters), then one "arguments" object. The object's text runs to the line's
 # last "}" but one; it stands for exactly the arguments when it is one JSON document (`Contract.prepare`
 # admits it as one, or it parses as one), which is the only case this path decides. The envelope
 # around it then holds no escape, no repeated name and nothing but ASCII, so the line is strict
-# I-JSON exactly when the arguments are, and the arguments' text is exactly what is admitted.
+# I-JSON exactly when the arguments are, and the arguments' text is exactly what is admitted. (The
+# possessive quantifiers stop where the pattern would anyway: they only spare the matcher its bookkeeping.)
 _FAST: Final = re.compile(
     _WS
     + rb"\{"
@@ -99,7 +101,7 @@ _FAST: Final = re.compile(
     + _WS
     + b":"
     + _WS
-    + rb'"([A-Za-z0-9_-]{1,64})"'
+    + rb'"([A-Za-z0-9_-]{1,64}+)"'
     + _WS
     + b","
     + _WS
@@ -114,6 +116,7 @@ _FAST: Final = re.compile(
     re.S,
 )
 _UNKNOWN_CACHE: Final = 1024
+"""The most verdicts on unknown tools, and rendered reports, kept for reuse (one per distinct name or message)."""
 _JSON_SPACE: Final = b" \t\r\n"
 _NEUTRAL_MEMBERS: Final = frozenset({"name", "arguments", "id"})
 _ABSENT: Final = object()
@@ -392,6 +395,7 @@ def _span(raw: bytes, path: tuple[str, ...]) -> tuple[int, int]:
     return span
 
 
+@functools.lru_cache(maxsize=_UNKNOWN_CACHE)
 def reasons(message: str, tool: str) -> tuple[str, ...]:
     """The reason labels of a rejection message written by `Contract.prepare` for `tool`.
 
@@ -472,6 +476,7 @@ def validate_lines(
     """
     tally = Tally()
     check = checker.check
+    rendered: dict[str, tuple[str, str]] = {}  # a message's report, but for the line number
     number = start - 1
     for number, raw in enumerate(lines, start):
         verdict = _TOO_LONG if raw is None else check(raw)
@@ -488,8 +493,13 @@ def validate_lines(
         tally.by_reason.update(verdict.reasons)
         if before_write is not None:
             before_write()
-        first, *rest = printable(verdict.message).split("\n")
-        out.write(f"{number}: {verdict.label}: {first}\n" + "".join(f"    {line}\n" for line in rest))
+        report = rendered.get(verdict.message)
+        if report is None:
+            first, *rest = printable(verdict.message).split("\n")
+            report = (f"{first}\n", "".join(f"    {line}\n" for line in rest))
+            if len(rendered) < _UNKNOWN_CACHE:
+                rendered[verdict.message] = report
+        out.write(f"{number}: {verdict.label}: {report[0]}{report[1]}")
     tally.lines = number - start + 1
     return tally
 
