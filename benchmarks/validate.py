@@ -165,13 +165,16 @@ def _median_seconds(runners: list[Callable[[], object]], rounds: int) -> list[fl
     return [statistics.median(t) for t in times]
 
 
-def _child(command: list[str], folder: Path, cores: set[int] | None) -> tuple[float, int, bytes]:
-    """The wall time of `command`, its peak RSS in KiB and its output, measured by a parent that runs nothing else."""
+def _child(command: list[str], folder: Path, cores: set[int] | None) -> tuple[float, int, bytes, float]:
+    """The wall time of `command`, its peak RSS in KiB, its output and the CPU seconds of its processes.
+
+    Measured by a parent that runs nothing else.
+    """
     code = (
         "import resource, subprocess, sys, time; start = time.perf_counter(); "
         "done = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE); "
-        "sys.stderr.buffer.write(done.stdout); "
-        "print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+        "sys.stderr.buffer.write(done.stdout); usage = resource.getrusage(resource.RUSAGE_CHILDREN); "
+        "print(time.perf_counter() - start, usage.ru_maxrss, usage.ru_utime + usage.ru_stime)"
     )
 
     def on_cores() -> None:
@@ -185,8 +188,9 @@ def _child(command: list[str], folder: Path, cores: set[int] | None) -> tuple[fl
         capture_output=True,
         preexec_fn=on_cores if hasattr(os, "sched_setaffinity") else None,
     )
-    seconds, peak = result.stdout.split()
-    return float(seconds), int(peak) // (1024 if sys.platform == "darwin" else 1), result.stderr  # macOS: bytes
+    seconds, peak, cpu = result.stdout.split()
+    kib = int(peak) // (1024 if sys.platform == "darwin" else 1)  # macOS reports bytes
+    return float(seconds), kib, result.stderr, float(cpu)
 
 
 def end_to_end(lines: list[bytes], rounds: int, cores: set[int] | None) -> dict[str, Any]:
@@ -197,15 +201,17 @@ def end_to_end(lines: list[bytes], rounds: int, cores: set[int] | None) -> dict[
         (folder / "calls.jsonl").write_bytes(b"".join(lines))
         (folder / "longer.jsonl").write_bytes(b"".join(lines) * 4)
         command = [sys.executable, "-m", "scopetool", "validate", "tools.py:registry"]
-        _, short_peak, _ = _child([*command, "calls.jsonl"], folder, cores)
-        _, long_peak, _ = _child([*command, "longer.jsonl"], folder, cores)
+        _, short_peak, _, _ = _child([*command, "calls.jsonl"], folder, cores)
+        _, long_peak, _, _ = _child([*command, "longer.jsonl"], folder, cores)
         serial: list[float] = []
         parallel: list[float] = []
+        cpu: dict[int, list[float]] = {1: [], 2: []}
         outputs: set[bytes] = set()
         for _ in range(rounds):
             for jobs, times in ((1, serial), (2, parallel)):
-                seconds, _, output = _child([*command, "calls.jsonl", "--jobs", str(jobs)], folder, cores)
+                seconds, _, output, used = _child([*command, "calls.jsonl", "--jobs", str(jobs)], folder, cores)
                 times.append(seconds)
+                cpu[jobs].append(used)
                 outputs.add(output)
     if len(outputs) != 1:
         raise RuntimeError("--jobs 2 wrote another report than --jobs 1")
@@ -216,6 +222,9 @@ def end_to_end(lines: list[bytes], rounds: int, cores: set[int] | None) -> dict[
         "long_peak_kib": long_peak,
         "serial_s": statistics.median(serial),
         "parallel_s": statistics.median(parallel),
+        "serial_cpu_s": statistics.median(cpu[1]),
+        "parallel_cpu_s": statistics.median(cpu[2]),
+        "load": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
     }
 
 
@@ -259,6 +268,12 @@ def tables(figures: dict[str, Any]) -> list[str]:
         f"({ends['serial_s'] / ends['parallel_s']:.2f}x; the same report byte for byte); peak RSS "
         f"{ends['short_peak_kib'] / 1024:.0f} MiB, and {ends['long_peak_kib'] / 1024:.0f} MiB for a file four "
         "times as long.",
+        "",
+        f"CPU time of all the command's processes: {ends['serial_cpu_s']:.2f} s with `--jobs 1`, "
+        f"{ends['parallel_cpu_s']:.2f} s with `--jobs 2` ({ends['parallel_cpu_s'] / ends['serial_cpu_s']:.2f}x: "
+        "what running in processes adds to the work); the wall-time scaling can reach the core count only on "
+        "idle cores"
+        + (f" (the load average was {ends['load']:.1f} during this run)." if ends.get("load") is not None else "."),
     ]
     return lines
 
