@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import io
 import json
+import multiprocessing
+import signal
 import warnings
 from pathlib import Path
 
 import pytest
-from cli_support import FIXTURES, Command
+from cli_support import FIXTURES, Command, forget_fixture_modules
 
 from scopetool import Registry, tool
 from scopetool.cli import _validate
 from scopetool.cli._validate import (
     LINE_LIMIT,
     LineChecker,
+    ProgressBar,
     Tally,
     Verdict,
     line_count,
@@ -89,9 +92,11 @@ def test_an_unknown_tool_has_one_verdict_per_name() -> None:
     first = checker.check(b'{"name": "nope", "arguments": {}}')
     assert first is not None and first is checker.check(b'{"name": "nope", "arguments": {"a": 1}}')
     assert first.message == 'error: tool "nope" is not available'
-    for index in range(_validate._UNKNOWN_CACHE + 5):  # pyright: ignore[reportPrivateUsage]
-        checker.check(f'{{"name": "t{index}", "arguments": {{}}}}'.encode())
-    assert len(checker._unknown) == _validate._UNKNOWN_CACHE  # pyright: ignore[reportPrivateUsage]
+    count = _validate._UNKNOWN_CACHE + 5  # pyright: ignore[reportPrivateUsage]
+    out = io.StringIO()
+    validate_lines([f'{{"name": "t{index}", "arguments": {{}}}}'.encode() for index in range(count)], checker, out)
+    assert len(checker._unknown) == count - 5  # pyright: ignore[reportPrivateUsage]
+    assert out.getvalue().splitlines()[-1] == f'{count}: t{count - 1}: error: tool "t{count - 1}" is not available'
 
 
 def _pieces(data: bytes, size: int) -> list[bytes | None]:
@@ -130,6 +135,10 @@ def test_read_chunks_skips_over_long_lines_as_read_lines_does() -> None:
     ]
     assert _pieces(data, 1 << 20) == expected
     assert line_count(None) == 1
+    # Lines that outgrow the limit many blocks before they end, in the middle and at the end of the file.
+    longer = b"y" * (LINE_LIMIT + 300_000)
+    data = b"first\n" + longer + b"\nlast\n" + longer
+    assert _pieces(data, 1 << 16) == list(read_lines(io.BytesIO(data))) == [b"first\n", None, b"last\n", None]
 
 
 def _log(folder: Path) -> Path:
@@ -188,3 +197,33 @@ def test_a_piece_is_checked_from_its_own_first_line() -> None:
     assert text == '41: nope: error: tool "nope" is not available\n'
     assert (tally.lines, tally.blank, tally.rejected) == (2, 1, 1)
     assert long_text.startswith("9: unreadable: the line is over") and long_tally.unreadable == 1
+
+
+def test_the_parallel_loop_clears_the_progress_bar_before_each_report() -> None:
+    """With a progress bar, the parallel loop ticks it per piece and clears it before writing and at the end."""
+    drawn = io.StringIO()
+    bar = ProgressBar(drawn)
+    bar._shown = True  # pyright: ignore[reportPrivateUsage] - as if drawn already
+    out = io.StringIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        validate_in_processes(io.BytesIO(b'{"name": "nope"}\n'), LineChecker(REGISTRY), 2, out, bar=bar)
+    assert out.getvalue() == '1: nope: error: tool "nope" is not available\n'
+    assert drawn.getvalue().endswith("\r\x1b[K")  # cleared (after a redraw, on a slow machine)
+
+
+def test_workers_that_are_not_forked_load_the_target_themselves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without fork, a worker loads TARGET itself, and the parallel loop refuses to start without one."""
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    with pytest.raises(ValueError, match="need the TARGET"):
+        validate_in_processes(io.BytesIO(b""), LineChecker(REGISTRY), 2, io.StringIO())
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        _validate._start_worker(None, (f"{FIXTURES / 'cli_tools.py'}:add", "neutral"))  # pyright: ignore[reportPrivateUsage]
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN  # Ctrl-C is the parent's to handle
+        loaded = _validate._worker[0]  # pyright: ignore[reportPrivateUsage]
+        assert loaded.check(b'{"name": "add", "arguments": {"a": 1, "b": 2}}') is None
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        _validate._worker.clear()  # pyright: ignore[reportPrivateUsage]
+        forget_fixture_modules()
