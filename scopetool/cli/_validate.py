@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Final, TextIO, TypeVar, final
 
-from .._contract import Contract, Request
+from .._contract import Request
 from .._errors import InvalidInvocationError
 from .._json import MAX_INPUT_BYTES, is_object, parse_lenient, syntax_problem, value_span
 from .._registry import Registry
@@ -51,6 +51,7 @@ from ._target import load_registry
 
 __all__ = [
     "BLANK",
+    "CHUNK_BYTES",
     "FORMATS",
     "LINE_LIMIT",
     "LineChecker",
@@ -58,7 +59,6 @@ __all__ = [
     "UNREADABLE",
     "Tally",
     "Verdict",
-    "CHUNK_BYTES",
     "line_count",
     "read_chunks",
     "read_lines",
@@ -189,7 +189,9 @@ class LineChecker:
         self._registry = registry
         self._resolve = registry.resolve
         # Tool names are ASCII without escapes, so a name's bytes in a line are the name itself.
-        self._contracts: dict[bytes, Contract] = {b.name.encode(): b.contract for b in registry}
+        self._contracts: dict[bytes, tuple[Callable[[Request], object], str]] = {
+            b.name.encode(): (b.contract.prepare, b.name) for b in registry
+        }
         self._unknown: dict[str, Verdict] = {}
         self._format = line_format
         self._fast = line_format in ("auto", "neutral")
@@ -201,7 +203,18 @@ class LineChecker:
         if self._fast:
             match = _FAST.fullmatch(raw)
             if match is not None:
-                verdict = self._fast_verdict(match[1], match[2])
+                arguments: bytes = match[2]
+                tool = self._contracts.get(match[1])
+                if tool is None:
+                    verdict = self._fast_unknown(match[1], arguments)
+                else:
+                    prepare, name = tool
+                    try:
+                        prepare(Request(name, arguments))
+                    except InvalidInvocationError as error:
+                        verdict = _fast_rejected(name, arguments, error)
+                    else:
+                        return None
                 if verdict is not _UNDECIDED:
                     return verdict
         try:
@@ -209,22 +222,11 @@ class LineChecker:
         except _UnreadableError as error:
             return _unreadable(str(error))
 
-    def _fast_verdict(self, name: bytes, arguments: bytes) -> Verdict | None:
-        """The verdict on a common neutral line, admitted once; `_UNDECIDED` when its arguments are not one document."""
-        contract = self._contracts.get(name)
-        if contract is None:
-            if syntax_problem(arguments, require_object=False, finite=False) is not None:
-                return _UNDECIDED
-            return self._unknown_tool(name.decode("ascii"))
-        try:
-            contract.prepare(Request(contract.name, arguments))
-        except InvalidInvocationError as error:
-            rejection = error
-        else:
-            return None
+    def _fast_unknown(self, name: bytes, arguments: bytes) -> Verdict:
+        """The verdict on a line naming no registered tool; `_UNDECIDED` unless its arguments are one document."""
         if syntax_problem(arguments, require_object=False, finite=False) is not None:
-            return _UNDECIDED  # maybe more than the arguments (or a line that breaks I-JSON): decided below
-        return _rejected(contract.name, rejection)
+            return _UNDECIDED
+        return self._unknown_tool(name.decode("ascii"))
 
     def _checked(self, raw: bytes) -> Verdict | None:
         if not raw.strip(_JSON_SPACE):
@@ -313,6 +315,17 @@ class LineChecker:
             if len(self._unknown) < _UNKNOWN_CACHE:
                 self._unknown[name] = verdict
         return verdict
+
+
+def _fast_rejected(name: str, arguments: bytes, error: InvalidInvocationError) -> Verdict:
+    """The verdict on a common neutral line prepare rejected; `_UNDECIDED` unless its arguments are one document.
+
+    Arguments that do not parse may be more than the arguments member (or break I-JSON): the full
+    reading decides those.
+    """
+    if syntax_problem(arguments, require_object=False, finite=False) is not None:
+        return _UNDECIDED
+    return _rejected(name, error)
 
 
 def _rejected(name: str, error: InvalidInvocationError) -> Verdict:
