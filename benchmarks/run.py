@@ -27,8 +27,10 @@ from pathlib import Path
 from typing import Any
 
 import admission
+import cold_start
 import overhead
 import peers
+import validate
 
 HERE = Path(__file__).resolve().parent
 DOCS = HERE.parent / "docs"
@@ -203,6 +205,51 @@ def slower(rows: list[dict[str, Any]], breakdown: list[dict[str, Any]]) -> list[
     return lines
 
 
+def bulk_targets(figures: dict[str, Any]) -> list[str]:
+    """Markdown table rows: the targets of `scopetool validate` and of the cold starts (a saved run may lack them)."""
+    lines = []
+    if "validate" in figures:
+        for what, value, limit, more in validate.targets(figures["validate"]):
+            met = value >= limit if more else value <= limit
+            lines.append(f"| {what} | {value:.2f}x | {'yes' if met else '**no**'} |")
+    if "cold_start" in figures:
+        for what, value, limit in cold_start.targets(figures["cold_start"]):
+            lines.append(f"| {what} | {value:.2f}x | {'yes' if value <= limit else '**no**'} |")
+    return lines
+
+
+def bulk_sections(figures: dict[str, Any]) -> list[str]:
+    """Markdown: the sections of `benchmarks/validate.py` and `benchmarks/cold_start.py`, when the run has them."""
+    lines = []
+    if "validate" in figures:
+        found = figures["validate"]
+        lines += [
+            "## Bulk validation",
+            "",
+            f"`scopetool validate`'s loop on {found['lines']:,} logged calls of `add(a: int, b: int)` a case, on "
+            "one core, against the floor: a plain loop of `orjson.loads` per line and pydantic-core's "
+            "`validate_json` of the arguments, a failure dropped (no I-JSON check, no message); scopetool writes "
+            f"the message of every rejected line (median of {found['rounds']} interleaved rounds; "
+            "`benchmarks/validate.py`).",
+            "",
+            *validate.tables(found),
+            "",
+        ]
+    if "cold_start" in figures:
+        found = figures["cold_start"]
+        lines += [
+            "## Cold starts",
+            "",
+            f"Fresh processes, median of {found['rounds']} interleaved rounds after one warm-up run each "
+            "(`benchmarks/cold_start.py`): `definitions` against `import pydantic`, and `serve` from its start to "
+            "its answer to the first `tools/list` against an `MCPServer` serving the same tool.",
+            "",
+            *cold_start.table(found),
+            "",
+        ]
+    return lines
+
+
 def write_docs(text: str, png: Path | None, docs: Path) -> None:
     """Put the report between the markers of docs/benchmarks.md, and the chart beside it."""
     page = docs / "benchmarks.md"
@@ -262,6 +309,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         "checks": admission.breakdown(args.rounds, args.target),
         "refusals": admission.rejections(args.rounds, args.target),
         "results": overhead.measure(args.rounds, args.target, args.imports),
+        "validate": validate.measure(5_000 if args.quick else args.validate_lines, 3 if args.quick else 5),
+        "cold_start": cold_start.measure(3 if args.quick else args.cold_rounds),
     }
     figures["seconds"] = time.perf_counter() - started
     return figures
@@ -288,6 +337,7 @@ def report(figures: dict[str, Any], drew: bool) -> str:
         "## Targets",
         "",
         *targets(rows, results),
+        *bulk_targets(figures),
         "",
         "## Admission against the peers",
         "",
@@ -325,6 +375,7 @@ def report(figures: dict[str, Any], drew: bool) -> str:
         "",
         *overhead.tables(results),
         "",
+        *bulk_sections(figures),
         f"Chart: report.png ({'written' if drew else 'not written: matplotlib is not installed'}).",
         "",
     ]
@@ -338,6 +389,8 @@ def main() -> None:
     parser.add_argument("--target", type=float, default=0.1, help="seconds per batch")
     parser.add_argument("--imports", type=int, default=11, help="fresh subprocesses per import statement")
     parser.add_argument("--quick", action="store_true", help="3 rounds of 0.01 s batches, 3 imports each")
+    parser.add_argument("--validate-lines", type=int, default=200_000, help="logged calls a validate case")
+    parser.add_argument("--cold-rounds", type=int, default=21, help="rounds of the cold-start benchmark")
     parser.add_argument("--out", type=Path, default=HERE, help="directory for report.md, report.png and report.json")
     parser.add_argument(
         "--no-docs", action="store_true", help="leave docs/benchmarks.md alone (--quick never writes it)"

@@ -1,14 +1,18 @@
-"""Throughput of ``scopetool validate``: its admission loop in calls per second on one core.
+"""Throughput of ``scopetool validate`` against its floor, its memory, and ``--jobs`` scaling.
 
 Each case is a list of logged calls of a small tool, ``add(a: int, b: int)``, as JSONL lines. The loop
-is the one the command runs (`LineChecker.check` on every line, counting and reporting), fed from
-memory; beside it, in the same run and over the same lines, a bare pydantic-core ``validate_json``
-of each whole line against a strict typed-dict schema of the line (the floor: no duplicate-key or
-I-JSON check, no message, no format detection). The median of ``--rounds`` rounds is reported.
+is the one the command runs (`LineChecker.check` on every line, counting, and writing the report of
+each line not admitted with the message the model would get), fed from memory. The floor, in the
+same run and over the same lines, is the plain loop anyone would write: ``orjson.loads`` of each line,
+then pydantic-core's ``validate_json`` of its arguments against a strict typed-dict schema of the
+tool (re-encoded by ``orjson.dumps`` where the line holds an object), a failure caught and dropped:
+no I-JSON check, no format detection, no message. Both run on one core, in interleaved rounds; the
+medians are reported, with scopetool's throughput as a fraction of the floor's.
 
-The end-to-end row runs the installed command on a file of the neutral lines, in a fresh process
-(start-up and reading included), and notes its peak memory for that file and for one four times as
-long: the loop streams, so the two stay close.
+End to end, the installed command runs in a fresh process on a file of the one-in-five case: its
+peak memory for that file and for one four times as long (the loop streams, so the two stay close),
+and its wall time with ``--jobs 1`` and ``--jobs 2`` on all the machine's cores, in interleaved
+rounds, whose outputs must be the same byte for byte.
 
     python benchmarks/validate.py            # 200,000 lines a case
     python benchmarks/validate.py --quick    # a smoke run (CI)
@@ -29,8 +33,11 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from pydantic_core import SchemaValidator, core_schema
+import jiter
+import orjson
+from pydantic_core import SchemaValidator, ValidationError, core_schema
 
 from scopetool import Registry, tool
 from scopetool.cli._validate import LineChecker, validate_lines
@@ -55,68 +62,65 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
-def _arguments_schema() -> core_schema.CoreSchema:
+def _validator() -> SchemaValidator:
     integer = core_schema.int_schema(strict=True)
-    return core_schema.typed_dict_schema(
-        {"a": core_schema.typed_dict_field(integer), "b": core_schema.typed_dict_field(integer)},
-        extra_behavior="forbid",
-        strict=True,
-    )
-
-
-def _line_validator(fields: dict[str, core_schema.CoreSchema]) -> SchemaValidator:
     return SchemaValidator(
         core_schema.typed_dict_schema(
-            {name: core_schema.typed_dict_field(schema) for name, schema in fields.items()},
+            {"a": core_schema.typed_dict_field(integer), "b": core_schema.typed_dict_field(integer)},
             extra_behavior="forbid",
             strict=True,
         )
     )
 
 
-def _text(value: str) -> core_schema.CoreSchema:
-    return core_schema.literal_schema([value])
+def _line(value: object) -> bytes:
+    return json.dumps(value).encode() + b"\n"
 
 
-def _args(number: int) -> str:
-    return json.dumps({"a": number, "b": 2})
+_WRONG = ({"a": 1}, {"a": "1", "b": 2}, {"a": 1, "b": 2, "c": 3})  # a missing, a mistyped, an unknown field
 
 
-def _cases(count: int) -> list[tuple[str, list[bytes], SchemaValidator]]:
-    string = core_schema.str_schema(strict=True)
-    arguments = _arguments_schema()
-    neutral = [json.dumps({"name": "add", "arguments": {"a": i, "b": i % 7}}).encode() + b"\n" for i in range(count)]
-    some_rejected = [
-        json.dumps({"name": "add", "arguments": {"a": i} if i % 100 == 0 else {"a": i, "b": 1}}).encode() + b"\n"
-        for i in range(count)
-    ]
-    openai = [
-        json.dumps({"id": f"c{i}", "type": "function", "function": {"name": "add", "arguments": _args(i)}}).encode()
-        + b"\n"
-        for i in range(count)
-    ]
-    anthropic = [
-        json.dumps({"type": "tool_use", "id": f"toolu_{i}", "name": "add", "input": {"a": i, "b": 2}}).encode() + b"\n"
-        for i in range(count)
-    ]
-    neutral_line = _line_validator({"name": _text("add"), "arguments": arguments})
-    function = core_schema.typed_dict_schema(
-        {
-            "name": core_schema.typed_dict_field(_text("add")),
-            "arguments": core_schema.typed_dict_field(core_schema.json_schema(arguments)),
-        },
-        extra_behavior="forbid",
-        strict=True,
-    )
-    openai_line = _line_validator({"id": string, "type": _text("function"), "function": function})
-    anthropic_line = _line_validator(
-        {"type": _text("tool_use"), "id": string, "name": _text("add"), "input": arguments}
-    )
+def _arguments(i: int, rejected_every: int) -> dict[str, Any]:
+    if rejected_every and i % rejected_every == 0:
+        return dict(_WRONG[(i // rejected_every) % len(_WRONG)], a=i)
+    return {"a": i, "b": i % 7}
+
+
+def cases(count: int) -> list[tuple[str, list[bytes], str]]:
+    """(name, lines, format) of every case."""
     return [
-        ("neutral, all admitted", neutral, neutral_line),
-        ("neutral, 1% rejected", some_rejected, neutral_line),
-        ("openai_chat items", openai, openai_line),
-        ("anthropic items", anthropic, anthropic_line),
+        (
+            "neutral, all admitted",
+            [_line({"name": "add", "arguments": _arguments(i, 0)}) for i in range(count)],
+            "neutral",
+        ),
+        (
+            "neutral, 1 in 5 rejected",
+            [_line({"name": "add", "arguments": _arguments(i, 5)}) for i in range(count)],
+            "neutral",
+        ),
+        (
+            "openai_chat items, all admitted",
+            [
+                _line(
+                    {
+                        "id": f"c{i}",
+                        "type": "function",
+                        "function": {"name": "add", "arguments": json.dumps(_arguments(i, 0))},
+                    }
+                )
+                for i in range(count)
+            ],
+            "openai_chat",
+        ),
+        (
+            "anthropic items, all admitted",
+            [
+                _line({"type": "tool_use", "id": f"toolu_{i}", "name": "add", "input": _arguments(i, 0)})
+                for i in range(count)
+            ],
+            "anthropic",
+        ),
     ]
 
 
@@ -125,15 +129,30 @@ def _scopetool(lines: list[bytes]) -> Callable[[], object]:
     return lambda: validate_lines(lines, checker, io.StringIO())
 
 
-def _bare(lines: list[bytes], validator: SchemaValidator) -> Callable[[], object]:
-    validate = validator.validate_json
+def _floor(lines: list[bytes], line_format: str) -> Callable[[], object]:
+    """The plain loop: orjson.loads per line, then validate_json of the arguments; failures dropped."""
+    validators = {"add": _validator().validate_json}
+    loads, dumps = orjson.loads, orjson.dumps
 
-    def run() -> None:
+    def neutral() -> None:
         for line in lines:
-            with contextlib.suppress(ValueError):
-                validate(line)
+            call = loads(line)
+            with contextlib.suppress(ValidationError):
+                validators[call["name"]](dumps(call["arguments"]))
 
-    return run
+    def openai_chat() -> None:
+        for line in lines:
+            function = loads(line)["function"]
+            with contextlib.suppress(ValidationError):
+                validators[function["name"]](function["arguments"])
+
+    def anthropic() -> None:
+        for line in lines:
+            call = loads(line)
+            with contextlib.suppress(ValidationError):
+                validators[call["name"]](dumps(call["input"]))
+
+    return {"neutral": neutral, "openai_chat": openai_chat, "anthropic": anthropic}[line_format]
 
 
 def _median_seconds(runners: list[Callable[[], object]], rounds: int) -> list[float]:
@@ -147,29 +166,188 @@ def _median_seconds(runners: list[Callable[[], object]], rounds: int) -> list[fl
     return [statistics.median(t) for t in times]
 
 
-def _end_to_end(lines: list[bytes]) -> tuple[float, int, int]:
-    """Calls per second of the command in a fresh process, and its peak RSS (KiB) for the file and one 4x as long."""
+def _child(command: list[str], folder: Path, cores: set[int] | None) -> tuple[float, int, bytes, float]:
+    """The wall time of `command`, its peak RSS in KiB, its output and the CPU seconds of its processes.
+
+    Measured by a parent that runs nothing else.
+    """
+    code = (
+        "import resource, subprocess, sys, time; start = time.perf_counter(); "
+        "done = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE); "
+        "sys.stderr.buffer.write(done.stdout); usage = resource.getrusage(resource.RUSAGE_CHILDREN); "
+        "print(time.perf_counter() - start, usage.ru_maxrss, usage.ru_utime + usage.ru_stime)"
+    )
+
+    def on_cores() -> None:
+        if cores is not None:
+            os.sched_setaffinity(0, cores)
+
+    result = subprocess.run(
+        [sys.executable, "-c", code, *command],
+        cwd=folder,
+        check=True,
+        capture_output=True,
+        preexec_fn=on_cores if hasattr(os, "sched_setaffinity") else None,
+    )
+    seconds, peak, cpu = result.stdout.split()
+    kib = int(peak) // (1024 if sys.platform == "darwin" else 1)  # macOS reports bytes
+    return float(seconds), kib, result.stderr, float(cpu)
+
+
+def end_to_end(lines: list[bytes], rounds: int, cores: set[int] | None) -> dict[str, Any]:
+    """The command in fresh processes: calls per second, peak RSS for the file and one 4x as long, --jobs scaling."""
     with tempfile.TemporaryDirectory() as directory:
         folder = Path(directory)
         (folder / "tools.py").write_text(TOOLS, encoding="utf-8")
         (folder / "calls.jsonl").write_bytes(b"".join(lines))
         (folder / "longer.jsonl").write_bytes(b"".join(lines) * 4)
         command = [sys.executable, "-m", "scopetool", "validate", "tools.py:registry"]
-        seconds, short_peak = _child([*command, "calls.jsonl"], folder)
-        _, long_peak = _child([*command, "longer.jsonl"], folder)
-    return len(lines) / seconds, short_peak, long_peak
+        _, short_peak, _, _ = _child([*command, "calls.jsonl"], folder, cores)
+        _, long_peak, _, _ = _child([*command, "longer.jsonl"], folder, cores)
+        serial: list[float] = []
+        parallel: list[float] = []
+        cpu: dict[int, list[float]] = {1: [], 2: []}
+        outputs: set[bytes] = set()
+        for _ in range(rounds):
+            for jobs, times in ((1, serial), (2, parallel)):
+                seconds, _, output, used = _child([*command, "calls.jsonl", "--jobs", str(jobs)], folder, cores)
+                times.append(seconds)
+                cpu[jobs].append(used)
+                outputs.add(output)
+    if len(outputs) != 1:
+        raise RuntimeError("--jobs 2 wrote another report than --jobs 1")
+    return {
+        "lines": len(lines),
+        "cores": len(cores) if cores is not None else os.cpu_count(),
+        "short_peak_kib": short_peak,
+        "long_peak_kib": long_peak,
+        "serial_s": statistics.median(serial),
+        "parallel_s": statistics.median(parallel),
+        "serial_cpu_s": statistics.median(cpu[1]),
+        "parallel_cpu_s": statistics.median(cpu[2]),
+        "load": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+    }
 
 
-def _child(command: list[str], folder: Path) -> tuple[float, int]:
-    """The wall time of `command` and its peak RSS in KiB, measured by a parent that runs nothing else."""
-    code = (
-        "import resource, subprocess, sys, time; start = time.perf_counter(); "
-        "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
-        "print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
-    )
-    result = subprocess.run([sys.executable, "-c", code, *command], cwd=folder, check=True, capture_output=True)
-    seconds, peak = result.stdout.split()
-    return float(seconds), int(peak) // (1024 if sys.platform == "darwin" else 1)  # macOS reports bytes
+def _parses(lines: list[bytes], rounds: int) -> dict[str, float]:
+    """Nanoseconds a line of each JSON parser: orjson, jiter, and jiter catching repeated member names."""
+
+    def loop(parse: Callable[[bytes], object]) -> Callable[[], object]:
+        def run() -> None:
+            for line in lines:  # nothing kept: 200,000 live dicts would have the collector walk them
+                parse(line)
+
+        return run
+
+    runners = {
+        "orjson.loads": loop(orjson.loads),
+        "jiter.from_json": loop(jiter.from_json),
+        "jiter.from_json, repeated names caught": loop(lambda line: jiter.from_json(line, catch_duplicate_keys=True)),
+    }
+    seconds = _median_seconds(list(runners.values()), rounds)
+    return {name: value / len(lines) * 1e9 for name, value in zip(runners, seconds, strict=True)}
+
+
+def measure(count: int, rounds: int) -> dict[str, Any]:
+    """Every figure of the benchmark, JSON-ready: the loop against the floor on one core, then end to end."""
+    cores = set(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    all_cases = cases(count)
+    rows = []
+    if cores is not None:
+        os.sched_setaffinity(0, {min(cores)})  # the loops on one core
+    try:
+        for name, lines, line_format in all_cases:
+            ours, floor = _median_seconds([_scopetool(lines), _floor(lines, line_format)], rounds)
+            rows.append({"case": name, "lines": count, "scopetool_s": ours, "floor_s": floor})
+    finally:
+        if cores is not None:
+            os.sched_setaffinity(0, cores)
+    if cores is not None:
+        os.sched_setaffinity(0, {min(cores)})
+    try:
+        parses = _parses(all_cases[0][1], rounds)
+    finally:
+        if cores is not None:
+            os.sched_setaffinity(0, cores)
+    return {
+        "lines": count,
+        "rounds": rounds,
+        "rows": rows,
+        "parses": parses,
+        "end_to_end": end_to_end(all_cases[1][1], max(3, rounds // 2), cores),
+    }
+
+
+def tables(figures: dict[str, Any]) -> list[str]:
+    """Markdown: the loop against the floor, then the end-to-end figures."""
+    lines = [
+        "| case | scopetool calls/s | floor calls/s | scopetool / floor (throughput) |",
+        "|---|---:|---:|---:|",
+    ]
+    for row in figures["rows"]:
+        ours, floor = row["lines"] / row["scopetool_s"], row["lines"] / row["floor_s"]
+        lines.append(f"| {row['case']} | {ours:,.0f} | {floor:,.0f} | {ours / floor:.2f}x |")
+    parses = figures.get("parses")
+    if parses:
+        lines += [
+            "",
+            "Reading one line of the all-admitted case: "
+            + ", ".join(f"{name} {ns:.0f} ns" for name, ns in parses.items())
+            + ". `validate` must refuse a repeated member name anywhere in a line (I-JSON), which orjson "
+            "cannot see (the last value wins), so a line that needs parsing is read by jiter with repeated "
+            "names caught; the common neutral line is not parsed at all before `Contract.prepare`, whose "
+            "validator reads its arguments.",
+        ]
+    ends = figures["end_to_end"]
+    lines += [
+        "",
+        f"End to end (`scopetool validate`, a fresh process, {ends['lines']:,} lines, 1 in 5 rejected): "
+        f"{ends['lines'] / ends['serial_s']:,.0f} calls/s with `--jobs 1`, "
+        f"{ends['lines'] / ends['parallel_s']:,.0f} calls/s with `--jobs 2` on {ends['cores']} cores "
+        f"({ends['serial_s'] / ends['parallel_s']:.2f}x; the same report byte for byte); peak RSS "
+        f"{ends['short_peak_kib'] / 1024:.0f} MiB, and {ends['long_peak_kib'] / 1024:.0f} MiB for a file four "
+        "times as long.",
+        "",
+        f"CPU time of all the command's processes: {ends['serial_cpu_s']:.2f} s with `--jobs 1`, "
+        f"{ends['parallel_cpu_s']:.2f} s with `--jobs 2` ({ends['parallel_cpu_s'] / ends['serial_cpu_s']:.2f}x: "
+        "what running in processes adds to the work); the wall-time scaling can reach the core count only on "
+        "idle cores"
+        + (f" (the load average was {ends['load']:.1f} during this run)." if ends.get("load") is not None else "."),
+    ]
+    return lines
+
+
+def targets(figures: dict[str, Any]) -> list[tuple[str, float, float, bool]]:
+    """The validate targets: (what, measured, limit, whether more is better)."""
+    rows = {row["case"]: row for row in figures["rows"]}
+    valid, mixed = rows["neutral, all admitted"], rows["neutral, 1 in 5 rejected"]
+    ends = figures["end_to_end"]
+    return [
+        (
+            "`scopetool validate`: at least 0.9x the floor's throughput, all admitted",
+            valid["floor_s"] / valid["scopetool_s"],
+            0.9,
+            True,
+        ),
+        (
+            "`scopetool validate`: at least 0.6x the floor's throughput, 1 in 5 rejected",
+            mixed["floor_s"] / mixed["scopetool_s"],
+            0.6,
+            True,
+        ),
+        (
+            "`scopetool validate`: peak RSS for 4x the lines, at most 1.1x",
+            ends["long_peak_kib"] / ends["short_peak_kib"],
+            1.1,
+            False,
+        ),
+        (
+            "`scopetool validate --jobs 2`: at least 1.8x `--jobs 1` on 2 cores",
+            ends["serial_s"] / ends["parallel_s"],
+            1.8,
+            True,
+        ),
+    ]
 
 
 def main() -> None:
@@ -179,24 +357,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     options = parser.parse_args()
     count, rounds = (5_000, 3) if options.quick else (options.lines, options.rounds)
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
-
-    print(f"scopetool validate: admission loop throughput, {count:,} lines a case, median of {rounds} rounds")
-    print(f"python {platform.python_version()}, {platform.machine()}, {platform.system()}, one core")
+    figures = measure(count, rounds)
+    print(f"scopetool validate: {count:,} lines a case, median of {rounds} interleaved rounds, loops on one core")
+    print(f"python {platform.python_version()}, {platform.machine()}, {platform.system()}")
     print()
-    print("| case | scopetool calls/s | bare validate_json calls/s | scopetool time / bare time |")
-    print("|---|---:|---:|---:|")
-    for name, lines, validator in _cases(count):
-        ours, bare = _median_seconds([_scopetool(lines), _bare(lines, validator)], rounds)
-        print(f"| {name} | {count / ours:,.0f} | {count / bare:,.0f} | {ours / bare:.1f}x |")
-    neutral = _cases(count)[0][1]
-    rate, short_peak, long_peak = _end_to_end(neutral)
+    print("\n".join(tables(figures)))
     print()
-    print(
-        f"end to end (`scopetool validate`, a fresh process, {count:,} neutral lines): {rate:,.0f} calls/s; "
-        f"peak RSS {short_peak / 1024:.0f} MiB, and {long_peak / 1024:.0f} MiB for {4 * count:,} lines"
-    )
+    for what, value, limit, more in targets(figures):
+        met = value >= limit if more else value <= limit
+        print(f"- {what}: {value:.2f}x ({'met' if met else 'not met'})")
 
 
 if __name__ == "__main__":

@@ -7,13 +7,15 @@ import json
 import sys
 from collections.abc import Callable
 from enum import IntEnum
-from typing import Any, Final, TextIO
+from typing import TYPE_CHECKING, Any, Final, TextIO
 
 import jiter
 
 from .._json import is_array, is_object
 from .._stdio import output_stream
-from ..providers import Export
+
+if TYPE_CHECKING:  # the adapters (and asyncio, which they import) load only for a command that uses them
+    from ..providers import Export
 
 __all__ = [
     "PROVIDERS",

@@ -7,7 +7,6 @@ from typing import Any
 
 from .._definition import Definition
 from .._json import loads_exact
-from ..providers import ProviderError
 from ._common import STRICT_PROVIDERS, ExitCode, UsageError, dump_json, export_tools, say, stdout
 from ._target import load_registry
 
@@ -24,6 +23,8 @@ def run(args: argparse.Namespace) -> int:
     if provider is None:
         stdout().write(dump_json([neutral(d) for d in registry.definitions()]) + "\n")
         return ExitCode.OK
+    from ..providers import ProviderError  # noqa: PLC0415 - the neutral form needs no adapter (a faster start)
+
     try:
         export = export_tools(provider, registry, **options)
     except ProviderError as error:

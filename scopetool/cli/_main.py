@@ -123,6 +123,13 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument(
         "--format", choices=_FORMATS, default="auto", help="the lines' format (default: recognised per line)"
     )
+    validate.add_argument(
+        "--jobs",
+        type=_jobs,
+        default=1,
+        metavar="N",
+        help="check the lines in N processes (default 1); the output is the same, in the same order",
+    )
 
     serve = commands.add_parser(
         "serve",
@@ -132,6 +139,17 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("target", metavar="TARGET", help=_TARGET_HELP)
     _pins.add_parser(commands)
     return parser
+
+
+def _jobs(text: str) -> int:
+    """``--jobs N``: a whole number of processes, at least 1."""
+    try:
+        jobs = int(text)
+    except ValueError:
+        jobs = 0
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of processes, at least 1, not {text!r}")
+    return jobs
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -23,14 +23,19 @@ it); a problem elsewhere makes the line unreadable.
 from __future__ import annotations
 
 import argparse
+import functools
+import io
 import json
+import multiprocessing
 import os
 import re
+import signal
 import stat
 import sys
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Final, TextIO, TypeVar, final
@@ -39,13 +44,14 @@ from .._contract import Request
 from .._errors import InvalidInvocationError
 from .._json import MAX_INPUT_BYTES, is_object, parse_lenient, syntax_problem, value_span
 from .._registry import Registry
-from .._rejection import classify_input_rejection
+from .._rejection import InputRejection, classify_input_rejection
 from ..providers import Export, ProviderError, ToolCall, UnknownToolError, outcome_output
 from ._common import PROVIDERS, ExitCode, UsageError, export_tools, provider_function, stdout
 from ._target import load_registry
 
 __all__ = [
     "BLANK",
+    "CHUNK_BYTES",
     "FORMATS",
     "LINE_LIMIT",
     "LineChecker",
@@ -53,9 +59,12 @@ __all__ = [
     "UNREADABLE",
     "Tally",
     "Verdict",
+    "line_count",
+    "read_chunks",
     "read_lines",
     "reasons",
     "run",
+    "validate_in_processes",
     "validate_lines",
 ]
 
@@ -63,18 +72,51 @@ FORMATS: Final = ("auto", "neutral", *PROVIDERS)
 """The values of ``--format``."""
 LINE_LIMIT: Final = 8 * MAX_INPUT_BYTES
 """The longest line read, newline included (8 MiB); a longer one is unreadable and skipped in bounded memory."""
+CHUNK_BYTES: Final = 1 << 18
+"""About how much of the file (256 KiB) one worker process checks at a time with ``--jobs``."""
 
-_WS: Final = r"[ \t\r\n]*"
-_PLAIN: Final = r'"[^"\\\x00-\x1f]*"'  # a string without escapes
-# The common neutral line: an optional "id" and the "name" (strings without escapes), then one
-# "arguments" object. The object's text runs to the line's last "}" but one; it stands for exactly
-# one object only when `Contract.prepare` admits it as one document, so this path decides admissions
-# only. The arguments' text is then exactly what is admitted.
+_WS: Final = rb"[ \t\r\n]*+"
+_ASCII_PLAIN: Final = rb'"[ !#-\[\]-~]*+"'  # printable ASCII without escapes: no decoding needed, nothing to check
+# The common neutral line, read from its bytes: an optional "id" (printable ASCII, no escapes), the
+# "name" (a tool name's characters), then one "arguments" object. The object's text runs to the line's
+# last "}" but one; it stands for exactly the arguments when it is one JSON document (`Contract.prepare`
+# admits it as one, or it parses as one), which is the only case this path decides. The envelope
+# around it then holds no escape, no repeated name and nothing but ASCII, so the line is strict
+# I-JSON exactly when the arguments are, and the arguments' text is exactly what is admitted. (The
+# possessive quantifiers stop where the pattern would anyway: they only spare the matcher its bookkeeping.)
 _FAST: Final = re.compile(
-    rf'{_WS}\{{{_WS}(?:"id"{_WS}:{_WS}{_PLAIN}{_WS},{_WS})?"name"{_WS}:{_WS}"([^"\\\x00-\x1f]*)"{_WS},{_WS}'
-    rf'"arguments"{_WS}:{_WS}(\{{.*\}}){_WS}\}}{_WS}',
+    _WS
+    + rb"\{"
+    + _WS
+    + rb'(?:"id"'
+    + _WS
+    + b":"
+    + _WS
+    + _ASCII_PLAIN
+    + _WS
+    + b","
+    + _WS
+    + rb")?"
+    + rb'"name"'
+    + _WS
+    + b":"
+    + _WS
+    + rb'"([A-Za-z0-9_-]{1,64}+)"'
+    + _WS
+    + b","
+    + _WS
+    + rb'"arguments"'
+    + _WS
+    + b":"
+    + _WS
+    + rb"(\{.*\})"
+    + _WS
+    + rb"\}"
+    + _WS,
     re.S,
 )
+_UNKNOWN_CACHE: Final = 1024
+"""The most verdicts on unknown tools, and rendered reports, kept for reuse (one per distinct name or message)."""
 _JSON_SPACE: Final = b" \t\r\n"
 _NEUTRAL_MEMBERS: Final = frozenset({"name", "arguments", "id"})
 _ABSENT: Final = object()
@@ -131,18 +173,26 @@ def _unreadable(why: str) -> Verdict:
 _TOO_LONG: Final = _unreadable(f"the line is over {LINE_LIMIT} bytes")
 
 
+_UNDECIDED: Final = Verdict("", "", ())
+"""What the fast path returns when the line is not its to decide."""
+
+
 @final
 class LineChecker:
     """Admits one line of a tool-call log against a registry, never running anything."""
 
-    __slots__ = ("_exports", "_fast", "_format", "_parsers", "_prepares", "_registry", "_resolve")
+    __slots__ = ("_contracts", "_exports", "_fast", "_format", "_parsers", "_registry", "_resolve", "_unknown")
 
     def __init__(self, registry: Registry, line_format: str = "auto") -> None:
         if line_format not in FORMATS:
             raise ValueError(f"unknown format {line_format!r}")
         self._registry = registry
         self._resolve = registry.resolve
-        self._prepares: dict[str, Callable[[Request], object]] = {b.name: b.contract.prepare for b in registry}
+        # Tool names are ASCII without escapes, so a name's bytes in a line are the name itself.
+        self._contracts: dict[bytes, tuple[Callable[[Request], object], str]] = {
+            b.name.encode(): (b.contract.prepare, b.name) for b in registry
+        }
+        self._unknown: dict[str, Verdict] = {}
         self._format = line_format
         self._fast = line_format in ("auto", "neutral")
         self._exports: dict[str, Export | None] = {}
@@ -151,23 +201,32 @@ class LineChecker:
     def check(self, raw: bytes) -> Verdict | None:
         """None when the line's call is admitted, `BLANK` for a blank line, otherwise why it is not admitted."""
         if self._fast:
-            try:
-                match = _FAST.fullmatch(raw.decode())
-            except UnicodeDecodeError:
-                match = None
+            match = _FAST.fullmatch(raw)
             if match is not None:
-                prepare = self._prepares.get(match[1])
-                if prepare is not None:
+                arguments: bytes = match[2]
+                tool = self._contracts.get(match[1])
+                if tool is None:
+                    verdict = self._fast_unknown(match[1], arguments)
+                else:
+                    prepare, name = tool
                     try:
-                        prepare(Request(match[1], match[2]))
-                    except InvalidInvocationError:
-                        pass  # decided exactly below: this path only admits
+                        prepare(Request(name, arguments))
+                    except InvalidInvocationError as error:
+                        verdict = _fast_rejected(name, arguments, error)
                     else:
                         return None
+                if verdict is not _UNDECIDED:
+                    return verdict
         try:
             return self._checked(raw)
         except _UnreadableError as error:
             return _unreadable(str(error))
+
+    def _fast_unknown(self, name: bytes, arguments: bytes) -> Verdict:
+        """The verdict on a line naming no registered tool; `_UNDECIDED` unless its arguments are one document."""
+        if syntax_problem(arguments, require_object=False, finite=False) is not None:
+            return _UNDECIDED
+        return self._unknown_tool(name.decode("ascii"))
 
     def _checked(self, raw: bytes) -> Verdict | None:
         if not raw.strip(_JSON_SPACE):
@@ -240,18 +299,48 @@ class LineChecker:
     def _admit(self, request: Request) -> Verdict | None:
         binding = self._resolve(request.name)
         if binding is None:
-            output, _ = outcome_output(request.name, UnknownToolError(request.name))
-            return Verdict(printable(request.name[:80]), str(output.text()), ("unknown tool",))
+            return self._unknown_tool(request.name)
         try:
             binding.contract.prepare(request)
         except InvalidInvocationError as error:
-            rejection = classify_input_rejection(error)
-            if rejection is None:
-                output, _ = outcome_output(binding.name, error)
-                message = f"the tool's input validator is defective; the model is shown: {output.text()}"
-                return Verdict(binding.name, message, ("validator defect",), binding.name)
-            return Verdict(binding.name, rejection.message, reasons(rejection.message, binding.name), binding.name)
+            return _rejected(binding.name, error)
         return None
+
+    def _unknown_tool(self, name: str) -> Verdict:
+        """The verdict on a call of a tool the registry does not hold (the same for every call of one name)."""
+        verdict = self._unknown.get(name)
+        if verdict is None:
+            output, _ = outcome_output(name, UnknownToolError(name))
+            verdict = Verdict(printable(name[:80]), str(output.text()), ("unknown tool",))
+            if len(self._unknown) < _UNKNOWN_CACHE:
+                self._unknown[name] = verdict
+        return verdict
+
+
+def _fast_rejected(name: str, arguments: bytes, error: InvalidInvocationError) -> Verdict:
+    """The verdict on a common neutral line prepare rejected; `_UNDECIDED` unless its arguments are one document.
+
+    Arguments that do not parse may be more than the arguments member (or break I-JSON): the full
+    reading decides those.
+    """
+    if syntax_problem(arguments, require_object=False, finite=False) is not None:
+        return _UNDECIDED
+    return _rejected(name, error)
+
+
+def _rejected(name: str, error: InvalidInvocationError) -> Verdict:
+    """The verdict on a call `Contract.prepare` rejected with `error`.
+
+    A rejection of prepare's carries its `InputRejection` as its cause, so the general classification
+    (`classify_input_rejection`) is needed only for any other error.
+    """
+    cause = error.__cause__
+    rejection = cause if isinstance(cause, InputRejection) else classify_input_rejection(error)
+    if rejection is None:
+        output, _ = outcome_output(name, error)
+        message = f"the tool's input validator is defective; the model is shown: {output.text()}"
+        return Verdict(name, message, ("validator defect",), name)
+    return Verdict(name, rejection.message, reasons(rejection.message, name), name)
 
 
 _PATHS: Final = {
@@ -319,6 +408,7 @@ def _span(raw: bytes, path: tuple[str, ...]) -> tuple[int, int]:
     return span
 
 
+@functools.lru_cache(maxsize=_UNKNOWN_CACHE)
 def reasons(message: str, tool: str) -> tuple[str, ...]:
     """The reason labels of a rejection message written by `Contract.prepare` for `tool`.
 
@@ -386,13 +476,22 @@ def _by_count(item: tuple[str, int]) -> tuple[int, str]:
 
 
 def validate_lines(
-    lines: Iterable[bytes | None], checker: LineChecker, out: TextIO, before_write: Callable[[], None] | None = None
+    lines: Iterable[bytes | None],
+    checker: LineChecker,
+    out: TextIO,
+    before_write: Callable[[], None] | None = None,
+    *,
+    start: int = 1,
 ) -> Tally:
-    """Check every line (None stands for an over-long one), write each one not admitted to `out`, and count."""
+    """Check every line (None stands for an over-long one), write each one not admitted to `out`, and count.
+
+    Lines are numbered from `start` in the report (a part of a longer file starts at its own first line).
+    """
     tally = Tally()
     check = checker.check
-    number = 0
-    for number, raw in enumerate(lines, 1):
+    rendered: dict[str, tuple[str, str]] = {}  # a message's report, but for the line number
+    number = start - 1
+    for number, raw in enumerate(lines, start):
         verdict = _TOO_LONG if raw is None else check(raw)
         if verdict is None:
             continue
@@ -407,9 +506,14 @@ def validate_lines(
         tally.by_reason.update(verdict.reasons)
         if before_write is not None:
             before_write()
-        first, *rest = printable(verdict.message).split("\n")
-        out.write(f"{number}: {verdict.label}: {first}\n" + "".join(f"    {line}\n" for line in rest))
-    tally.lines = number
+        report = rendered.get(verdict.message)
+        if report is None:
+            first, *rest = printable(verdict.message).split("\n")
+            report = (f"{first}\n", "".join(f"    {line}\n" for line in rest))
+            if len(rendered) < _UNKNOWN_CACHE:
+                rendered[verdict.message] = report
+        out.write(f"{number}: {verdict.label}: {report[0]}{report[1]}")
+    tally.lines = number - start + 1
     return tally
 
 
@@ -428,6 +532,51 @@ def read_lines(stream: BinaryIO) -> Iterator[bytes | None]:
             if not line:
                 break
         yield None
+
+
+def read_chunks(stream: BinaryIO, size: int = CHUNK_BYTES) -> Iterator[bytes | None]:
+    """The stream in pieces of whole lines, about `size` bytes each (the last line may lack its newline).
+
+    A line over `LINE_LIMIT` bytes comes alone, as None, read past in bounded chunks: the lines are the
+    ones `read_lines` gives, grouped.
+    """
+    held = b""  # the start of a line whose end is not read yet
+    skipping = False  # inside an over-long line
+    while True:
+        block = stream.read(size)
+        if not block:
+            if skipping:
+                yield None
+            elif held:
+                yield held
+            return
+        if skipping:
+            end = block.find(b"\n")
+            if end < 0:
+                continue
+            yield None
+            skipping = False
+            block = block[end + 1 :]
+        data = held + block if held else block
+        end = data.find(b"\n")
+        if end < 0:
+            held = b"" if len(data) > LINE_LIMIT else data
+            skipping = len(data) > LINE_LIMIT
+            continue
+        if end >= LINE_LIMIT:  # only the first line can be that long: the others are within one block
+            yield None
+            data = data[end + 1 :]
+        cut = data.rfind(b"\n") + 1
+        if cut:
+            yield data[:cut]
+        held = data[cut:]
+
+
+def line_count(chunk: bytes | None) -> int:
+    """How many lines a piece of `read_chunks` holds."""
+    if chunk is None:
+        return 1
+    return chunk.count(b"\n") + (not chunk.endswith(b"\n"))
 
 
 T = TypeVar("T")
@@ -482,17 +631,21 @@ class ProgressBar:
 def run(args: argparse.Namespace) -> int:
     """Admit every line of CALLS.jsonl; report the ones not admitted and a summary."""
     path: str = args.calls
+    jobs: int = getattr(args, "jobs", 1)
     checker = LineChecker(load_registry(args.target), args.format)
     try:
         stream: BinaryIO = sys.stdin.buffer if path == "-" else Path(path).open("rb")  # noqa: SIM115 - closed below
     except OSError as error:
         raise UsageError(f"cannot read {path!r}: {error.strerror or error}") from None
     try:
-        lines: Iterable[bytes | None] = read_lines(stream)
         bar = _bar(stream)
-        if bar is not None:
-            lines = bar.wrap(lines)
-        tally = validate_lines(lines, checker, stdout(), None if bar is None else bar.clear)
+        if jobs > 1:
+            tally = validate_in_processes(stream, checker, jobs, stdout(), bar=bar, target=(args.target, args.format))
+        else:
+            lines: Iterable[bytes | None] = read_lines(stream)
+            if bar is not None:
+                lines = bar.wrap(lines)
+            tally = validate_lines(lines, checker, stdout(), None if bar is None else bar.clear)
     except BrokenPipeError:
         raise  # the reader of the report went away: not a problem with the file
     except OSError as error:
@@ -502,6 +655,86 @@ def run(args: argparse.Namespace) -> int:
             stream.close()
     stdout().write(tally.summary() + "\n")
     return ExitCode.FAILED if tally.rejected or tally.unreadable else ExitCode.OK
+
+
+def validate_in_processes(
+    stream: BinaryIO,
+    checker: LineChecker,
+    jobs: int,
+    out: TextIO,
+    *,
+    bar: ProgressBar | None = None,
+    target: tuple[str, str] | None = None,
+) -> Tally:
+    """`validate_lines` over `stream` in `jobs` worker processes: the same report, in the same order.
+
+    The file goes to the workers in pieces of whole lines (`read_chunks`), at most two per worker at
+    a time, so memory stays bounded; each piece's report is written once the pieces before it are.
+    Where processes are forked, the workers inherit `checker`; elsewhere each one loads `target`
+    (TARGET and the format) again.
+    """
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    inherited = checker if context.get_start_method() == "fork" else None
+    if inherited is None and target is None:
+        raise ValueError("without fork, the worker processes need the TARGET to load")
+    pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker, initargs=(inherited, target))
+    total = Tally()
+    pending: deque[Future[tuple[str, Tally]]] = deque()
+    read = 0
+
+    def write_first() -> None:
+        text, tally = pending.popleft().result()
+        if text:
+            if bar is not None:
+                bar.clear()
+            out.write(text)
+        _add(total, tally)
+
+    try:
+        for chunk in read_chunks(stream):
+            pending.append(pool.submit(_check_chunk, read + 1, chunk))
+            read += line_count(chunk)
+            if bar is not None:
+                bar.tick(read)
+            if len(pending) >= 2 * jobs:
+                write_first()
+        while pending:
+            write_first()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    if bar is not None:
+        bar.clear()
+    return total
+
+
+_worker: list[LineChecker] = []  # a worker process's checker
+
+
+def _start_worker(checker: LineChecker | None, target: tuple[str, str] | None) -> None:
+    """Set up a worker process: Ctrl-C is the parent's to handle, and the checker is inherited or loaded."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if checker is None:
+        assert target is not None
+        checker = LineChecker(load_registry(target[0]), target[1])
+    _worker[:] = [checker]
+
+
+def _check_chunk(start: int, chunk: bytes | None) -> tuple[str, Tally]:
+    """In a worker: the report and the tally of one piece of the file, whose first line is line `start`."""
+    out = io.StringIO()
+    lines: Iterable[bytes | None] = [None] if chunk is None else read_lines(io.BytesIO(chunk))
+    tally = validate_lines(lines, _worker[0], out, start=start)
+    return out.getvalue(), tally
+
+
+def _add(total: Tally, part: Tally) -> None:
+    total.lines += part.lines
+    total.blank += part.blank
+    total.rejected += part.rejected
+    total.unreadable += part.unreadable
+    total.by_tool.update(part.by_tool)
+    total.by_reason.update(part.by_reason)
 
 
 def _bar(stream: BinaryIO) -> ProgressBar | None:

@@ -1,0 +1,229 @@
+"""``scopetool validate`` in bulk: the fast path decides as the full reading does, and ``--jobs`` changes nothing."""
+
+from __future__ import annotations
+
+import io
+import json
+import multiprocessing
+import signal
+import warnings
+from pathlib import Path
+
+import pytest
+from cli_support import FIXTURES, Command, forget_fixture_modules
+
+from scopetool import Registry, tool
+from scopetool.cli import _validate
+from scopetool.cli._validate import (
+    LINE_LIMIT,
+    LineChecker,
+    ProgressBar,
+    Tally,
+    Verdict,
+    line_count,
+    read_chunks,
+    read_lines,
+    validate_in_processes,
+    validate_lines,
+)
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+REGISTRY = Registry(add)
+
+# Lines the fast path reads (the neutral envelope), and lines it must leave to the full reading.
+LINES = [
+    b'{"name": "add", "arguments": {"a": 1, "b": 2}}\n',
+    b'{"id": "call 7", "name":"add","arguments":{"a":1,"b":2}}\r\n',
+    b'{"name": "add", "arguments": {"a": 1}}\n',
+    b'{"name": "add", "arguments": {"a": "1", "b": 2}}\n',
+    b'{"name": "add", "arguments": {"a": 1, "b": 2, "c": 3}}\n',
+    b'{"name": "add", "arguments": {"a": 1, "a": 2, "b": 3}}\n',
+    b'{"name": "add", "arguments": {"a": "\\ud800", "b": 1}}\n',
+    b'{"name": "add", "arguments": {"a": NaN, "b": 1}}\n',
+    b'{"name": "add", "arguments": {"a": 1e400, "b": 1}}\n',
+    b'{"name": "add", "arguments": {"a": 1, "b": 2}, "b": {}}\n',
+    b'{"name": "add", "arguments": {"a": 1}} {}}\n',
+    b'{"name": "add", "arguments": {"a": 1, "b": \xff}}\n',
+    b'{"id": "\xc3\xa9", "name": "add", "arguments": {"a": 1, "b": 2}}\n',
+    b'{"name": "nope", "arguments": {"a": 1}}\n',
+    b'{"name": "nope", "arguments": {"a": NaN}}\n',
+    b'{"name": "nope", "arguments": {"a": 1}, "x": {}}\n',
+    b'{"name": "a-b", "arguments": {}}\n',
+]
+
+
+@pytest.mark.parametrize("line", LINES, ids=[line.decode(errors="replace")[:60] for line in LINES])
+def test_the_fast_path_decides_as_the_full_reading_does(line: bytes) -> None:
+    """Every line gets the verdict the full reading (parse, shape, span, prepare) gives it, on the fast path or not."""
+    checker = LineChecker(REGISTRY)
+    try:
+        slow = checker._checked(line)  # pyright: ignore[reportPrivateUsage] - the reference reading
+    except _validate._UnreadableError as error:  # pyright: ignore[reportPrivateUsage]
+        slow = Verdict("unreadable", str(error), (_validate.UNREADABLE,))
+    assert checker.check(line) == slow
+
+
+def test_a_rejected_line_is_admitted_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rejected neutral line costs one prepare, and its verdict names the contract's own message."""
+    contract = REGISTRY.resolve("add")
+    assert contract is not None
+    calls: list[object] = []
+    real = type(contract.contract).prepare
+
+    def counted(self: object, *args: object) -> object:
+        calls.append(args)
+        return real(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(type(contract.contract), "prepare", counted)
+    found = LineChecker(REGISTRY).check(b'{"name": "add", "arguments": {"a": 1}}\n')
+    assert found is not None and found.reasons == ("missing field",)
+    assert len(calls) == 1
+
+
+def test_an_unknown_tool_has_one_verdict_per_name() -> None:
+    """Calls of one unknown tool share one verdict; the names kept are bounded."""
+    checker = LineChecker(REGISTRY)
+    first = checker.check(b'{"name": "nope", "arguments": {}}')
+    assert first is not None and first is checker.check(b'{"name": "nope", "arguments": {"a": 1}}')
+    assert first.message == 'error: tool "nope" is not available'
+    count = _validate._UNKNOWN_CACHE + 5  # pyright: ignore[reportPrivateUsage]
+    out = io.StringIO()
+    validate_lines([f'{{"name": "t{index}", "arguments": {{}}}}'.encode() for index in range(count)], checker, out)
+    assert len(checker._unknown) == count - 5  # pyright: ignore[reportPrivateUsage]
+    assert out.getvalue().splitlines()[-1] == f'{count}: t{count - 1}: error: tool "t{count - 1}" is not available'
+
+
+def _pieces(data: bytes, size: int) -> list[bytes | None]:
+    """The lines of `data` as `read_chunks` groups them, split again."""
+    lines: list[bytes | None] = []
+    for chunk in read_chunks(io.BytesIO(data), size):
+        if chunk is None:
+            lines.append(None)
+        else:
+            split = list(read_lines(io.BytesIO(chunk)))
+            assert len(split) == line_count(chunk)
+            lines.extend(split)
+    return lines
+
+
+@pytest.mark.parametrize("size", [1, 7, 64, 1 << 16])
+def test_read_chunks_gives_the_lines_read_lines_gives(size: int) -> None:
+    """Pieces hold whole lines, the very lines `read_lines` reads, whatever the block size."""
+    data = b"".join(LINES) + b"\n\nlast without newline"
+    assert _pieces(data, size) == list(read_lines(io.BytesIO(data)))
+    assert list(read_chunks(io.BytesIO(b""), size)) == []
+
+
+def test_read_chunks_skips_over_long_lines_as_read_lines_does() -> None:
+    """A line over `LINE_LIMIT` bytes (newline included) is one None, at the start, middle or end of the file."""
+    long = b"x" * LINE_LIMIT
+    data = long + b"\nfirst\n" + long[:-1] + b"\n" + b"y" * (LINE_LIMIT + 3) + b"\nlast\n" + long + b"z"
+    expected = list(read_lines(io.BytesIO(data)))
+    assert [line if line is None else line[:5] for line in expected] == [
+        None,
+        b"first",
+        b"xxxxx",
+        None,
+        b"last\n",
+        None,
+    ]
+    assert _pieces(data, 1 << 20) == expected
+    assert line_count(None) == 1
+    # Lines that outgrow the limit many blocks before they end, in the middle and at the end of the file.
+    longer = b"y" * (LINE_LIMIT + 300_000)
+    data = b"first\n" + longer + b"\nlast\n" + longer
+    assert _pieces(data, 1 << 16) == list(read_lines(io.BytesIO(data))) == [b"first\n", None, b"last\n", None]
+
+
+def _log(folder: Path) -> Path:
+    """A log of every kind of line (one over-long), long enough for several pieces of `read_chunks`."""
+    body = b"".join([*LINES, b"\n", b"not json\n", b"[1, 2]\n"] * 40)
+    calls = [json.dumps({"name": "add", "arguments": {"a": i, "b": 1} if i % 5 else {"a": i}}) for i in range(12_000)]
+    path = folder / "calls.jsonl"
+    path.write_bytes(body + "\n".join(calls).encode() + b"\n" + b"x" * (LINE_LIMIT + 1) + b"\n" + body)
+    return path
+
+
+def test_jobs_write_the_same_report_in_the_same_order(command: Command, tmp_path: Path) -> None:
+    """``--jobs 2`` and ``--jobs 3`` print exactly what ``--jobs 1`` prints, byte for byte, and exit alike."""
+    path = _log(tmp_path)
+    target = f"{FIXTURES / 'cli_tools.py'}:add"
+    with warnings.catch_warnings():  # in-process on 3.12+: forking pytest, which may hold threads, warns
+        warnings.simplefilter("ignore", DeprecationWarning)
+        runs = [command("validate", target, str(path), "--jobs", jobs, cwd=tmp_path) for jobs in ("1", "2", "3")]
+    assert runs[0].returncode == 1 and runs[0].stderr == ""
+    assert "unreadable: the line is over 8388608 bytes" in runs[0].stdout
+    assert runs[0].stdout.count("\n") > 5_000
+    assert [(run.returncode, run.stdout, run.stderr) for run in runs[1:]] == [
+        (runs[0].returncode, runs[0].stdout, runs[0].stderr)
+    ] * 2
+
+
+def test_jobs_must_be_a_positive_number(command: Command) -> None:
+    """``--jobs`` takes a whole number of processes, at least one, and says so in one line."""
+    for value in ("0", "two"):
+        result = command("validate", "cli_tools.py:add", "-", "--jobs", value, stdin="")
+        assert result.returncode == 2
+        assert result.stderr.count("\n") == 1 and "--jobs: expected a whole number of processes" in result.stderr
+
+
+def test_validate_in_processes_reads_a_stream_and_counts_it_all() -> None:
+    """The parallel loop counts every line of a stream as the serial one does (blank and over-long lines too)."""
+    data = b"".join(LINES) * 3 + b"\n" + b"x" * (LINE_LIMIT + 1)
+    serial, parallel = io.StringIO(), io.StringIO()
+    expected = validate_lines(read_lines(io.BytesIO(data)), LineChecker(REGISTRY), serial)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        found = validate_in_processes(io.BytesIO(data), LineChecker(REGISTRY), 2, parallel)
+    assert (found, parallel.getvalue()) == (expected, serial.getvalue())
+    assert expected.lines == len(LINES) * 3 + 2 and expected.blank == 1
+    assert Tally().lines == 0
+
+
+def test_a_piece_is_checked_from_its_own_first_line() -> None:
+    """A worker numbers the lines of its piece from the piece's first line in the file."""
+    _validate._worker[:] = [LineChecker(REGISTRY)]  # pyright: ignore[reportPrivateUsage] - as a worker has it
+    try:
+        text, tally = _validate._check_chunk(41, b'{"name": "nope"}\n\n')  # pyright: ignore[reportPrivateUsage]
+        long_text, long_tally = _validate._check_chunk(9, None)  # pyright: ignore[reportPrivateUsage]
+    finally:
+        _validate._worker.clear()  # pyright: ignore[reportPrivateUsage]
+    assert text == '41: nope: error: tool "nope" is not available\n'
+    assert (tally.lines, tally.blank, tally.rejected) == (2, 1, 1)
+    assert long_text.startswith("9: unreadable: the line is over") and long_tally.unreadable == 1
+
+
+def test_the_parallel_loop_clears_the_progress_bar_before_each_report() -> None:
+    """With a progress bar, the parallel loop ticks it per piece and clears it before writing and at the end."""
+    drawn = io.StringIO()
+    bar = ProgressBar(drawn)
+    bar._shown = True  # pyright: ignore[reportPrivateUsage] - as if drawn already
+    out = io.StringIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        validate_in_processes(io.BytesIO(b'{"name": "nope"}\n'), LineChecker(REGISTRY), 2, out, bar=bar)
+    assert out.getvalue() == '1: nope: error: tool "nope" is not available\n'
+    assert drawn.getvalue().endswith("\r\x1b[K")  # cleared (after a redraw, on a slow machine)
+
+
+def test_workers_that_are_not_forked_load_the_target_themselves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without fork, a worker loads TARGET itself, and the parallel loop refuses to start without one."""
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    with pytest.raises(ValueError, match="need the TARGET"):
+        validate_in_processes(io.BytesIO(b""), LineChecker(REGISTRY), 2, io.StringIO())
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        _validate._start_worker(None, (f"{FIXTURES / 'cli_tools.py'}:add", "neutral"))  # pyright: ignore[reportPrivateUsage]
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN  # Ctrl-C is the parent's to handle
+        loaded = _validate._worker[0]  # pyright: ignore[reportPrivateUsage]
+        assert loaded.check(b'{"name": "add", "arguments": {"a": 1, "b": 2}}') is None
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        _validate._worker.clear()  # pyright: ignore[reportPrivateUsage]
+        forget_fixture_modules()
