@@ -493,7 +493,7 @@ static PyObject *scan(PyObject *module, PyObject *raw)
 /* What `install` resolved once: the classes, the private slots' offsets and the Python fallbacks. */
 static struct {
     PyTypeObject *contract, *invocation, *request, *admission, *error;
-    PyObject *default_admission, *validation_error, *empty;
+    PyObject *default_admission, *validation_error, *empty, *empty_text, *name_key, *arguments_key;
     PyObject *pure_prepare, *explain, *rejected_after, *check_members;
     Py_ssize_t contract_name, contract_validate, contract_flag_names, contract_flag_values;
     Py_ssize_t request_name, request_arguments;
@@ -768,6 +768,85 @@ static int slot_offset(PyTypeObject *type, const char *name, Py_ssize_t *offset)
     return 0;
 }
 
+/* -- Request(name, arguments="")
+ *
+ * The frozen dataclass's constructor, in C: installed as the class's vectorcall, so building a request
+ * costs an allocation and two slot writes instead of the generated __init__ and its two
+ * object.__setattr__ calls. It takes exactly what that __init__ takes (name, then arguments, by
+ * position or by keyword; arguments defaults to ""), checks no more than it does (nothing), and hands
+ * anything else (a missing, repeated or unknown argument) to the class's own call, which raises the
+ * dataclass's own TypeError. The instance is the same class with the same slots: still frozen. */
+
+static PyObject *request_general(PyObject *type, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    /* The class's ordinary call (type.__call__: object.__new__, then the dataclass's __init__). */
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *positional = PyTuple_New(nargs);
+    if (positional == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k < nargs; k++) {
+        PyTuple_SET_ITEM(positional, k, Py_NewRef(args[k]));
+    }
+    PyObject *keywords = NULL;
+    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
+        keywords = PyDict_New();
+        if (keywords == NULL) {
+            Py_DECREF(positional);
+            return NULL;
+        }
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kwnames); k++) {
+            if (PyDict_SetItem(keywords, PyTuple_GET_ITEM(kwnames, k), args[nargs + k]) < 0) {
+                Py_DECREF(positional);
+                Py_DECREF(keywords);
+                return NULL;
+            }
+        }
+    }
+    PyObject *made = PyType_Type.tp_call(type, positional, keywords);
+    Py_DECREF(positional);
+    Py_XDECREF(keywords);
+    return made;
+}
+
+static int keyword_is(PyObject *key, PyObject *interned)
+{
+    return key == interned || (PyUnicode_Check(key) && PyUnicode_Compare(key, interned) == 0);
+}
+
+static PyObject *request_new(PyObject *type, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if ((PyTypeObject *)type != the.request || nargs > 2) {
+        return request_general(type, args, nargsf, kwnames);
+    }
+    PyObject *name = nargs > 0 ? args[0] : NULL;
+    PyObject *arguments = nargs > 1 ? args[1] : NULL;
+    Py_ssize_t count = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+        if (name == NULL && keyword_is(key, the.name_key)) {
+            name = args[nargs + k];
+        }
+        else if (arguments == NULL && keyword_is(key, the.arguments_key)) {
+            arguments = args[nargs + k];
+        }
+        else {
+            return request_general(type, args, nargsf, kwnames);
+        }
+    }
+    if (name == NULL) {
+        return request_general(type, args, nargsf, kwnames);
+    }
+    PyObject *request = the.request->tp_alloc(the.request, 0);
+    if (request == NULL) {
+        return NULL;
+    }
+    SLOT(request, the.request_name) = Py_NewRef(name);
+    SLOT(request, the.request_arguments) = Py_NewRef(arguments == NULL ? the.empty_text : arguments);
+    return request;
+}
+
 static int exact_class(PyObject *object, PyTypeObject **out)
 {
     if (!PyType_Check(object) || !(((PyTypeObject *)object)->tp_flags & Py_TPFLAGS_HEAPTYPE)) {
@@ -823,9 +902,14 @@ static PyObject *install(PyObject *module, PyObject *args, PyObject *kwargs)
     Py_INCREF(the.rejected_after);
     Py_INCREF(the.check_members);
     the.empty = PyTuple_New(0);
-    if (the.empty == NULL) {
+    the.empty_text = PyUnicode_FromStringAndSize("", 0);
+    the.name_key = PyUnicode_InternFromString("name");
+    the.arguments_key = PyUnicode_InternFromString("arguments");
+    if (the.empty == NULL || the.empty_text == NULL || the.name_key == NULL || the.arguments_key == NULL) {
         return NULL;
     }
+    /* The request's constructor (see request_new); its own call stays the fallback. */
+    the.request->tp_vectorcall = request_new;
     /* The method keeps the pure prepare's docstring, so help() reads the same either way. */
     PyObject *doc = PyObject_GetAttrString(the.pure_prepare, "__doc__");
     if (doc == NULL) {
