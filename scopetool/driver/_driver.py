@@ -250,7 +250,7 @@ class Driver:
         ```
     """
 
-    __slots__ = ("_backend", "_registry", "_secret", "_serial")
+    __slots__ = ("_backend", "_minter", "_registry", "_serial")
 
     def __init__(self, registry: Registry, backend: Backend | None = None, *, serial: Iterable[str] = ()) -> None:
         if not isinstance(registry, Registry):
@@ -263,7 +263,7 @@ class Driver:
         self._registry = registry
         self._backend: Backend = MemoryBackend() if backend is None else backend
         self._serial = names
-        self._secret: bytes | None = None
+        self._minter: KeyMinter | None = None  # made from the backend's secret at the first run
 
     @property
     def registry(self) -> Registry:
@@ -289,12 +289,13 @@ class Driver:
         for call in calls:
             if not isinstance(call, ToolCall):
                 raise TypeError(f"a turn holds ToolCalls, not {type(call).__name__}")
-        if self._secret is None:
-            self._secret = await self._backend.secret()
+        minter = self._minter
+        if minter is None:
+            minter = self._minter = KeyMinter(await self._backend.secret())
         results: list[CallResult | None] = [None] * len(calls)
         admitted: list[tuple[int, AdmittedCall]] = []
         for position, call in enumerate(calls):
-            key = mint_key(self._secret, run_id, call.id, position)
+            key = minter.key(run_id, call.id, position)
             binding = self._registry.resolve(call.name)
             if binding is None:
                 results[position] = CallResult(call, key, CallStatus.DONE, UnknownToolError(call.name))
