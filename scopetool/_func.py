@@ -36,7 +36,7 @@ class Func(Generic[P, R]):
     Its parameters become one strict input object (a single pydantic-model parameter is the input
     object itself); descriptions come from the docstring (Google, NumPy or Sphinx style) and from
     `Field`/`Annotated` metadata. Async functions are awaited; sync functions run in a worker thread so
-    they never block the event loop.
+    they never block the event loop (a reused pool of threads, in a copy of the caller's context).
     """
 
     def __init__(
@@ -97,9 +97,7 @@ class Func(Generic[P, R]):
         if coroutine is not None:
             returned = await coroutine(**kwargs)
         else:
-            import asyncio  # noqa: PLC0415 - a running event loop has imported it already
-
-            returned = await asyncio.to_thread(cast("Callable[..., Any]", self._sync), **kwargs)
+            returned = await (_run_sync or _load_run_sync())(cast("Callable[..., Any]", self._sync), kwargs)
         return self._encoder.result(returned)
 
     def _keywords(self, value: Any) -> dict[str, Any]:
@@ -114,6 +112,18 @@ class Func(Generic[P, R]):
 
     def __repr__(self) -> str:
         return f"Func(name={self.name!r})"
+
+
+_run_sync: Callable[[Callable[..., Any], dict[str, Any]], Awaitable[Any]] | None = None
+"""``scopetool._threads.run_sync``, once a sync tool has run (importing scopetool does not start asyncio)."""
+
+
+def _load_run_sync() -> Callable[[Callable[..., Any], dict[str, Any]], Awaitable[Any]]:
+    global _run_sync  # noqa: PLW0603 - loaded once, at the first sync call
+    from ._threads import run_sync  # noqa: PLC0415 - a running event loop has imported asyncio already
+
+    _run_sync = run_sync
+    return run_sync
 
 
 @overload
