@@ -488,6 +488,42 @@ static PyObject *scan(PyObject *module, PyObject *raw)
     return PyBool_FromLong(result == OK);
 }
 
+/* -- base32 */
+
+static PyObject *base32(PyObject *module, PyObject *digest)
+{
+    /* Lowercase, unpadded RFC 4648 base32 of bytes: the driver's key text (see scopetool.driver). */
+    static const char alphabet[] = "abcdefghijklmnopqrstuvwxyz234567";
+    if (!PyBytes_CheckExact(digest)) {
+        PyErr_Format(PyExc_TypeError, "base32() takes bytes, not %.100s", Py_TYPE(digest)->tp_name);
+        return NULL;
+    }
+    const unsigned char *in = (const unsigned char *)PyBytes_AS_STRING(digest);
+    Py_ssize_t size = PyBytes_GET_SIZE(digest);
+    if (size > PY_SSIZE_T_MAX / 8 - 1) {
+        return PyErr_NoMemory();
+    }
+    PyObject *text = PyUnicode_New((size * 8 + 4) / 5, 127);
+    if (text == NULL) {
+        return NULL;
+    }
+    Py_UCS1 *out = PyUnicode_1BYTE_DATA(text);
+    uint32_t buffer = 0;
+    int bits = 0;
+    for (Py_ssize_t i = 0; i < size; i++) {
+        buffer = (buffer << 8) | in[i];
+        bits += 8;
+        while (bits >= 5) {
+            bits -= 5;
+            *out++ = (Py_UCS1)alphabet[(buffer >> bits) & 31];
+        }
+    }
+    if (bits > 0) {
+        *out++ = (Py_UCS1)alphabet[(buffer << (5 - bits)) & 31];
+    }
+    return text;
+}
+
 /* -- prepare */
 
 /* What `install` resolved once: the classes, the private slots' offsets and the Python fallbacks. */
@@ -948,6 +984,8 @@ static PyMethodDef methods[] = {
      "validate(contract, raw, /)\n--\n\nThe contract's validator on raw, called exactly as the C prepare calls it "
      "(with the keyword flags it needs on every call): its value, or its exception. For timing prepare's parts "
      "apart."},
+    {"base32", (PyCFunction)base32, METH_O,
+     "base32(digest, /)\n--\n\nLowercase, unpadded RFC 4648 base32 of bytes (the driver's key text)."},
     {"installed", installed, METH_NOARGS, "installed()\n--\n\nWhether install() has run in this process."},
     {"install", (PyCFunction)(void (*)(void))install, METH_VARARGS | METH_KEYWORDS,
      "Resolve the classes and slots once; return the C `prepare` as a method descriptor of the contract class."},

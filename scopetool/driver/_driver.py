@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import hmac
 import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
@@ -155,10 +154,14 @@ class KeyMinter:
     secret, run and call, in every version (durable backends store keys).
     """
 
-    __slots__ = ("_keyed",)
+    __slots__ = ("_inner", "_outer")
 
     def __init__(self, secret: bytes) -> None:
-        self._keyed: Final = hmac.new(secret, digestmod=hashlib.sha256)
+        # RFC 2104 with its two hash states kept: SHA-256 of the padded key XOR ipad, and XOR opad. A
+        # key is then two copies, two updates and two digests (what `hmac` does, less its Python layer).
+        block = (hashlib.sha256(secret).digest() if len(secret) > _BLOCK else bytes(secret)).ljust(_BLOCK, b"\0")
+        self._inner: Final = hashlib.sha256(block.translate(_IPAD))
+        self._outer: Final = hashlib.sha256(block.translate(_OPAD))
 
     def key(self, run_id: str, call_id: str | None, position: int) -> IdempotencyKey:
         """The key of one call (see `mint_key`)."""
@@ -167,9 +170,17 @@ class KeyMinter:
             identity = f'["id",{_json_quote(run_id)},{_json_quote(call_id)}]'
         else:
             identity = f'["position",{_json_quote(run_id)},{int.__repr__(position)}]'
-        keyed = self._keyed.copy()
-        keyed.update(identity.encode("ascii"))
-        return IdempotencyKey(_base32(keyed.digest()))
+        inner = self._inner.copy()
+        inner.update(identity.encode("ascii"))
+        outer = self._outer.copy()
+        outer.update(inner.digest())
+        return IdempotencyKey(_base32_text(outer.digest()))
+
+
+_BLOCK: Final = 64
+"""SHA-256's block size in bytes: an HMAC key longer than it is hashed first (RFC 2104)."""
+_IPAD: Final = bytes(byte ^ 0x36 for byte in range(256))
+_OPAD: Final = bytes(byte ^ 0x5C for byte in range(256))
 
 
 _json_quote: Final[Callable[[str], str]] = json.encoder.encode_basestring_ascii
@@ -202,6 +213,21 @@ def _spread_steps() -> tuple[tuple[int, int, int], ...]:
 
 _SPREAD_STEPS: Final = _spread_steps()
 _BASE32_ALPHABET: Final = bytes.maketrans(bytes(range(32)), b"abcdefghijklmnopqrstuvwxyz234567")
+
+
+def _base32_in_c() -> Callable[[bytes], str] | None:
+    """`scopetool._speedups.base32` (the same text as `_base32`), unless the C extension is missing or turned off."""
+    from .._contract import SPEEDUPS  # noqa: PLC0415 - read once, at import
+
+    if not SPEEDUPS:
+        return None
+    from .. import _speedups  # noqa: PLC0415 - present when SPEEDUPS is set
+
+    return _speedups.base32
+
+
+_base32_text: Final[Callable[[bytes], str]] = _base32_in_c() or _base32
+"""A digest as the key's text: in C where scopetool._speedups is installed, else `_base32`."""
 
 
 def call_digest(name: str, arguments: bytes) -> str:

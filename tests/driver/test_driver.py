@@ -217,10 +217,17 @@ def test_keys_are_base32_of_the_digest_for_any_digest() -> None:
     import base64
     import os
 
-    from scopetool.driver._driver import _base32  # pyright: ignore[reportPrivateUsage]
+    from scopetool._contract import SPEEDUPS
+    from scopetool.driver._driver import _base32, _base32_text  # pyright: ignore[reportPrivateUsage]
 
+    assert (_base32_text is _base32) is not SPEEDUPS  # the C one where the extension is installed
     for digest in [bytes(32), b"\xff" * 32, *(os.urandom(32) for _ in range(500))]:
-        assert _base32(digest) == base64.b32encode(digest).decode("ascii").rstrip("=").lower()
+        expected = base64.b32encode(digest).decode("ascii").rstrip("=").lower()
+        assert _base32(digest) == expected
+        assert _base32_text(digest) == expected
+    if SPEEDUPS:  # the C one takes any length
+        for digest in [b"", *(os.urandom(n) for n in range(1, 70))]:
+            assert _base32_text(digest) == base64.b32encode(digest).decode("ascii").rstrip("=").lower()
 
 
 def test_keys_accept_any_text() -> None:
