@@ -21,7 +21,7 @@ from .._outcome import Failure, FailureKind
 from .._output import Result
 from .._registry import Registry
 from ..providers._common import ToolCall, UnknownToolError
-from ._backend import AdmittedCall, Backend, CallState, Conflict, Finished, MemoryBackend, Waiting
+from ._backend import AdmittedCall, Backend, CallState, Conflict, Finished, MemoryBackend, Waiting, new_admitted_call
 
 __all__ = [
     "CallResult",
@@ -88,6 +88,25 @@ class CallResult:
     `UnknownToolError` or an `InvalidInvocationError`."""
     request: InputRequest | None = None
     """The input request a WAITING call committed: show its prompt to whoever answers."""
+
+
+_new = object.__new__
+_set_call = CallResult.__dict__["call"].__set__
+_set_key = CallResult.__dict__["key"].__set__
+_set_status = CallResult.__dict__["status"].__set__
+_set_outcome = CallResult.__dict__["outcome"].__set__
+_set_request = CallResult.__dict__["request"].__set__
+
+
+def _done(call: ToolCall, key: IdempotencyKey, outcome: Result | BaseException) -> CallResult:
+    """``CallResult(call, key, CallStatus.DONE, outcome)``, built without its __init__ (one per call)."""
+    result = _new(CallResult)
+    _set_call(result, call)
+    _set_key(result, key)
+    _set_status(result, CallStatus.DONE)
+    _set_outcome(result, outcome)
+    _set_request(result, None)
+    return result
 
 
 @final
@@ -332,7 +351,7 @@ class Driver:
                 results[position] = CallResult(call, key, CallStatus.DONE, error)
                 continue
             admitted.append(
-                (position, AdmittedCall(key, call_digest(call.name, invocation.arguments), binding, invocation))
+                (position, new_admitted_call(key, call_digest(call.name, invocation.arguments), binding, invocation))
             )
         held = False
         for segment in self._segments(admitted):
@@ -383,7 +402,7 @@ class Driver:
     @staticmethod
     def _result(call: ToolCall, admitted: AdmittedCall, state: CallState) -> CallResult:
         if isinstance(state, Finished):
-            return CallResult(call, admitted.key, CallStatus.DONE, state.outcome)
+            return _done(call, admitted.key, state.outcome)
         if isinstance(state, Conflict):
             logger.warning(
                 "driver: call key %s was started again with other arguments; the call was refused", admitted.key

@@ -544,3 +544,38 @@ def test_importing_the_driver_does_not_import_dbos() -> None:
     code = "import sys, scopetool, scopetool.driver, scopetool.providers; print('dbos' in sys.modules)"
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert completed.stdout.strip() == "False"
+
+
+# -- the hot path's constructors
+
+
+def test_the_hot_paths_constructors_build_what_the_dataclasses_build() -> None:
+    """Every field set, equal to the dataclass's own construction (a field added later and missed fails here)."""
+    import dataclasses
+
+    from scopetool.driver._backend import AdmittedCall, Finished, new_admitted_call, new_finished
+    from scopetool.driver._driver import CallResult, CallStatus, _done  # pyright: ignore[reportPrivateUsage]
+
+    @tool
+    async def echo(text: str) -> str:
+        """Say the text back."""
+        return text
+
+    binding = Registry(echo).resolve("echo")
+    assert binding is not None
+    invocation = binding.contract.prepare(Request(name="echo", arguments='{"text": "hi"}'))
+    key = IdempotencyKey("k")
+    call = ToolCall(id="c", request=Request(name="echo", arguments='{"text": "hi"}'))
+    outcome = Result(output=Output.from_text("hi"))
+    built = [
+        (new_admitted_call(key, "d", binding, invocation), AdmittedCall(key, "d", binding, invocation)),
+        (new_finished(outcome), Finished(outcome)),
+        (_done(call, key, outcome), CallResult(call, key, CallStatus.DONE, outcome)),
+    ]
+    for fast, slow in built:
+        assert type(fast) is type(slow)
+        for field in dataclasses.fields(slow):
+            assert getattr(fast, field.name) is getattr(slow, field.name), field.name
+        assert fast == slow
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(fast, dataclasses.fields(slow)[0].name, None)
