@@ -11,6 +11,9 @@ a saved report.json, measuring nothing (for a change to the report's layout or t
     python benchmarks/run.py                                      # full run (updates the docs page)
     python benchmarks/run.py --quick                              # a smoke run (CI): everything still runs
     python benchmarks/run.py --render benchmarks/report.json      # the same run's figures, drawn again
+
+The whole tool turn (`turn.py`: against the peers, with instruction counts where valgrind is installed,
+the sync tool's hop and the request's cost) is measured with the rest.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import Any
 import admission
 import overhead
 import peers
+import turn
 
 HERE = Path(__file__).resolve().parent
 DOCS = HERE.parent / "docs"
@@ -137,9 +141,11 @@ def chart(rows: list[dict[str, Any]], path: Path) -> bool:
     return True
 
 
-def targets(rows: list[dict[str, Any]], results: dict[str, Any]) -> list[str]:
+def targets(rows: list[dict[str, Any]], results: dict[str, Any], turns: dict[str, Any] | None = None) -> list[str]:
     """Markdown: each performance target of the project, the figure this run measured, and met or not."""
     lines = ["| target | measured | met |", "|---|---:|:---:|"]
+    if turns is not None:
+        lines += turn.targets(turns["rows"]) + turn.more_targets(turns["hops"], turns["request"])
 
     def line(target: str, value: float, limit: float, unit: str = "x") -> None:
         shown = f"{value:.2f}{unit}" if unit == "x" else f"{value:.2f} {unit}"
@@ -244,6 +250,41 @@ def summary(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def turn_section(turns: dict[str, Any] | None) -> list[str]:
+    """Markdown: the whole tool turn against the peers, the sync tool's hop, and the request's cost."""
+    if turns is None:
+        return []
+    return [
+        "## A whole tool turn",
+        "",
+        "From a provider's assistant message with 1 or 8 calls of `add(a, b)` to the provider's result messages, "
+        "each runner with its own API (see `benchmarks/turn.py`): scopetool's `parse_tool_calls`, `run_call` and "
+        "`result_message`; the `Driver` on the memory backend; the OpenAI Agents SDK's `FunctionTool.on_invoke_tool`; "
+        "pydantic-ai's `ToolManager.handle_call`; the MCP SDK's `MCPServer.call_tool`; langchain-core's "
+        "`BaseTool.ainvoke`. The calls of a turn run concurrently. scopetool's time per turn, and every runner's as a "
+        "multiple of it (higher is slower):",
+        "",
+        *turn.table(turns["rows"]),
+        "",
+        *(turn.skipped(turns["notes"]) or ["Every peer ran."]),
+        "",
+        "### A sync tool's hop to a worker thread",
+        "",
+        "A trivial sync function awaited from a coroutine, each way (µs per call, and its multiple of "
+        "`asyncio.to_thread`'s). The Agents SDK runs sync tools with `asyncio.to_thread`, pydantic-ai and the MCP SDK "
+        "with `anyio.to_thread.run_sync`, langchain-core with `loop.run_in_executor`.",
+        "",
+        *turn.hops_table(turns["hops"]),
+        "",
+        "### The request's own cost",
+        "",
+        "Building the `Request` of the 15-byte call, beside `prepare` of a prebuilt one (ns per call):",
+        "",
+        *turn.request_table(turns["request"]),
+        "",
+    ]
+
+
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     """Every figure of a run, with what the report says about where and how it was measured (JSON-ready)."""
     started = time.perf_counter()
@@ -262,6 +303,14 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         "checks": admission.breakdown(args.rounds, args.target),
         "refusals": admission.rejections(args.rounds, args.target),
         "results": overhead.measure(args.rounds, args.target, args.imports),
+    }
+    turn_rows, turn_notes, turn_parts = turn.measure(args.rounds, args.target, None if args.quick else args.calls)
+    figures["turn"] = {
+        "rows": turn_rows,
+        "notes": turn_notes,
+        "parts": turn_parts,
+        "hops": turn.hops(args.rounds, args.target),
+        "request": turn.request_cost(args.rounds, args.target),
     }
     figures["seconds"] = time.perf_counter() - started
     return figures
@@ -287,8 +336,9 @@ def report(figures: dict[str, Any], drew: bool) -> str:
         "",
         "## Targets",
         "",
-        *targets(rows, results),
+        *targets(rows, results, figures.get("turn")),
         "",
+        *turn_section(figures.get("turn")),
         "## Admission against the peers",
         "",
         "Raw JSON arguments to validated call arguments: the bare pydantic-core validator's time per call, and "
@@ -337,6 +387,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--target", type=float, default=0.1, help="seconds per batch")
     parser.add_argument("--imports", type=int, default=11, help="fresh subprocesses per import statement")
+    parser.add_argument("--calls", type=int, default=200, help="turns per runner and case under callgrind")
     parser.add_argument("--quick", action="store_true", help="3 rounds of 0.01 s batches, 3 imports each")
     parser.add_argument("--out", type=Path, default=HERE, help="directory for report.md, report.png and report.json")
     parser.add_argument(

@@ -34,6 +34,7 @@ import asyncio
 import concurrent.futures
 import contextvars
 import functools
+import gc
 import itertools
 import json
 import os
@@ -259,15 +260,23 @@ MAKERS: dict[str, Callable[[str, str], Turn]] = {
 
 
 def cases() -> list[tuple[str, str, str, int]]:
-    """(case name, tool kind, provider, calls per turn) of every case."""
-    return [(f"{kind}/{provider}/{size}", kind, provider, size) for kind in KINDS for provider in PROVIDERS for size in SIZES]
+    """(case name, tool kind, provider, calls per turn) of every case (those of ``--cases``, when given)."""
+    chosen = os.environ.get("TURN_CASES", "").split(",")
+    return [
+        (f"{kind}/{provider}/{size}", kind, provider, size)
+        for kind in KINDS
+        for provider in PROVIDERS
+        for size in SIZES
+        if chosen == [""] or f"{kind}/{provider}/{size}" in chosen
+    ]
 
 
 def runners(kind: str, provider: str, notes: dict[str, str]) -> dict[str, Turn]:
     """Every installed runner of a case (a skipped one gets a note)."""
     made: dict[str, Turn] = {}
+    chosen = os.environ.get("TURN_RUNNERS", "").split(",")
     for label, make in MAKERS.items():
-        if label in notes:
+        if label in notes or (chosen != [""] and label not in chosen):
             continue
         try:
             with warnings.catch_warnings():
@@ -319,8 +328,11 @@ async def interleaved(made: dict[str, Turn], payload: dict[str, Any], rounds: in
     return {label: statistics.median(values) for label, values in samples.items()}
 
 
-def measure(rounds: int, target: float, calls: int | None) -> tuple[list[dict[str, Any]], dict[str, str]]:
-    """Every case's median µs per turn (and, with `calls`, instructions per turn) of every runner; skip notes."""
+def measure(
+    rounds: int, target: float, calls: int | None
+) -> tuple[list[dict[str, Any]], dict[str, str], dict[str, float]]:
+    """Every case's median µs per turn (and, with `calls`, instructions per turn) of every runner; skip notes;
+    the instructions of the `PARTS` (empty without `calls` or valgrind)."""
     notes: dict[str, str] = {}
     rows: list[dict[str, Any]] = []
 
@@ -330,17 +342,33 @@ def measure(rounds: int, target: float, calls: int | None) -> tuple[list[dict[st
             made = runners(kind, provider, notes)
             for turn in made.values():
                 await _check(turn, payload, provider, size)
+            _settled()
             rows.append({"case": case, "calls": size, "us": await interleaved(made, payload, rounds, target)})
 
     asyncio.run(run())
+    parts: dict[str, float] = {}
     if calls is not None and shutil.which("valgrind") is not None:
         counted = instructions(calls)
         for row in rows:
             row["instructions"] = counted.get(row["case"], {})
-    return rows, notes
+        parts = counted.get(PART, {})
+    return rows, notes, parts
+
+
+def parts_table(parts: dict[str, float]) -> list[str]:
+    """Markdown: the instructions of each part (callgrind)."""
+    if not parts:
+        return []
+    return ["| part | instructions |", "|---|---:|", *(f"| {label} | {value:,.0f} |" for label, value in parts.items())]
 
 
 IDLE = "idle"
+
+
+def _settled() -> None:
+    """Collect, then freeze what is left: no runner pays for a collection over the others' (and the peers') objects."""
+    gc.collect()
+    gc.freeze()
 
 
 async def _idle(_: Any) -> None:
@@ -362,25 +390,79 @@ def child(calls: int) -> None:
     async def run() -> None:
         for turn, payload, _ in steps:
             await _batch(turn, payload, 20)
+        _settled()
         os.getppid()
         for turn, payload, count in steps:
             await _batch(turn, payload, count)
             os.getppid()
+            _settled()
+            os.getppid()  # the collection is a step of its own, counted for nobody
 
     asyncio.run(run())
+    for label, part in PARTS.items():  # the parts, each in a loop of its own, after the loop's own cost
+        for name, step in ((IDLE, _nothing), (label, part())):
+            plan.append((PART, name, calls))
+            for _ in range(calls):
+                step()
+            os.getppid()
+            _settled()
+            os.getppid()
     print(json.dumps(plan))
+
+
+PART = "parts"
+
+
+def _nothing() -> None:
+    return None
+
+
+def _mint() -> Callable[[], Any]:
+    from scopetool.driver._driver import KeyMinter
+
+    return functools.partial(KeyMinter(b"s" * 32).key, "run-1", "call_1", 0)
+
+
+def _digest() -> Callable[[], Any]:
+    from scopetool.driver import call_digest
+
+    return functools.partial(call_digest, "add", b'{"a": 1, "b": 3}')
+
+
+def _request() -> Callable[[], Any]:
+    return functools.partial(Request, name="add", arguments='{"a":17,"b":25}')
+
+
+def _prepare() -> Callable[[], Any]:
+    prepare = bind(tool(name="add")(sync_add)).contract.prepare
+    return functools.partial(prepare, Request(name="add", arguments='{"a":17,"b":25}'))
+
+
+PARTS: dict[str, Callable[[], Callable[[], Any]]] = {
+    "Driver: minting one call's key": _mint,
+    "Driver: the digest of one call's arguments": _digest,
+    "Request(name=..., arguments=...)": _request,
+    "prepare(request) on the 15-byte call": _prepare,
+}
 
 
 def instructions(calls: int) -> dict[str, dict[str, float]]:
     """Instructions per turn of every runner of every case, the loop's own cost subtracted."""
-    plan, totals = count_steps(Path(__file__).resolve(), calls, len)
+    plan, totals = count_steps(Path(__file__).resolve(), calls, lambda plan: 2 * len(plan))
     counts: dict[str, dict[str, float]] = {}
-    for (case, label, count), total in zip(plan, totals, strict=True):
+    for (case, label, count), total in zip(plan, totals[::2], strict=True):
         counts.setdefault(case, {})[label] = total / count
-    for row in counts.values():
+    for case, row in counts.items():
+        if case == PART:  # each part has its own idle loop just before it
+            continue
         idle = row.pop(IDLE)
         for label in row:
             row[label] -= idle
+    parts: dict[str, float] = {}
+    for (case, label, count), before, total in zip(plan, [0, *totals[::2]], totals[::2], strict=False):
+        if case == PART and label != IDLE:
+            parts[label] = (total - before) / count  # less the idle loop's total, the step before
+    counts[PART] = parts
     return counts
 
 
@@ -416,6 +498,12 @@ def _hop_makers() -> dict[str, Callable[[], Callable[[], Awaitable[Any]]]]:
 
         return hop
 
+    def pool() -> Callable[[], Awaitable[Any]]:
+        from scopetool._threads import run_sync
+
+        kwargs = {"a": 2, "b": 3}
+        return lambda: run_sync(sync_add, kwargs)
+
     def inline() -> Callable[[], Awaitable[Any]]:
         async def hop() -> Any:
             return sync_add(2, 3)
@@ -426,8 +514,9 @@ def _hop_makers() -> dict[str, Callable[[], Callable[[], Awaitable[Any]]]]:
         "inline (no hop: the floor)": inline,
         "asyncio.to_thread": to_thread,
         "loop.run_in_executor(None, ...)": default_executor,
-        "a dedicated pool, context copied": dedicated_pool,
-        "scopetool prepare + Binding.call of the sync tool": func_call,
+        "loop.run_in_executor(a dedicated pool, ...), context copied": dedicated_pool,
+        "scopetool's pool (scopetool._threads.run_sync)": pool,
+        "scopetool prepare + Binding.call of the sync tool (the hop and the call)": func_call,
     }
 
 
@@ -453,9 +542,9 @@ def request_cost(rounds: int, target: float) -> dict[str, float]:
     prepare = bind(tool(name="add")(sync_add)).contract.prepare
     request = Request(name="add", arguments=raw)
     runners_ = {
-        "Request(name=..., arguments=...)": (lambda a: Request(name="add", arguments=a), raw),
+        REQUEST: (lambda a: Request(name="add", arguments=a), raw),
         "Request('add', raw)": (lambda a: Request("add", a), raw),
-        "prepare(request)": (lambda _: prepare(request), raw),
+        PREPARE: (lambda _: prepare(request), raw),
     }
     return interleaved_medians(runners_, rounds, target)
 
@@ -513,6 +602,29 @@ def targets(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+POOL = "scopetool's pool (scopetool._threads.run_sync)"
+REQUEST = "Request(name=..., arguments=...)"
+PREPARE = "prepare(request)"
+
+
+def more_targets(hops_measured: dict[str, float] | None, request_measured: dict[str, float] | None) -> list[str]:
+    """Markdown table rows of the sync hop's and the request's targets."""
+    lines: list[str] = []
+    if hops_measured:
+        value = hops_measured[POOL] / hops_measured["asyncio.to_thread"]
+        lines.append(
+            f"| a sync tool's hop to a worker thread: scopetool's pool at most 1.0x `asyncio.to_thread` | {value:.2f}x "
+            f"| {'yes' if value <= 1.0 else '**no**'} |"
+        )
+    if request_measured:
+        value = request_measured[REQUEST] / request_measured[PREPARE]
+        lines.append(
+            f"| `Request(name=..., arguments=...)` at most 0.15x `prepare` on the 15-byte call | {value:.2f}x "
+            f"| {'yes' if value <= 0.15 else '**no**'} |"
+        )
+    return lines
+
+
 def skipped(notes: dict[str, str]) -> list[str]:
     """One line per runner that was skipped."""
     return [f"- {LABELS[label]}: {note}" for label, note in notes.items()]
@@ -542,6 +654,8 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=200, help="calls per runner and case under callgrind")
     parser.add_argument("--quick", action="store_true", help="3 rounds of 0.01 s batches, no callgrind")
     parser.add_argument("--only", choices=("turn", "hops", "request"), help="run one table only")
+    parser.add_argument("--cases", help="comma-separated cases (tool/format/calls) to run, not all")
+    parser.add_argument("--runners", help="comma-separated runners to run, not all (scopetool always runs)")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -550,14 +664,21 @@ def main() -> None:
         return
     if args.quick:
         args.rounds, args.target = 3, 0.01
+    if args.cases:  # through the environment, so the callgrind child sees them too
+        os.environ["TURN_CASES"] = args.cases
+    if args.runners:
+        os.environ["TURN_RUNNERS"] = f"{BASE},{args.runners}"
     lines: list[str] = []
     if args.only in (None, "turn"):
-        rows, notes = measure(args.rounds, args.target, None if args.quick else args.calls)
+        rows, notes, parts = measure(args.rounds, args.target, None if args.quick else args.calls)
         lines += [*table(rows), "", *(skipped(notes) or ["Every peer ran."]), "", *targets(rows), ""]
+        lines += [*parts_table(parts), ""]
     if args.only in (None, "hops"):
-        lines += [*hops_table(hops(args.rounds, args.target)), ""]
+        measured_hops = hops(args.rounds, args.target)
+        lines += [*hops_table(measured_hops), "", *more_targets(measured_hops, None), ""]
     if args.only in (None, "request"):
-        lines += [*request_table(request_cost(args.rounds, args.target)), ""]
+        measured_request = request_cost(args.rounds, args.target)
+        lines += [*request_table(measured_request), "", *more_targets(None, measured_request), ""]
     print("\n".join(lines))
 
 
