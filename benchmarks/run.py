@@ -369,7 +369,10 @@ def report(figures: dict[str, Any], drew: bool) -> str:
         "",
         "## Where scopetool is slower",
         "",
-        *(slower(rows, checks) or ["Nowhere in this run."]),
+        *(
+            slower(rows, checks) + (turn.shortfalls(figures["turn"]) if "turn" in figures else [])
+            or ["Nowhere in this run."]
+        ),
         "",
         "## Overhead",
         "",

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import contextvars
 import os
 import queue
@@ -102,10 +103,8 @@ def _work(pool: _Pool) -> None:
 
 
 def _hand_back(loop: asyncio.AbstractEventLoop, settle: Callable[..., None], *args: Any) -> None:
-    try:
+    with contextlib.suppress(RuntimeError):  # the loop was closed meanwhile: nobody awaits the outcome any more
         loop.call_soon_threadsafe(settle, *args)
-    except RuntimeError:  # the loop was closed meanwhile: nobody awaits the outcome any more
-        pass
 
 
 def _done(future: asyncio.Future[Any], value: Any) -> None:

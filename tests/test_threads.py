@@ -1,4 +1,4 @@
-"""`scopetool._threads.run_sync`: sync tools run off the event loop, in the caller's context, as `asyncio.to_thread` runs them."""
+"""`scopetool._threads.run_sync`: sync tools run off the event loop in the caller's context, as `asyncio.to_thread`."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 
-from scopetool import Request, bind, tool
-from scopetool import _threads
+from scopetool import Request, _threads, bind, tool
 from scopetool._threads import MAX_THREADS, run_sync
 
 ROOT = Path(__file__).resolve().parents[1]
