@@ -207,3 +207,28 @@ async def test_a_sync_func_runs_through_the_pool() -> None:
     binding = bind(where)
     result = await binding.call(binding.contract.prepare(Request(name="where")))
     assert result.output.text() == "scopetool-sync-tool:driver"
+
+
+async def test_an_error_of_a_call_cancelled_while_it_runs_is_dropped() -> None:
+    """A function that raises after its call was cancelled: the future stays cancelled, nothing is logged."""
+    started, release = threading.Event(), threading.Event()
+
+    def fail_late() -> None:
+        started.set()
+        release.wait(10)
+        raise ValueError("too late")
+
+    future = run_sync(fail_late, {})
+    await asyncio.to_thread(started.wait, 10)
+    future.cancel()
+    release.set()
+    _settle()
+    await asyncio.sleep(0)
+    assert future.cancelled()
+
+
+def test_the_exit_hook_returns_once_nothing_is_pending() -> None:
+    """With no call queued or running, the hook the interpreter runs at exit returns at once."""
+    _settle()
+    _threads._wait_at_exit()
+    assert _threads._pool.pending == 0

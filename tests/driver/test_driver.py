@@ -225,6 +225,9 @@ def test_keys_are_base32_of_the_digest_for_any_digest() -> None:
         expected = base64.b32encode(digest).decode("ascii").rstrip("=").lower()
         assert _base32(digest) == expected
         assert _base32_text(digest) == expected
+    from scopetool.driver._driver import _base32_in_c  # pyright: ignore[reportPrivateUsage]
+
+    assert (_base32_in_c() is None) is not SPEEDUPS
     if SPEEDUPS:  # the C one takes any length
         for digest in [b"", *(os.urandom(n) for n in range(1, 70))]:
             assert _base32_text(digest) == base64.b32encode(digest).decode("ascii").rstrip("=").lower()
@@ -579,3 +582,12 @@ def test_the_hot_paths_constructors_build_what_the_dataclasses_build() -> None:
         assert fast == slow
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(fast, dataclasses.fields(slow)[0].name, None)
+
+
+def test_keys_fall_back_to_the_pure_base32_without_the_extension(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the C prepare off (SCOPETOOL_PURE_PYTHON=1, or no extension), keys are not written in C either."""
+    from scopetool import _contract
+    from scopetool.driver._driver import _base32_in_c  # pyright: ignore[reportPrivateUsage]
+
+    monkeypatch.setattr(_contract, "SPEEDUPS", False)
+    assert _base32_in_c() is None
