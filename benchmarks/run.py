@@ -11,6 +11,7 @@ a saved report.json, measuring nothing (for a change to the report's layout or t
     python benchmarks/run.py                                      # full run (updates the docs page)
     python benchmarks/run.py --quick                              # a smoke run (CI): everything still runs
     python benchmarks/run.py --render benchmarks/report.json      # the same run's figures, drawn again
+    python benchmarks/run.py --turn-only benchmarks/report.json   # the turn measured again, the rest kept
 
 The whole tool turn (`turn.py`: against the peers, with instruction counts where valgrind is installed,
 the sync tool's hop and the request's cost) is measured with the rest.
@@ -145,7 +146,7 @@ def targets(rows: list[dict[str, Any]], results: dict[str, Any], turns: dict[str
     """Markdown: each performance target of the project, the figure this run measured, and met or not."""
     lines = ["| target | measured | met |", "|---|---:|:---:|"]
     if turns is not None:
-        lines += turn.targets(turns["rows"]) + turn.more_targets(turns["hops"], turns["request"])
+        lines += turn.targets(turns["rows"]) + turn.more_targets(turns["hops"], turns["request"], turns.get("parts"))
 
     def line(target: str, value: float, limit: float, unit: str = "x") -> None:
         shown = f"{value:.2f}{unit}" if unit == "x" else f"{value:.2f} {unit}"
@@ -274,7 +275,7 @@ def turn_section(turns: dict[str, Any] | None) -> list[str]:
         "`asyncio.to_thread`'s). The Agents SDK runs sync tools with `asyncio.to_thread`, pydantic-ai and the MCP SDK "
         "with `anyio.to_thread.run_sync`, langchain-core with `loop.run_in_executor`.",
         "",
-        *turn.hops_table(turns["hops"]),
+        *turn.hops_table(turns["hops"], turns.get("parts")),
         "",
         "### The request's own cost",
         "",
@@ -282,7 +283,29 @@ def turn_section(turns: dict[str, Any] | None) -> list[str]:
         "",
         *turn.request_table(turns["request"]),
         "",
+        *_parts_lines(turns.get("parts") or {}),
+        *([f"The turn's figures were measured by `{turns['command']}`.", ""] if "command" in turns else []),
     ]
+
+
+def _parts_lines(parts: dict[str, float]) -> list[str]:
+    table = turn.parts_table(parts)
+    if not table:
+        return []
+    intro = "Instructions (callgrind) of the Driver's key and digest of one call, and of the request and prepare:"
+    return [intro, "", *table, ""]
+
+
+def measure_turn(args: argparse.Namespace) -> dict[str, Any]:
+    """The whole tool turn's figures (JSON-ready): every case, the sync hop, the request's cost, the counted parts."""
+    rows, notes, parts = turn.measure(args.rounds, args.target, None if args.quick else args.calls)
+    return {
+        "rows": rows,
+        "notes": notes,
+        "parts": parts,
+        "hops": turn.hops(args.rounds, args.target),
+        "request": turn.request_cost(args.rounds, args.target),
+    }
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
@@ -304,14 +327,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         "refusals": admission.rejections(args.rounds, args.target),
         "results": overhead.measure(args.rounds, args.target, args.imports),
     }
-    turn_rows, turn_notes, turn_parts = turn.measure(args.rounds, args.target, None if args.quick else args.calls)
-    figures["turn"] = {
-        "rows": turn_rows,
-        "notes": turn_notes,
-        "parts": turn_parts,
-        "hops": turn.hops(args.rounds, args.target),
-        "request": turn.request_cost(args.rounds, args.target),
-    }
+    figures["turn"] = measure_turn(args)
     figures["seconds"] = time.perf_counter() - started
     return figures
 
@@ -397,6 +413,12 @@ def main() -> None:
         "--no-docs", action="store_true", help="leave docs/benchmarks.md alone (--quick never writes it)"
     )
     parser.add_argument(
+        "--turn-only",
+        type=Path,
+        metavar="REPORT_JSON",
+        help="measure the whole tool turn again, keep the rest of a saved run's figures, and write everything",
+    )
+    parser.add_argument(
         "--render",
         type=Path,
         metavar="REPORT_JSON",
@@ -407,6 +429,12 @@ def main() -> None:
         args.rounds, args.target, args.imports = 3, 0.01, 3
     if args.render is not None:
         figures = json.loads(args.render.read_text(encoding="utf-8"))
+    elif args.turn_only is not None:
+        figures = json.loads(args.turn_only.read_text(encoding="utf-8"))
+        figures["turn"] = measure_turn(args)
+        figures["turn"]["command"] = ("python benchmarks/run.py " + " ".join(sys.argv[1:])).strip()
+        saved = json.dumps(figures, indent=1, ensure_ascii=False) + "\n"
+        (args.out / "report.json").write_text(saved, encoding="utf-8")
     else:
         figures = measure(args)
         saved = json.dumps(figures, indent=1, ensure_ascii=False) + "\n"

@@ -356,15 +356,16 @@ def measure(
         counted = instructions(calls)
         for row in rows:
             row["instructions"] = counted.get(row["case"], {})
-        parts = counted.get(PART, {})
+        parts = {**counted.get(PART, {}), **{f"hop: {label}": value for label, value in counted.get(HOP, {}).items()}}
     return rows, notes, parts
 
 
 def parts_table(parts: dict[str, float]) -> list[str]:
-    """Markdown: the instructions of each part (callgrind)."""
-    if not parts:
+    """Markdown: the instructions of each part (callgrind), the hops apart (`hops_table` shows them)."""
+    shown = {label: value for label, value in parts.items() if not label.startswith("hop: ")}
+    if not shown:
         return []
-    return ["| part | instructions |", "|---|---:|", *(f"| {label} | {value:,.0f} |" for label, value in parts.items())]
+    return ["| part | instructions |", "|---|---:|", *(f"| {label} | {value:,.0f} |" for label, value in shown.items())]
 
 
 IDLE = "idle"
@@ -404,11 +405,35 @@ def child(calls: int) -> None:
             os.getppid()  # the collection is a step of its own, counted for nobody
 
     asyncio.run(run())
-    for label, part in PARTS.items():  # the parts, each in a loop of its own, after the loop's own cost
-        for name, step in ((IDLE, _nothing), (label, part())):
+
+    def setup_step() -> None:  # a step that holds the setup just done, so no later step counts it
+        plan.append((SETUP, SETUP, 1))
+        _settled()
+        os.getppid()
+        os.getppid()
+
+    async def hop_steps() -> None:  # each way of the hop table, its calls awaited one after another
+        made = {label: make() for label, make in _hop_makers().items()}
+        for hop in made.values():
+            for _ in range(20):
+                await hop()
+        setup_step()
+        for label, hop in made.items():
+            plan.append((HOP, label, calls))
+            for _ in range(calls):
+                await hop()
+            os.getppid()
+            _settled()
+            os.getppid()
+
+    asyncio.run(hop_steps())
+    built = {label: part() for label, part in PARTS.items()}
+    setup_step()
+    for label, step in built.items():  # each part in a loop of its own, after the loop's own cost
+        for name, run in ((IDLE, _nothing), (label, step)):
             plan.append((PART, name, calls))
             for _ in range(calls):
-                step()
+                run()
             os.getppid()
             _settled()
             os.getppid()
@@ -416,6 +441,8 @@ def child(calls: int) -> None:
 
 
 PART = "parts"
+HOP = "hops"
+SETUP = "setup"
 
 
 def _nothing() -> None:
@@ -425,22 +452,25 @@ def _nothing() -> None:
 def _mint() -> Callable[[], Any]:
     from scopetool.driver._driver import KeyMinter
 
-    return functools.partial(KeyMinter(b"s" * 32).key, "run-1", "call_1", 0)
+    key = KeyMinter(b"s" * 32).key
+    return lambda: key("run-1", "call_1", 0)
 
 
 def _digest() -> Callable[[], Any]:
     from scopetool.driver import call_digest
 
-    return functools.partial(call_digest, "add", b'{"a": 1, "b": 3}')
+    return lambda: call_digest("add", b'{"a": 1, "b": 3}')
 
 
 def _request() -> Callable[[], Any]:
-    return functools.partial(Request, name="add", arguments='{"a":17,"b":25}')
+    raw = '{"a":17,"b":25}'
+    return lambda: Request(name="add", arguments=raw)  # as the timed table builds it
 
 
 def _prepare() -> Callable[[], Any]:
     prepare = bind(tool(name="add")(sync_add)).contract.prepare
-    return functools.partial(prepare, Request(name="add", arguments='{"a":17,"b":25}'))
+    request = Request(name="add", arguments='{"a":17,"b":25}')
+    return lambda: prepare(request)
 
 
 PARTS: dict[str, Callable[[], Callable[[], Any]]] = {
@@ -457,8 +487,9 @@ def instructions(calls: int) -> dict[str, dict[str, float]]:
     counts: dict[str, dict[str, float]] = {}
     for (case, label, count), total in zip(plan, totals[::2], strict=True):
         counts.setdefault(case, {})[label] = total / count
+    counts.pop(SETUP, None)
     for case, row in counts.items():
-        if case == PART:  # each part has its own idle loop just before it
+        if case in (PART, HOP):  # a part has its own idle loop just before it; a hop is counted whole
             continue
         idle = row.pop(IDLE)
         for label in row:
@@ -612,19 +643,28 @@ REQUEST = "Request(name=..., arguments=...)"
 PREPARE = "prepare(request)"
 
 
-def more_targets(hops_measured: dict[str, float] | None, request_measured: dict[str, float] | None) -> list[str]:
-    """Markdown table rows of the sync hop's and the request's targets."""
+def more_targets(
+    hops_measured: dict[str, float] | None,
+    request_measured: dict[str, float] | None,
+    parts: dict[str, float] | None = None,
+) -> list[str]:
+    """Markdown table rows of the sync hop's and the request's targets (with instruction counts when there are)."""
     lines: list[str] = []
+    parts = parts or {}
     if hops_measured:
         value = hops_measured[POOL] / hops_measured["asyncio.to_thread"]
+        pool, floor = parts.get(f"hop: {POOL}"), parts.get("hop: asyncio.to_thread")
+        counted = f"; instructions {pool / floor:.2f}x" if pool and floor else ""
         lines.append(
-            f"| a sync tool's hop to a worker thread: scopetool's pool at most 1.0x `asyncio.to_thread` | {value:.2f}x "
-            f"| {'yes' if value <= 1.0 else '**no**'} |"
+            f"| a sync tool's hop to a worker thread: scopetool's pool at most 1.0x `asyncio.to_thread`{counted} "
+            f"| {value:.2f}x | {'yes' if value <= 1.0 else '**no**'} |"
         )
     if request_measured:
         value = request_measured[REQUEST] / request_measured[PREPARE]
+        request, prepare = parts.get(REQUEST), parts.get("prepare(request) on the 15-byte call")
+        counted = f"; instructions {request / prepare:.2f}x" if request and prepare else ""
         lines.append(
-            f"| `Request(name=..., arguments=...)` at most 0.15x `prepare` on the 15-byte call | {value:.2f}x "
+            f"| `Request(name=..., arguments=...)` at most 0.15x `prepare` on the 15-byte call{counted} | {value:.2f}x "
             f"| {'yes' if value <= 0.15 else '**no**'} |"
         )
     return lines
@@ -679,11 +719,22 @@ def skipped(notes: dict[str, str]) -> list[str]:
     return [f"- {LABELS[label]}: {note}" for label, note in notes.items()]
 
 
-def hops_table(measured: dict[str, float]) -> list[str]:
-    """Markdown: µs per call of each way to run a sync function off the loop, and its multiple of to_thread's."""
+def hops_table(measured: dict[str, float], parts: dict[str, float] | None = None) -> list[str]:
+    """Markdown: µs and instructions per call of each way to run a sync function off the loop, and their ratios."""
     base = measured["asyncio.to_thread"]
-    lines = ["| way | µs per call | / asyncio.to_thread |", "|---|---:|---:|"]
-    lines += [f"| {label} | {value:.1f} | {value / base:.2f}x |" for label, value in measured.items()]
+    counts = {label[len("hop: ") :]: value for label, value in (parts or {}).items() if label.startswith("hop: ")}
+    if not counts:
+        lines = ["| way | µs per call | / asyncio.to_thread |", "|---|---:|---:|"]
+        lines += [f"| {label} | {value:.1f} | {value / base:.2f}x |" for label, value in measured.items()]
+        return lines
+    floor = counts["asyncio.to_thread"]
+    lines = [
+        "| way | µs per call | / asyncio.to_thread | instructions per call | / asyncio.to_thread |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for label, value in measured.items():
+        count = counts.get(label, 0.0)
+        lines.append(f"| {label} | {value:.1f} | {value / base:.2f}x | {count:,.0f} | {count / floor:.2f}x |")
     return lines
 
 
