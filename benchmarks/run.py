@@ -11,6 +11,10 @@ a saved report.json, measuring nothing (for a change to the report's layout or t
     python benchmarks/run.py                                      # full run (updates the docs page)
     python benchmarks/run.py --quick                              # a smoke run (CI): everything still runs
     python benchmarks/run.py --render benchmarks/report.json      # the same run's figures, drawn again
+    python benchmarks/run.py --turn-only benchmarks/report.json   # the turn measured again, the rest kept
+
+The whole tool turn (`turn.py`: against the peers, with instruction counts where valgrind is installed,
+the sync tool's hop and the request's cost) is measured with the rest.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import admission
 import cold_start
 import overhead
 import peers
+import turn
 import validate
 
 HERE = Path(__file__).resolve().parent
@@ -139,9 +144,11 @@ def chart(rows: list[dict[str, Any]], path: Path) -> bool:
     return True
 
 
-def targets(rows: list[dict[str, Any]], results: dict[str, Any]) -> list[str]:
+def targets(rows: list[dict[str, Any]], results: dict[str, Any], turns: dict[str, Any] | None = None) -> list[str]:
     """Markdown: each performance target of the project, the figure this run measured, and met or not."""
     lines = ["| target | measured | met |", "|---|---:|:---:|"]
+    if turns is not None:
+        lines += turn.targets(turns["rows"]) + turn.more_targets(turns["hops"], turns["request"], turns.get("parts"))
 
     def line(target: str, value: float, limit: float, unit: str = "x") -> None:
         shown = f"{value:.2f}{unit}" if unit == "x" else f"{value:.2f} {unit}"
@@ -291,6 +298,63 @@ def summary(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def turn_section(turns: dict[str, Any] | None) -> list[str]:
+    """Markdown: the whole tool turn against the peers, the sync tool's hop, and the request's cost."""
+    if turns is None:
+        return []
+    return [
+        "## A whole tool turn",
+        "",
+        "From a provider's assistant message with 1 or 8 calls of `add(a, b)` to the provider's result messages, "
+        "each runner with its own API (see `benchmarks/turn.py`): scopetool's `parse_tool_calls`, `run_call` and "
+        "`result_message`; the `Driver` on the memory backend; the OpenAI Agents SDK's `FunctionTool.on_invoke_tool`; "
+        "pydantic-ai's `ToolManager.handle_call`; the MCP SDK's `MCPServer.call_tool`; langchain-core's "
+        "`BaseTool.ainvoke`. The calls of a turn run concurrently. scopetool's time per turn, and every runner's as a "
+        "multiple of it (higher is slower):",
+        "",
+        *turn.table(turns["rows"]),
+        "",
+        *(turn.skipped(turns["notes"]) or ["Every peer ran."]),
+        "",
+        "### A sync tool's hop to a worker thread",
+        "",
+        "A trivial sync function awaited from a coroutine, each way (µs per call, and its multiple of "
+        "`asyncio.to_thread`'s). The Agents SDK runs sync tools with `asyncio.to_thread`, pydantic-ai and the MCP SDK "
+        "with `anyio.to_thread.run_sync`, langchain-core with `loop.run_in_executor`.",
+        "",
+        *turn.hops_table(turns["hops"], turns.get("parts")),
+        "",
+        "### The request's own cost",
+        "",
+        "Building the `Request` of the 15-byte call, beside `prepare` of a prebuilt one (ns per call):",
+        "",
+        *turn.request_table(turns["request"]),
+        "",
+        *_parts_lines(turns.get("parts") or {}),
+        *([f"The turn's figures were measured by `{turns['command']}`.", ""] if "command" in turns else []),
+    ]
+
+
+def _parts_lines(parts: dict[str, float]) -> list[str]:
+    table = turn.parts_table(parts)
+    if not table:
+        return []
+    intro = "Instructions (callgrind) of the Driver's key and digest of one call, and of the request and prepare:"
+    return [intro, "", *table, ""]
+
+
+def measure_turn(args: argparse.Namespace) -> dict[str, Any]:
+    """The whole tool turn's figures (JSON-ready): every case, the sync hop, the request's cost, the counted parts."""
+    rows, notes, parts = turn.measure(args.rounds, args.target, None if args.quick else args.calls)
+    return {
+        "rows": rows,
+        "notes": notes,
+        "parts": parts,
+        "hops": turn.hops(args.rounds, args.target),
+        "request": turn.request_cost(args.rounds, args.target),
+    }
+
+
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     """Every figure of a run, with what the report says about where and how it was measured (JSON-ready)."""
     started = time.perf_counter()
@@ -312,6 +376,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         "validate": validate.measure(5_000 if args.quick else args.validate_lines, 3 if args.quick else 5),
         "cold_start": cold_start.measure(3 if args.quick else args.cold_rounds),
     }
+    figures["turn"] = measure_turn(args)
     figures["seconds"] = time.perf_counter() - started
     return figures
 
@@ -336,9 +401,10 @@ def report(figures: dict[str, Any], drew: bool) -> str:
         "",
         "## Targets",
         "",
-        *targets(rows, results),
+        *targets(rows, results, figures.get("turn")),
         *bulk_targets(figures),
         "",
+        *turn_section(figures.get("turn")),
         "## Admission against the peers",
         "",
         "Raw JSON arguments to validated call arguments: the bare pydantic-core validator's time per call, and "
@@ -369,7 +435,10 @@ def report(figures: dict[str, Any], drew: bool) -> str:
         "",
         "## Where scopetool is slower",
         "",
-        *(slower(rows, checks) or ["Nowhere in this run."]),
+        *(
+            slower(rows, checks) + (turn.shortfalls(figures["turn"]) if "turn" in figures else [])
+            or ["Nowhere in this run."]
+        ),
         "",
         "## Overhead",
         "",
@@ -388,12 +457,19 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--target", type=float, default=0.1, help="seconds per batch")
     parser.add_argument("--imports", type=int, default=11, help="fresh subprocesses per import statement")
+    parser.add_argument("--calls", type=int, default=200, help="turns per runner and case under callgrind")
     parser.add_argument("--quick", action="store_true", help="3 rounds of 0.01 s batches, 3 imports each")
     parser.add_argument("--validate-lines", type=int, default=200_000, help="logged calls a validate case")
     parser.add_argument("--cold-rounds", type=int, default=21, help="rounds of the cold-start benchmark")
     parser.add_argument("--out", type=Path, default=HERE, help="directory for report.md, report.png and report.json")
     parser.add_argument(
         "--no-docs", action="store_true", help="leave docs/benchmarks.md alone (--quick never writes it)"
+    )
+    parser.add_argument(
+        "--turn-only",
+        type=Path,
+        metavar="REPORT_JSON",
+        help="measure the whole tool turn again, keep the rest of a saved run's figures, and write everything",
     )
     parser.add_argument(
         "--render",
@@ -406,6 +482,12 @@ def main() -> None:
         args.rounds, args.target, args.imports = 3, 0.01, 3
     if args.render is not None:
         figures = json.loads(args.render.read_text(encoding="utf-8"))
+    elif args.turn_only is not None:
+        figures = json.loads(args.turn_only.read_text(encoding="utf-8"))
+        figures["turn"] = measure_turn(args)
+        figures["turn"]["command"] = ("python benchmarks/run.py " + " ".join(sys.argv[1:])).strip()
+        saved = json.dumps(figures, indent=1, ensure_ascii=False) + "\n"
+        (args.out / "report.json").write_text(saved, encoding="utf-8")
     else:
         figures = measure(args)
         saved = json.dumps(figures, indent=1, ensure_ascii=False) + "\n"

@@ -44,9 +44,9 @@ class Func(Generic[P, R]):
     Its parameters become one strict input object (a single pydantic-model parameter is the input
     object itself); descriptions come from the docstring (Google, NumPy or Sphinx style) and from
     `Field`/`Annotated` metadata. Async functions are awaited; sync functions run in a worker thread so
-    they never block the event loop (under a timeout, in a thread of their own: see `call_timeout`).
-    A parameter annotated with `CallContext` is not an input: it receives the call's context (its
-    key, continuation, progress, questions and deps).
+    they never block the event loop (a reused pool of threads, in a copy of the caller's context; under
+    a timeout, a thread of their own: see `call_timeout`). A parameter annotated with `CallContext` is
+    not an input: it receives the call's context (its key, continuation, progress, questions and deps).
     """
 
     def __init__(
@@ -138,9 +138,7 @@ class Func(Generic[P, R]):
                 return await self._call_in_context(None, invocation, kwargs)
             if UNDER_TIMEOUT.get():  # a timed call: the function gets a thread of its own (see _timeout)
                 return self._encoder.result(await run_in_own_thread(sync, kwargs, self.name))
-            import asyncio  # noqa: PLC0415 - a running event loop has imported it already
-
-            returned = await asyncio.to_thread(sync, **kwargs)
+            returned = await (_run_sync or _load_run_sync())(sync, kwargs)
         return self._encoder.result(returned)
 
     async def _call_in_context(
@@ -172,9 +170,7 @@ class Func(Generic[P, R]):
             elif UNDER_TIMEOUT.get():  # a timed call: the function gets a thread of its own (see _timeout)
                 returned = await run_in_own_thread(sync, kwargs, self.name)
             else:
-                import asyncio  # noqa: PLC0415 - a running event loop has imported it already
-
-                returned = await asyncio.to_thread(sync, **kwargs)
+                returned = await (_run_sync or _load_run_sync())(sync, kwargs)
         except InputNeeded as stop:
             if stop.context is not context:
                 raise  # another call's question: not this call's to answer
@@ -207,6 +203,18 @@ class Func(Generic[P, R]):
 
     def __repr__(self) -> str:
         return f"Func(name={self.name!r})"
+
+
+_run_sync: Callable[[Callable[..., Any], dict[str, Any]], Awaitable[Any]] | None = None
+"""``scopetool._threads.run_sync``, once a sync tool has run (importing scopetool does not start asyncio)."""
+
+
+def _load_run_sync() -> Callable[[Callable[..., Any], dict[str, Any]], Awaitable[Any]]:
+    global _run_sync  # noqa: PLW0603 - loaded once, at the first sync call
+    from ._threads import run_sync  # noqa: PLC0415 - a running event loop has imported asyncio already
+
+    _run_sync = run_sync
+    return run_sync
 
 
 @overload

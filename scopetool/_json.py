@@ -366,13 +366,22 @@ def _utf16_key(item: tuple[str, Any]) -> bytes:
     return key.encode("utf-16-be", "surrogatepass")
 
 
+_quote: Final[Callable[[str], str]] = json.encoder.encode_basestring
+"""``json.dumps(text, ensure_ascii=False)`` without its encoder's setup: the same text."""
+
+
 def _encode(value: Any, out: list[str]) -> None:
     if is_object(value):
         out.append("{")
-        for index, (key, member) in enumerate(sorted(value.items(), key=_utf16_key)):
+        # ASCII names sort the same by UTF-16 code units as by code points (Python's own order).
+        if all(key.__class__ is str and key.isascii() for key in value):
+            members = sorted(value.items())
+        else:
+            members = sorted(value.items(), key=_utf16_key)
+        for index, (key, member) in enumerate(members):
             if index:
                 out.append(",")
-            out.append(json.dumps(key, ensure_ascii=False))
+            out.append(_quote(key))
             out.append(":")
             _encode(member, out)
         out.append("}")
@@ -384,7 +393,7 @@ def _encode(value: Any, out: list[str]) -> None:
             _encode(item, out)
         out.append("]")
     elif isinstance(value, str):
-        out.append(json.dumps(value, ensure_ascii=False))
+        out.append(_quote(value))
     elif value is True:
         out.append("true")
     elif value is False:

@@ -488,12 +488,48 @@ static PyObject *scan(PyObject *module, PyObject *raw)
     return PyBool_FromLong(result == OK);
 }
 
+/* -- base32 */
+
+static PyObject *base32(PyObject *module, PyObject *digest)
+{
+    /* Lowercase, unpadded RFC 4648 base32 of bytes: the driver's key text (see scopetool.driver). */
+    static const char alphabet[] = "abcdefghijklmnopqrstuvwxyz234567";
+    if (!PyBytes_CheckExact(digest)) {
+        PyErr_Format(PyExc_TypeError, "base32() takes bytes, not %.100s", Py_TYPE(digest)->tp_name);
+        return NULL;
+    }
+    const unsigned char *in = (const unsigned char *)PyBytes_AS_STRING(digest);
+    Py_ssize_t size = PyBytes_GET_SIZE(digest);
+    if (size > PY_SSIZE_T_MAX / 8 - 1) {
+        return PyErr_NoMemory();
+    }
+    PyObject *text = PyUnicode_New((size * 8 + 4) / 5, 127);
+    if (text == NULL) {
+        return NULL;
+    }
+    Py_UCS1 *out = PyUnicode_1BYTE_DATA(text);
+    uint32_t buffer = 0;
+    int bits = 0;
+    for (Py_ssize_t i = 0; i < size; i++) {
+        buffer = (buffer << 8) | in[i];
+        bits += 8;
+        while (bits >= 5) {
+            bits -= 5;
+            *out++ = (Py_UCS1)alphabet[(buffer >> bits) & 31];
+        }
+    }
+    if (bits > 0) {
+        *out++ = (Py_UCS1)alphabet[(buffer << (5 - bits)) & 31];
+    }
+    return text;
+}
+
 /* -- prepare */
 
 /* What `install` resolved once: the classes, the private slots' offsets and the Python fallbacks. */
 static struct {
     PyTypeObject *contract, *invocation, *request, *admission, *error;
-    PyObject *default_admission, *validation_error, *empty;
+    PyObject *default_admission, *validation_error, *empty, *empty_text, *name_key, *arguments_key;
     PyObject *pure_prepare, *explain, *rejected_after, *check_members;
     Py_ssize_t contract_name, contract_validate, contract_flag_names, contract_flag_values;
     Py_ssize_t request_name, request_arguments;
@@ -768,6 +804,85 @@ static int slot_offset(PyTypeObject *type, const char *name, Py_ssize_t *offset)
     return 0;
 }
 
+/* -- Request(name, arguments="")
+ *
+ * The frozen dataclass's constructor, in C: installed as the class's vectorcall, so building a request
+ * costs an allocation and two slot writes instead of the generated __init__ and its two
+ * object.__setattr__ calls. It takes exactly what that __init__ takes (name, then arguments, by
+ * position or by keyword; arguments defaults to ""), checks no more than it does (nothing), and hands
+ * anything else (a missing, repeated or unknown argument) to the class's own call, which raises the
+ * dataclass's own TypeError. The instance is the same class with the same slots: still frozen. */
+
+static PyObject *request_general(PyObject *type, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    /* The class's ordinary call (type.__call__: object.__new__, then the dataclass's __init__). */
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *positional = PyTuple_New(nargs);
+    if (positional == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k < nargs; k++) {
+        PyTuple_SET_ITEM(positional, k, Py_NewRef(args[k]));
+    }
+    PyObject *keywords = NULL;
+    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
+        keywords = PyDict_New();
+        if (keywords == NULL) {
+            Py_DECREF(positional);
+            return NULL;
+        }
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kwnames); k++) {
+            if (PyDict_SetItem(keywords, PyTuple_GET_ITEM(kwnames, k), args[nargs + k]) < 0) {
+                Py_DECREF(positional);
+                Py_DECREF(keywords);
+                return NULL;
+            }
+        }
+    }
+    PyObject *made = PyType_Type.tp_call(type, positional, keywords);
+    Py_DECREF(positional);
+    Py_XDECREF(keywords);
+    return made;
+}
+
+static int keyword_is(PyObject *key, PyObject *interned)
+{
+    return key == interned || (PyUnicode_Check(key) && PyUnicode_Compare(key, interned) == 0);
+}
+
+static PyObject *request_new(PyObject *type, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if ((PyTypeObject *)type != the.request || nargs > 2) {
+        return request_general(type, args, nargsf, kwnames);
+    }
+    PyObject *name = nargs > 0 ? args[0] : NULL;
+    PyObject *arguments = nargs > 1 ? args[1] : NULL;
+    Py_ssize_t count = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+        if (name == NULL && keyword_is(key, the.name_key)) {
+            name = args[nargs + k];
+        }
+        else if (arguments == NULL && keyword_is(key, the.arguments_key)) {
+            arguments = args[nargs + k];
+        }
+        else {
+            return request_general(type, args, nargsf, kwnames);
+        }
+    }
+    if (name == NULL) {
+        return request_general(type, args, nargsf, kwnames);
+    }
+    PyObject *request = the.request->tp_alloc(the.request, 0);
+    if (request == NULL) {
+        return NULL;
+    }
+    SLOT(request, the.request_name) = Py_NewRef(name);
+    SLOT(request, the.request_arguments) = Py_NewRef(arguments == NULL ? the.empty_text : arguments);
+    return request;
+}
+
 static int exact_class(PyObject *object, PyTypeObject **out)
 {
     if (!PyType_Check(object) || !(((PyTypeObject *)object)->tp_flags & Py_TPFLAGS_HEAPTYPE)) {
@@ -823,9 +938,14 @@ static PyObject *install(PyObject *module, PyObject *args, PyObject *kwargs)
     Py_INCREF(the.rejected_after);
     Py_INCREF(the.check_members);
     the.empty = PyTuple_New(0);
-    if (the.empty == NULL) {
+    the.empty_text = PyUnicode_FromStringAndSize("", 0);
+    the.name_key = PyUnicode_InternFromString("name");
+    the.arguments_key = PyUnicode_InternFromString("arguments");
+    if (the.empty == NULL || the.empty_text == NULL || the.name_key == NULL || the.arguments_key == NULL) {
         return NULL;
     }
+    /* The request's constructor (see request_new); its own call stays the fallback. */
+    the.request->tp_vectorcall = request_new;
     /* The method keeps the pure prepare's docstring, so help() reads the same either way. */
     PyObject *doc = PyObject_GetAttrString(the.pure_prepare, "__doc__");
     if (doc == NULL) {
@@ -864,6 +984,8 @@ static PyMethodDef methods[] = {
      "validate(contract, raw, /)\n--\n\nThe contract's validator on raw, called exactly as the C prepare calls it "
      "(with the keyword flags it needs on every call): its value, or its exception. For timing prepare's parts "
      "apart."},
+    {"base32", (PyCFunction)base32, METH_O,
+     "base32(digest, /)\n--\n\nLowercase, unpadded RFC 4648 base32 of bytes (the driver's key text)."},
     {"installed", installed, METH_NOARGS, "installed()\n--\n\nWhether install() has run in this process."},
     {"install", (PyCFunction)(void (*)(void))install, METH_VARARGS | METH_KEYWORDS,
      "Resolve the classes and slots once; return the C `prepare` as a method descriptor of the contract class."},

@@ -16,6 +16,9 @@ def validate(contract: Any, raw: str | bytes, /) -> Any:
     prepare's parts apart; it checks nothing of its own.
     """
 
+def base32(digest: bytes, /) -> str:
+    """Lowercase, unpadded RFC 4648 base32 of `digest` (the driver's key text)."""
+
 def installed() -> bool:
     """Whether `install` has run in this process (it runs once)."""
 

@@ -8,6 +8,7 @@ are checked in fresh interpreters.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import importlib.util
 import json
@@ -1448,3 +1449,97 @@ def test_validate_refuses_what_prepare_would_not_call_in_c(arguments: tuple[Any,
     """Wrong arity, a non-contract, or a contract validated in Python only: a TypeError naming which."""
     with pytest.raises(TypeError, match=message):
         validate(*arguments)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Request(name, arguments=""): the C constructor builds what the dataclass's own __init__ builds.
+
+
+def _dataclass_request(*args: Any, **kwargs: Any) -> Request:
+    """A request built by the frozen dataclass's generated __init__ itself (the pure path, always)."""
+    request = object.__new__(Request)
+    Request.__init__(request, *args, **kwargs)
+    return request
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs"),
+    [
+        (("add",), {}),
+        (("add", '{"a": 1}'), {}),
+        (("add", b'{"a": 1}'), {}),
+        ((), {"name": "add", "arguments": '{"a": 1}'}),
+        ((), {"arguments": "{}", "name": "add"}),
+        (("add",), {"arguments": "{}"}),
+        ((), {"name": "add"}),
+        ((None, 7), {}),  # built as given: prepare, not the constructor, refuses wrong types
+        ((), {"name": 1.5, "arguments": bytearray(b"{}")}),
+    ],
+)
+def test_a_request_is_built_as_the_dataclass_builds_it(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Same fields (the same objects), equal, same hash and repr, still frozen; blank arguments default to ""."""
+    built, reference = Request(*args, **kwargs), _dataclass_request(*args, **kwargs)
+    assert type(built) is Request
+    assert built.name is reference.name
+    assert built.arguments is reference.arguments
+    assert built == reference
+    assert repr(built) == repr(reference)
+    if isinstance(built.name, str) and isinstance(built.arguments, str | bytes):
+        assert hash(built) == hash(reference)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.name = "other"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs"),
+    [
+        ((), {}),
+        ((), {"arguments": "{}"}),
+        (("add", "{}", "extra"), {}),
+        (("add",), {"name": "again"}),
+        (("add", "{}"), {"arguments": "again"}),
+        ((), {"name": "add", "nmae": "x"}),
+        ((), {"name": "add", "arguments": "{}", "extra": 1}),
+    ],
+)
+def test_a_request_refuses_what_the_dataclass_refuses(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """A missing, repeated or unknown argument: the dataclass's own TypeError, word for word."""
+    with pytest.raises(TypeError) as expected:
+        _dataclass_request(*args, **kwargs)
+    with pytest.raises(TypeError) as caught:
+        Request(*args, **kwargs)
+    assert str(caught.value) == str(expected.value)
+
+
+@needs_speedups
+def test_the_c_constructor_leaks_nothing() -> None:
+    """Two hundred thousand requests built by the C constructor hold no memory once they are gone."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        for _ in range(1000):
+            Request(name="add", arguments="{}")
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(100_000):
+            Request(name="add", arguments="{}")
+            Request("add")
+        gc.collect()
+        after = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert after - before < 10_000
+
+
+@needs_speedups
+def test_the_c_constructor_runs_no_python_init() -> None:
+    """With the extension, Request(...) of two fields runs no Python frame (the dataclass __init__ is skipped)."""
+    frames: list[str] = []
+    sys.setprofile(lambda frame, event, _: frames.append(frame.f_code.co_name) if event == "call" else None)
+    try:
+        Request(name="add", arguments="{}")
+        Request("add")
+    finally:
+        sys.setprofile(None)
+    assert "__init__" not in frames
+    with pytest.raises(TypeError):
+        Request()  # the class's own call: its __init__ raises

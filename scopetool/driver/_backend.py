@@ -12,7 +12,8 @@ from .._contract import Admission, IdempotencyKey, Invocation
 from .._input import Continuation, InputRequest
 from .._outcome import Failure
 from .._output import Result
-from ._records import Record, decode_outcome, interrupted_record, is_input, record_request, run_invocation, run_request
+from ..providers._common import invocation_outcome
+from ._records import Record, decode_outcome, interrupted_record, is_input, outcome_record, record_request, run_request
 
 __all__ = ["AdmittedCall", "Backend", "CallState", "Conflict", "Finished", "MemoryBackend", "Waiting"]
 
@@ -54,6 +55,33 @@ class Finished:
     """The call has its final outcome (stored: a `Result`, or a `Failure` showing the model-visible output)."""
 
     outcome: Result | Failure
+
+
+# Every field's slot written as the frozen dataclasses' own __init__ writes it, for less: the driver's
+# hot path builds one of each per call (tests check these build what the constructors build).
+_new = object.__new__
+_set_key = AdmittedCall.__dict__["key"].__set__
+_set_digest = AdmittedCall.__dict__["digest"].__set__
+_set_binding = AdmittedCall.__dict__["binding"].__set__
+_set_invocation = AdmittedCall.__dict__["invocation"].__set__
+_set_outcome = Finished.__dict__["outcome"].__set__
+
+
+def new_admitted_call(key: IdempotencyKey, digest: str, binding: Binding, invocation: Invocation) -> AdmittedCall:
+    """``AdmittedCall(key, digest, binding, invocation)``, built without its __init__."""
+    call = _new(AdmittedCall)
+    _set_key(call, key)
+    _set_digest(call, digest)
+    _set_binding(call, binding)
+    _set_invocation(call, invocation)
+    return call
+
+
+def new_finished(outcome: Result | Failure) -> Finished:
+    """``Finished(outcome)``, built without its __init__."""
+    state = _new(Finished)
+    _set_outcome(state, outcome)
+    return state
 
 
 @final
@@ -163,7 +191,7 @@ class MemoryBackend:
             return _state(record)
         entry.running = asyncio.get_running_loop().create_future()
         try:
-            entry.record = await self._attempt(entry)
+            entry.record, state = await self._attempt(entry)
             entry.answer = None
         except BaseException:
             if not call.replayable:
@@ -173,7 +201,7 @@ class MemoryBackend:
         finally:
             entry.running.set_result(None)
             entry.running = None
-        return _state(entry.record)
+        return _state(entry.record) if state is None else state
 
     async def answer(self, key: IdempotencyKey, response: Any) -> bool:
         """Accept the answer to the request `key` waits on; the next start resumes the call with it."""
@@ -184,12 +212,18 @@ class MemoryBackend:
         return True
 
     @staticmethod
-    async def _attempt(entry: _Entry) -> Record:
+    async def _attempt(entry: _Entry) -> tuple[Record, CallState | None]:
+        """Run the call once: its record, and its state when that is known without reading the record back."""
         call = entry.call
         if entry.answer is None:
-            return await run_invocation(call.binding, call.invocation)
+            outcome = await invocation_outcome(call.binding, call.invocation)
+            record = outcome_record(call.name, outcome)
+            if isinstance(outcome, Result) and outcome.input_request is None:
+                # A completed result is its own state: its record reads back as an equal Result.
+                return record, new_finished(outcome)
+            return record, None
         admission = Admission(idempotency_key=call.key, continuation=entry.answer)
-        return await run_request(call.binding, call.name, call.arguments, admission)
+        return await run_request(call.binding, call.name, call.arguments, admission), None
 
 
 def _state(record: Record) -> CallState:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import hmac
 import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
@@ -23,7 +22,7 @@ from .._outcome import Failure, FailureKind
 from .._output import Result
 from .._registry import Registry
 from ..providers._common import ToolCall, UnknownToolError
-from ._backend import AdmittedCall, Backend, CallState, Conflict, Finished, MemoryBackend, Waiting
+from ._backend import AdmittedCall, Backend, CallState, Conflict, Finished, MemoryBackend, Waiting, new_admitted_call
 
 __all__ = [
     "CallResult",
@@ -116,6 +115,24 @@ class CallResult:
 
 _FINISHED: Final = frozenset((CallStatus.DONE, CallStatus.REFUSED, CallStatus.EXHAUSTED))
 
+_new = object.__new__
+_set_call = CallResult.__dict__["call"].__set__
+_set_key = CallResult.__dict__["key"].__set__
+_set_status = CallResult.__dict__["status"].__set__
+_set_outcome = CallResult.__dict__["outcome"].__set__
+_set_request = CallResult.__dict__["request"].__set__
+
+
+def _done(call: ToolCall, key: IdempotencyKey, outcome: Result | BaseException) -> CallResult:
+    """``CallResult(call, key, CallStatus.DONE, outcome)``, built without its __init__ (one per call)."""
+    result = _new(CallResult)
+    _set_call(result, call)
+    _set_key(result, key)
+    _set_status(result, CallStatus.DONE)
+    _set_outcome(result, outcome)
+    _set_request(result, None)
+    return result
+
 
 @final
 @dataclass(frozen=True, slots=True)
@@ -181,10 +198,14 @@ class KeyMinter:
     secret, run and call, in every version (durable backends store keys).
     """
 
-    __slots__ = ("_keyed",)
+    __slots__ = ("_inner", "_outer")
 
     def __init__(self, secret: bytes) -> None:
-        self._keyed: Final = hmac.new(secret, digestmod=hashlib.sha256)
+        # RFC 2104 with its two hash states kept: SHA-256 of the padded key XOR ipad, and XOR opad. A
+        # key is then two copies, two updates and two digests (what `hmac` does, less its Python layer).
+        block = (hashlib.sha256(secret).digest() if len(secret) > _BLOCK else bytes(secret)).ljust(_BLOCK, b"\0")
+        self._inner: Final = hashlib.sha256(block.translate(_IPAD))
+        self._outer: Final = hashlib.sha256(block.translate(_OPAD))
 
     def key(self, run_id: str, call_id: str | None, position: int) -> IdempotencyKey:
         """The key of one call (see `mint_key`)."""
@@ -193,9 +214,17 @@ class KeyMinter:
             identity = f'["id",{_json_quote(run_id)},{_json_quote(call_id)}]'
         else:
             identity = f'["position",{_json_quote(run_id)},{int.__repr__(position)}]'
-        keyed = self._keyed.copy()
-        keyed.update(identity.encode("ascii"))
-        return IdempotencyKey(_base32(keyed.digest()))
+        inner = self._inner.copy()
+        inner.update(identity.encode("ascii"))
+        outer = self._outer.copy()
+        outer.update(inner.digest())
+        return IdempotencyKey(_base32_text(outer.digest()))
+
+
+_BLOCK: Final = 64
+"""SHA-256's block size in bytes: an HMAC key longer than it is hashed first (RFC 2104)."""
+_IPAD: Final = bytes(byte ^ 0x36 for byte in range(256))
+_OPAD: Final = bytes(byte ^ 0x5C for byte in range(256))
 
 
 _json_quote: Final[Callable[[str], str]] = json.encoder.encode_basestring_ascii
@@ -228,6 +257,21 @@ def _spread_steps() -> tuple[tuple[int, int, int], ...]:
 
 _SPREAD_STEPS: Final = _spread_steps()
 _BASE32_ALPHABET: Final = bytes.maketrans(bytes(range(32)), b"abcdefghijklmnopqrstuvwxyz234567")
+
+
+def _base32_in_c() -> Callable[[bytes], str] | None:
+    """`scopetool._speedups.base32` (the same text as `_base32`), unless the C extension is missing or turned off."""
+    from .._contract import SPEEDUPS  # noqa: PLC0415 - read once, at import
+
+    if not SPEEDUPS:
+        return None
+    from .. import _speedups  # noqa: PLC0415 - present when SPEEDUPS is set
+
+    return _speedups.base32
+
+
+_base32_text: Final[Callable[[bytes], str]] = _base32_in_c() or _base32
+"""A digest as the key's text: in C where scopetool._speedups is installed, else `_base32`."""
 
 
 def call_digest(name: str, arguments: bytes) -> str:
@@ -279,7 +323,7 @@ class Driver:
         ```
     """
 
-    __slots__ = ("_backend", "_budget", "_registry", "_rejected", "_secret", "_serial")
+    __slots__ = ("_backend", "_budget", "_minter", "_registry", "_rejected", "_serial")
 
     def __init__(
         self,
@@ -303,7 +347,7 @@ class Driver:
         self._registry = registry
         self._backend: Backend = MemoryBackend() if backend is None else backend
         self._serial = names
-        self._secret: bytes | None = None
+        self._minter: KeyMinter | None = None  # made from the backend's secret at the first run
         self._budget = retry_budget
         # run id -> tool name -> the keys of its rejected calls, in the order first seen (an ordered set)
         self._rejected: dict[str, dict[str, dict[str, None]]] = {}
@@ -332,12 +376,13 @@ class Driver:
         for call in calls:
             if not isinstance(call, ToolCall):
                 raise TypeError(f"a turn holds ToolCalls, not {type(call).__name__}")
-        if self._secret is None:
-            self._secret = await self._backend.secret()
+        minter = self._minter
+        if minter is None:
+            minter = self._minter = KeyMinter(await self._backend.secret())
         results: list[CallResult | None] = [None] * len(calls)
         admitted: list[tuple[int, AdmittedCall]] = []
         for position, call in enumerate(calls):
-            key = mint_key(self._secret, run_id, call.id, position)
+            key = minter.key(run_id, call.id, position)
             binding = self._registry.resolve(call.name)
             observer = _observe.current
             if binding is None:
@@ -354,7 +399,7 @@ class Driver:
                 results[position] = self._rejection(run_id, call, key, error)
                 continue
             admitted.append(
-                (position, AdmittedCall(key, call_digest(call.name, invocation.arguments), binding, invocation))
+                (position, new_admitted_call(key, call_digest(call.name, invocation.arguments), binding, invocation))
             )
         held = False
         for segment in self._segments(admitted):
@@ -433,7 +478,7 @@ class Driver:
     @staticmethod
     def _result(call: ToolCall, admitted: AdmittedCall, state: CallState) -> CallResult:
         if isinstance(state, Finished):
-            return CallResult(call, admitted.key, CallStatus.DONE, state.outcome)
+            return _done(call, admitted.key, state.outcome)
         if isinstance(state, Conflict):
             logger.warning(
                 "driver: call key %s was started again with other arguments; the call was refused", admitted.key

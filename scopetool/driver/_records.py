@@ -38,6 +38,7 @@ __all__ = [
     "interrupted_record",
     "is_input",
     "lost_record",
+    "outcome_record",
     "record_request",
     "run_invocation",
     "run_request",
@@ -62,12 +63,16 @@ async def run_invocation(binding: Binding, invocation: Invocation) -> Record:
     That includes a tool's own `KeyboardInterrupt`, `SystemExit` or `CancelledError`; only the
     cancellation of the awaiting task propagates: a cancelled call has no outcome.
     """
-    result = await invocation_outcome(binding, invocation)
-    if isinstance(result, BaseException):
-        return error_record(binding.name, result)
-    if result.input_request is not None:
-        return {"kind": "input", "request": result.input_request.to_json().decode("utf-8")}
-    return {"kind": "result", "output": _encode_output(result.output)}
+    return outcome_record(binding.name, await invocation_outcome(binding, invocation))
+
+
+def outcome_record(name: str, outcome: Result | BaseException) -> Record:
+    """The record of a call's outcome: its output, the input it asks for, or an `error_record`."""
+    if isinstance(outcome, BaseException):
+        return error_record(name, outcome)
+    if outcome.input_request is not None:
+        return {"kind": "input", "request": outcome.input_request.to_json().decode("utf-8")}
+    return {"kind": "result", "output": _encode_output(outcome.output)}
 
 
 async def run_request(binding: Binding | None, name: str, arguments: str, admission: Admission) -> Record:

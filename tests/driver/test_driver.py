@@ -217,10 +217,20 @@ def test_keys_are_base32_of_the_digest_for_any_digest() -> None:
     import base64
     import os
 
-    from scopetool.driver._driver import _base32  # pyright: ignore[reportPrivateUsage]
+    from scopetool._contract import SPEEDUPS
+    from scopetool.driver._driver import _base32, _base32_text  # pyright: ignore[reportPrivateUsage]
 
+    assert (_base32_text is _base32) is not SPEEDUPS  # the C one where the extension is installed
     for digest in [bytes(32), b"\xff" * 32, *(os.urandom(32) for _ in range(500))]:
-        assert _base32(digest) == base64.b32encode(digest).decode("ascii").rstrip("=").lower()
+        expected = base64.b32encode(digest).decode("ascii").rstrip("=").lower()
+        assert _base32(digest) == expected
+        assert _base32_text(digest) == expected
+    from scopetool.driver._driver import _base32_in_c  # pyright: ignore[reportPrivateUsage]
+
+    assert (_base32_in_c() is None) is not SPEEDUPS
+    if SPEEDUPS:  # the C one takes any length
+        for digest in [b"", *(os.urandom(n) for n in range(1, 70))]:
+            assert _base32_text(digest) == base64.b32encode(digest).decode("ascii").rstrip("=").lower()
 
 
 def test_keys_accept_any_text() -> None:
@@ -537,3 +547,47 @@ def test_importing_the_driver_does_not_import_dbos() -> None:
     code = "import sys, scopetool, scopetool.driver, scopetool.providers; print('dbos' in sys.modules)"
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert completed.stdout.strip() == "False"
+
+
+# -- the hot path's constructors
+
+
+def test_the_hot_paths_constructors_build_what_the_dataclasses_build() -> None:
+    """Every field set, equal to the dataclass's own construction (a field added later and missed fails here)."""
+    import dataclasses
+
+    from scopetool.driver._backend import AdmittedCall, Finished, new_admitted_call, new_finished
+    from scopetool.driver._driver import CallResult, CallStatus, _done  # pyright: ignore[reportPrivateUsage]
+
+    @tool
+    async def echo(text: str) -> str:
+        """Say the text back."""
+        return text
+
+    binding = Registry(echo).resolve("echo")
+    assert binding is not None
+    invocation = binding.contract.prepare(Request(name="echo", arguments='{"text": "hi"}'))
+    key = IdempotencyKey("k")
+    call = ToolCall(id="c", request=Request(name="echo", arguments='{"text": "hi"}'))
+    outcome = Result(output=Output.from_text("hi"))
+    built = [
+        (new_admitted_call(key, "d", binding, invocation), AdmittedCall(key, "d", binding, invocation)),
+        (new_finished(outcome), Finished(outcome)),
+        (_done(call, key, outcome), CallResult(call, key, CallStatus.DONE, outcome)),
+    ]
+    for fast, slow in built:
+        assert type(fast) is type(slow)
+        for field in dataclasses.fields(slow):
+            assert getattr(fast, field.name) is getattr(slow, field.name), field.name
+        assert fast == slow
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(fast, dataclasses.fields(slow)[0].name, None)
+
+
+def test_keys_fall_back_to_the_pure_base32_without_the_extension(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the C prepare off (SCOPETOOL_PURE_PYTHON=1, or no extension), keys are not written in C either."""
+    from scopetool import _contract
+    from scopetool.driver._driver import _base32_in_c  # pyright: ignore[reportPrivateUsage]
+
+    monkeypatch.setattr(_contract, "SPEEDUPS", False)
+    assert _base32_in_c() is None
