@@ -67,20 +67,21 @@ class _Kept(Exception):  # noqa: N818 - a control signal: the schema is sent as 
     """The schema cannot be inlined exactly; the text says why."""
 
 
-def client_schema(schema: dict[str, Any], where: str, changes: list[Change]) -> dict[str, Any]:
+def client_schema(schema: dict[str, Any], where: str, changes: list[Change], notes: list[str]) -> dict[str, Any]:
     """`schema` with its ``$ref``s inlined and its nullable unions as type lists (see the module).
 
     Args:
         schema: An input or output schema (not changed).
         where: The schema's path in the tool (``inputSchema``), for the report.
-        changes: Where each change made (or each reason nothing could be inlined) is recorded.
+        changes: Where each change made is recorded.
+        notes: Where the reason the references could not be inlined is recorded.
     """
     result = schema
     if _has_ref(schema):
         try:
             result = _Inliner(schema).inline()
         except _Kept as kept:
-            changes.append(Change(where, "converted", "$ref", f"kept with $defs: {kept}"))
+            notes.append(f"{where}: $ref kept with $defs (clients that drop $defs cannot use it): {kept}")
         else:
             changes.append(Change(where, "inlined", "$ref", "every $ref inlined, for clients that drop $defs"))
     if _has_nullable_union(result):

@@ -148,18 +148,19 @@ def export_tools(
         if "icons" in extra:
             entry["icons"] = extra["icons"]
         changes: list[Change] = []
-        entry["inputSchema"] = client_schema(definition.input_schema, "inputSchema", changes)
+        notes: list[str] = []
+        entry["inputSchema"] = client_schema(definition.input_schema, "inputSchema", changes, notes)
         output_schema = definition.output_schema
         if output_schema is not None:
             entry["outputSchema"] = client_schema(
-                _output_schema(output_schema, object_output, changes), "outputSchema", changes
+                _output_schema(output_schema, object_output, changes), "outputSchema", changes, notes
             )
         if definition.effect is not None:
             entry["annotations"] = dict(HINTS[definition.effect])
         if "_meta" in extra:
             entry["_meta"] = extra["_meta"]
         wire.append(entry)
-        reports.append(ToolReport(name=definition.name, strict=None, changes=tuple(changes)))
+        reports.append(ToolReport(name=definition.name, strict=None, changes=tuple(changes), notes=tuple(notes)))
         outputs[definition.name] = ("outputSchema" in entry, _WRAPPED in changes)
     return make_export(PROVIDER, wire, reports, definitions, outputs)
 

@@ -22,7 +22,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 import pytest
-from mcp import Client, ClientSession, StdioServerParameters, stdio_client, types
+from mcp import Client, ClientSession, MCPError, StdioServerParameters, stdio_client, types
 from mcp.client.session import ClientRequestContext
 from mcp_fixture_tools import HOSTILE, SECRET, registry
 
@@ -80,7 +80,8 @@ async def test_a_2025_client_lists_calls_and_sees_only_safe_errors() -> None:
         rejected = await client.call_tool("add", {"a": "two", "b": 3})
         failed = await client.call_tool("reserve", {"seat": "12A"})
         crashed = await client.call_tool("connect", {"host": "db.internal"})
-        unknown = await client.call_tool("drop_tables", {})
+        with pytest.raises(MCPError) as unknown:
+            await client.call_tool("drop_tables", {})
         chatty = await client.call_tool("chatty", {"name": "Ada"})  # its print goes to stderr, not the wire
     assert (chatty.is_error, text(chatty)) == (False, "hello Ada")
     assert listed["add"].annotations is not None and listed["add"].annotations.read_only_hint is True
@@ -94,8 +95,8 @@ async def test_a_2025_client_lists_calls_and_sees_only_safe_errors() -> None:
     assert rejected.is_error and "$.a: Input should be a valid integer (got a string)" in text(rejected)
     assert (failed.is_error, text(failed)) == (True, "the flight is full")
     assert (crashed.is_error, text(crashed)) == (True, 'error: tool "connect" failed')
-    assert (unknown.is_error, text(unknown)) == (True, 'error: tool "drop_tables" is not available')
-    for result in (rejected, failed, crashed, unknown):
+    assert unknown.value.code == -32602  # MCP 2026-07-28: an unknown tool is a protocol error
+    for result in (rejected, failed, crashed):
         assert SECRET not in result.model_dump_json() and '"two"' not in result.model_dump_json()
 
 
