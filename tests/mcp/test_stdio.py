@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import pty
+import signal
 import subprocess
 import sys
 import threading
@@ -319,18 +321,17 @@ PIPED = [
 
 
 def test_scopetool_serve_answers_every_piped_request_before_exiting() -> None:
-    """``printf ... | scopetool serve``: stdin ends at once, yet the list and both calls are answered."""
+    """``printf ... | scopetool serve``: stdin ends at once, yet the list and both calls are answered; stderr is quiet."""
     done = subprocess.run(
         [SERVER.command, *SERVER.args],
         input=wire(PIPED),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
     got = answers(done.stdout)
-    assert done.returncode == 0
+    assert (done.returncode, done.stderr) == (0, "")  # a pipe is a client: no "waiting for a client" line
     assert sorted(got) == [1, 2, 3, 4] and all("result" in answer for answer in got.values())
     assert len(got[2]["result"]["tools"]) == len(registry.definitions())
     assert (result_text(got[3]), result_text(got[4])) == ("slept 0.5s", "5")
@@ -505,3 +506,27 @@ async def test_a_client_that_closed_the_output_is_a_disconnect(piped: Piped, mon
         with pytest.raises(BrokenPipeError):
             output.close()
     assert output.closed
+
+
+def test_scopetool_serve_at_a_terminal_says_so_and_stops_on_one_ctrl_c() -> None:
+    """stdin a terminal: one stderr line says what is served and that it waits; one SIGINT ends it, exit 130."""
+    controller, terminal = pty.openpty()
+    try:
+        with subprocess.Popen(
+            [SERVER.command, *SERVER.args, "--name", "fixture-tools"],
+            stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        ) as process:  # fmt: skip
+            assert process.stderr is not None
+            line = process.stderr.readline()
+            process.send_signal(signal.SIGINT)  # what Ctrl-C sends; the server is blocked reading the terminal
+            rest = process.stderr.read()
+            code = process.wait(30)
+    finally:
+        os.close(controller)
+        os.close(terminal)
+    assert line == (
+        f"scopetool: serving {len(registry)} tools as MCP server 'fixture-tools' over stdio; "
+        "waiting for a client on standard input (Ctrl-C stops)\n"
+    )
+    assert (code, rest) == (130, "scopetool: interrupted\n")
+
