@@ -89,4 +89,6 @@ if __name__ == "__main__":
     if args.http is None:
         run_stdio(registry, name=NAME, instructions=INSTRUCTIONS)
     else:
-        run_http(registry, port=args.http, name=NAME, instructions=INSTRUCTIONS, ready=lambda url: print(url, flush=True))
+        run_http(
+            registry, port=args.http, name=NAME, instructions=INSTRUCTIONS, ready=lambda url: print(url, flush=True)
+        )

@@ -1,21 +1,24 @@
-"""Serve a `Registry` to any MCP client over stdio, on the official MCP Python SDK.
+"""Serve a `Registry` to any MCP client over stdio or Streamable HTTP, on the official MCP Python SDK.
 
-``scopetool serve path/to/tools.py:registry`` runs `run_stdio`; `create_server` gives the SDK's
-low-level server for other transports. This module imports the ``mcp`` package: install it with
-``pip install 'scopetool[mcp]'``. ``import scopetool`` never imports it.
+``scopetool serve path/to/tools.py:registry`` runs `run_stdio`, ``--http 127.0.0.1:8000`` runs
+`run_http`; `http_app` is the ASGI application for an ASGI server of one's own, and `create_server`
+the SDK's low-level server for other transports. This module imports the ``mcp`` package: install it
+with ``pip install 'scopetool[mcp]'``. ``import scopetool`` never imports it.
 
 What a client sees:
 
 * ``tools/list``: `scopetool.providers.mcp.export_tools` of the registry, made once when the server
   is created (effects as ``annotations``, output schemas, a non-object one wrapped as
-  ``{"result": ...}``).
+  ``{"result": ...}``, schemas shaped for clients, ``tool_fields``), in pages of ``page_size`` tools
+  when one is given; a cursor the server did not give is the JSON-RPC error ``-32602``.
 * ``tools/call``: the call is admitted by the tool's `Contract.prepare` (the SDK does not validate
   arguments itself), run through its `Binding`, and answered with
-  `scopetool.providers.mcp.result_message`: a rejection, a `Failure`, an unknown tool or any other
-  error (a tool's ``KeyboardInterrupt``, ``sys.exit`` or ``CancelledError`` too) is an ``isError``
-  result with only model-safe text.
-* Over stdio, every line is checked as I-JSON (RFC 7493) before the SDK parses it, so a repeated
-  member name cannot be collapsed on the way to ``prepare``; every request gets an answer.
+  `scopetool.providers.mcp.result_message`: a rejection, a `Failure` or any other error (a tool's
+  ``KeyboardInterrupt``, ``sys.exit`` or ``CancelledError`` too) is an ``isError`` result with only
+  model-safe text. An unknown tool is the JSON-RPC error ``-32602`` (MCP 2026-07-28).
+* Every stdio line and HTTP request body is checked as I-JSON (RFC 7493) before the SDK parses it,
+  so a repeated member name cannot be collapsed on the way to ``prepare``; every request gets an
+  answer.
 * Progress: when the request carries a ``progressToken``, every `report_progress` of the call becomes
   a ``notifications/progress``, in order (reports that do not advance are dropped: MCP requires the
   progress value to increase).
@@ -56,7 +59,7 @@ import threading
 from collections.abc import AsyncGenerator, Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, BinaryIO, Final, Protocol, TypeAlias, TypedDict, Unpack, final
+from typing import Any, BinaryIO, Final, Protocol, TypeAlias, TypedDict, Unpack, cast, final
 
 try:
     import anyio
@@ -65,13 +68,12 @@ try:
     from mcp.server.lowlevel import Server
     from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
     from mcp.server.session import ServerSession
+    from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, RequestBodyLimitMiddleware
     from mcp.shared.dispatcher import coerce_request_id
     from mcp.shared.exceptions import MCPError
     from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
     from mcp.shared.message import ServerMessageMetadata, SessionMessage
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-    from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, RequestBodyLimitMiddleware
-    from starlette.requests import Request as HTTPRequest
     from starlette.responses import Response
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 except ImportError as _missing:
@@ -230,7 +232,9 @@ _ARGUMENTS: Final = "scopetool.raw_arguments"
 """The ASGI scope key holding a ``tools/call``'s exact arguments, where they broke I-JSON."""
 
 
-def http_app(registry: Registry, *, host: str = DEFAULT_HOST, path: str = DEFAULT_PATH, **options: Unpack[ServerOptions]) -> ASGIApp:
+def http_app(
+    registry: Registry, *, host: str = DEFAULT_HOST, path: str = DEFAULT_PATH, **options: Unpack[ServerOptions]
+) -> ASGIApp:
     """The ASGI application serving `registry` over MCP Streamable HTTP at `path` (the SDK's transport).
 
     Run it with any ASGI server (its lifespan must run: it starts the SDK's session manager), or
@@ -272,15 +276,17 @@ async def serve_http(
         OSError: The address cannot be bound (in use, not this machine's).
         ValueError: `shutdown_grace` is negative or NaN.
     """
-    import uvicorn  # the SDK's own HTTP server; not imported for stdio
+    import uvicorn  # noqa: PLC0415 - the HTTP server the SDK brings; serving stdio does not load it
 
     if not shutdown_grace >= 0:
         raise ValueError(f"shutdown_grace must be a number of seconds >= 0, not {shutdown_grace!r}")
     app = http_app(registry, host=host, path=path, **options)
     with _listen(host, port) as sock:
         url = _url(host, sock.getsockname()[1], path)
+        # uvicorn hands the grace to asyncio.wait_for, which takes any number of seconds (None: no bound)
+        grace = cast("int | None", None if math.isinf(shutdown_grace) else shutdown_grace)
         config = uvicorn.Config(
-            app, log_config=None, log_level="warning", access_log=False, timeout_graceful_shutdown=shutdown_grace
+            app, log_config=None, log_level="warning", access_log=False, timeout_graceful_shutdown=grace
         )
 
         class Server(uvicorn.Server):
@@ -315,9 +321,7 @@ def run_http(
     Arguments are those of `serve_http`.
     """
     asyncio.run(
-        serve_http(
-            registry, host=host, port=port, path=path, shutdown_grace=shutdown_grace, ready=ready, **options
-        )
+        serve_http(registry, host=host, port=port, path=path, shutdown_grace=shutdown_grace, ready=ready, **options)
     )
 
 
@@ -361,7 +365,7 @@ class _StrictBodies:
                 text = to_client.message.model_dump_json(by_alias=True, exclude_unset=True)
                 await Response(text, status_code=400, media_type="application/json")(scope, receive, send)
                 return
-            assert to_server is not None  # noqa: S101 - _screen gives one of the two
+            assert to_server is not None
             body = to_server.message.model_dump_json(by_alias=True, exclude_unset=True).encode()
         await self._app(scope, _replay(body, receive), send)
 
@@ -457,7 +461,7 @@ async def _lines(stream: BinaryIO) -> AsyncGenerator[bytes]:
         try:
             for line in chunks():
                 asyncio.run_coroutine_threadsafe(queue.put(line), loop).result()
-        except Exception:  # noqa: BLE001, S110 - the loop is gone (or the input broke): the input has ended
+        except Exception:  # noqa: BLE001 - the loop is gone (or the input broke): the input has ended
             pass
         with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is reading
             asyncio.run_coroutine_threadsafe(queue.put(None), loop)
@@ -507,7 +511,9 @@ def _read_line(raw: bytes) -> tuple[SessionMessage | None, SessionMessage | None
     except ValueError:
         return _invalid(screened.text, screened.value, "not a JSON-RPC 2.0 message")
     arguments = screened.arguments
-    return SessionMessage(message, None if arguments is None else ServerMessageMetadata(request_context=arguments)), None
+    return SessionMessage(
+        message, None if arguments is None else ServerMessageMetadata(request_context=arguments)
+    ), None
 
 
 @final
@@ -949,7 +955,7 @@ class _Tools:
 
     __slots__ = ("_export", "_names", "_page_size", "_registry")
 
-    def __init__(self, registry: Registry, export: Export, page_size: int | None) -> None:
+    def __init__(self, registry: Registry, export: Export, page_size: int | None = None) -> None:
         self._registry = registry
         self._export = export
         self._names = frozenset(entry["name"] for entry in export.tools)
@@ -986,9 +992,9 @@ class _Tools:
         name, call_id = params.name, None if ctx.request_id is None else str(ctx.request_id)
         if name not in self._names:
             raise MCPError(mcp_types.INVALID_PARAMS, f"Unknown tool: {name}")
-        raw = ctx.request.scope.get(_ARGUMENTS) if isinstance(ctx.request, HTTPRequest) else ctx.request
+        raw = _exact_arguments(ctx.request)
         arguments: str | bytes
-        if isinstance(raw, _RawArguments):  # the exact text, where the client's broke I-JSON
+        if raw is not None:  # the exact text, where the client's broke I-JSON
             arguments = raw.text
         else:
             try:  # what the transport parsed (over stdio, from a line that is I-JSON)
@@ -1047,6 +1053,15 @@ class _Tools:
         if not isinstance(answer, mcp_types.ElicitResult):
             raise _Ended(_UNANSWERED)
         return Admission(continuation=form.continuation(_accepted(answer))), done
+
+
+def _exact_arguments(request: object) -> _RawArguments | None:
+    """The exact arguments the transport set aside for a call (its request context, or in its HTTP scope)."""
+    if isinstance(request, _RawArguments):  # stdio
+        return request
+    scope: object = getattr(request, "scope", None)  # HTTP: the Starlette request of the POST
+    found = scope.get(_ARGUMENTS) if is_object(scope) else None
+    return found if isinstance(found, _RawArguments) else None
 
 
 def _can_elicit(session: ServerSession) -> bool:

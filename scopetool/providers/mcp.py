@@ -56,6 +56,7 @@ from urllib.parse import urlsplit
 
 from .._contract import Request
 from .._definition import Effect
+from .._json import is_array, is_object
 from .._output import MediaBlock, Result, TextBlock
 from ._common import (
     Change,
@@ -203,16 +204,21 @@ def _tool_fields(given: Mapping[str, Mapping[str, Any]] | None, names: set[str])
 
 
 def _icons(value: object) -> bool:
-    return isinstance(value, list) and all(
-        isinstance(icon, dict)
-        and set(icon) <= _ICON_KEYS
-        and isinstance(icon.get("src"), str)
-        and bool(icon["src"])
-        and isinstance(icon.get("mimeType", ""), str)
-        and isinstance(icon.get("sizes", []), list)
-        and all(isinstance(size, str) for size in icon.get("sizes", []))
+    """Whether `value` is a list of MCP ``Icon`` objects."""
+    return is_array(value) and all(_icon(icon) for icon in value)
+
+
+def _icon(icon: object) -> bool:
+    if not is_object(icon) or not set(icon) <= _ICON_KEYS:
+        return False
+    src, mime_type, sizes = icon.get("src"), icon.get("mimeType", ""), icon.get("sizes", [])
+    return (
+        isinstance(src, str)
+        and bool(src)
+        and isinstance(mime_type, str)
+        and is_array(sizes)
+        and all(isinstance(size, str) for size in sizes)
         and icon.get("theme", "light") in ("light", "dark")
-        for icon in value
     )
 
 

@@ -106,7 +106,7 @@ async def every_tool(client: Client) -> list[types.Tool]:
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_the_sdk_client_lists_calls_and_sees_protocol_errors(url: str, mode: str) -> None:
-    """Both eras: the paginated list in order, results, a safe rejection, -32602 for an unknown tool and a bad cursor."""
+    """Both eras: the list by pages in order, results, a safe rejection, -32602 for an unknown tool or cursor."""
     async with Client(url, mode=mode) as client:
         assert client.protocol_version == ("2025-11-25" if mode == "legacy" else MODERN)
         tools = await every_tool(client)
@@ -163,7 +163,9 @@ async def test_a_2026_client_answers_input_required_by_retrying(url: str) -> Non
     assert text(counted) == "counted to 2" and seen == [1.0, 2.0]
 
 
-def post(url: str, body: bytes, *, method: str = "tools/call", name: str | None = "add", **headers: str) -> httpx.Response:
+def post(
+    url: str, body: bytes, *, method: str = "tools/call", name: str | None = "add", **headers: str
+) -> httpx.Response:
     """One 2026-07-28 POST of `body`, with the headers that era requires."""
     sent = {
         "accept": "application/json, text/event-stream",
@@ -179,7 +181,8 @@ def post(url: str, body: bytes, *, method: str = "tools/call", name: str | None 
 def call_body(arguments: str) -> bytes:
     """A tools/call of ``add`` whose arguments are the exact text `arguments`."""
     meta = json.dumps(META)
-    return f'{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"add","arguments":{arguments},"_meta":{meta}}}}}'.encode()
+    params = f'{{"name":"add","arguments":{arguments},"_meta":{meta}}}'
+    return f'{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{params}}}'.encode()
 
 
 def test_a_repeated_member_name_in_the_arguments_reaches_prepare(url: str) -> None:
@@ -198,7 +201,12 @@ def test_a_repeated_member_name_in_the_arguments_reaches_prepare(url: str) -> No
 def test_a_body_that_is_not_i_json_or_not_json_is_refused_before_the_sdk(url: str) -> None:
     """A repeated name outside the arguments is -32600 (its id kept when unique); a body that is not JSON is -32700."""
     meta = json.dumps(META)
-    outside = post(url, b'{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":%s,"_meta":{}}}' % meta.encode(), method="tools/list", name=None)  # fmt: skip
+    outside = post(
+        url,
+        b'{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":%s,"_meta":{}}}' % meta.encode(),
+        method="tools/list",
+        name=None,
+    )
     broken = post(url, b'{"jsonrpc":"2.0",', method="tools/list", name=None)
     assert outside.status_code == 400
     assert outside.json()["id"] == 3 and outside.json()["error"]["code"] == -32600
@@ -223,13 +231,23 @@ async def test_http_app_mounts_in_any_asgi_server() -> None:
     async with _lifespan(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:9") as client:
-            body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"word": "hi"}, "_meta": META}}  # fmt: skip
-            headers = {"accept": "application/json, text/event-stream", "mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "echo"}  # fmt: skip
+            body = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"word": "hi"}, "_meta": META},
+            }
+            headers = {
+                "accept": "application/json, text/event-stream",
+                "mcp-protocol-version": MODERN,
+                "mcp-method": "tools/call",
+                "mcp-name": "echo",
+            }
             answer = await client.post("/mcp", json=body, headers=headers)
     assert answer.json()["result"]["content"] == [{"type": "text", "text": "hi"}]
 
 
-class _lifespan:  # noqa: N801 - used as a context manager
+class _lifespan:
     """Run an ASGI app's lifespan (startup, then shutdown) around a block."""
 
     def __init__(self, app: Any) -> None:
@@ -242,7 +260,9 @@ class _lifespan:  # noqa: N801 - used as a context manager
         async def send(message: dict[str, Any]) -> None:
             await self.sent.put(message)
 
-        self.task = asyncio.ensure_future(self.app({"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}, self.queue.get, send))
+        self.task = asyncio.ensure_future(
+            self.app({"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}, self.queue.get, send)
+        )
         await self.queue.put({"type": "lifespan.startup"})
         assert (await self.sent.get())["type"] == "lifespan.startup.complete"
 
@@ -273,7 +293,9 @@ def serve_command(*extra: str) -> subprocess.Popen[str]:
     """``scopetool serve FIXTURE --http 127.0.0.1:0 ...`` started as a user would, stderr read by the test."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     command = [sys.executable, "-m", "scopetool", "serve", f"{FIXTURE}:registry", "--http", "127.0.0.1:0", *extra]
-    return subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)  # fmt: skip
+    return subprocess.Popen(
+        command, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
+    )
 
 
 async def test_scopetool_serve_http_says_what_it_serves_and_stops_on_one_ctrl_c() -> None:
@@ -283,7 +305,9 @@ async def test_scopetool_serve_http_says_what_it_serves_and_stops_on_one_ctrl_c(
             assert process.stderr is not None
             line = await asyncio.to_thread(process.stderr.readline)
             prefix = f"scopetool: serving {len(registry)} tools as MCP server 'fixture-tools' at http://127.0.0.1:"
-            assert line.startswith(prefix) and line.endswith("/mcp (Streamable HTTP); waiting for a client (Ctrl-C stops)\n")
+            assert line.startswith(prefix) and line.endswith(
+                "/mcp (Streamable HTTP); waiting for a client (Ctrl-C stops)\n"
+            )
             url = line.split(" at ", 1)[1].split(" ", 1)[0]
             async with Client(url, mode="legacy") as client:
                 assert client.instructions == "Be brief."
@@ -305,8 +329,12 @@ def test_scopetool_serve_http_on_a_busy_port_is_one_line() -> None:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
         done = subprocess.run(
             [sys.executable, "-m", "scopetool", "serve", f"{FIXTURE}:registry", "--http", f"127.0.0.1:{port}"],
-            capture_output=True, text=True, env=env, timeout=60, check=False,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+            check=False,
+        )
     assert done.returncode == 2
     assert done.stderr.startswith(f"scopetool: --http 127.0.0.1:{port}: cannot listen there: OSError:")
     assert done.stderr.count("\n") == 1

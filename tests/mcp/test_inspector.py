@@ -1,4 +1,4 @@
-"""The official MCP Inspector's CLI (npm) calls every tool of examples/mcp_server.py over HTTP, and lists them over stdio.
+"""The official MCP Inspector's CLI (npm) calls every tool of examples/mcp_server.py over HTTP, lists them over stdio.
 
 Its ``--tool-arg k=v`` strings become numbers, booleans or JSON only where the property has a
 top-level ``type``: the optional ``limit`` (``int | None``) and the model parameter ``contact`` are
@@ -28,9 +28,15 @@ TOOLS = ("find_notes", "list_notes", "save_contact", "save_note")
 async def inspect(*target_and_arguments: str) -> dict[str, Any]:
     """Run the Inspector CLI once (JSON output); its result, or its error envelope."""
     process = await asyncio.create_subprocess_exec(
-        *inspector_cli(), *target_and_arguments, "--format", "json", "-q",
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
-    )  # fmt: skip
+        *inspector_cli(),
+        *target_and_arguments,
+        "--format",
+        "json",
+        "-q",
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
     out, err = await asyncio.wait_for(process.communicate(), 120)
     found: dict[str, Any] = json.loads(out or err)
     return found

@@ -321,7 +321,7 @@ PIPED = [
 
 
 def test_scopetool_serve_answers_every_piped_request_before_exiting() -> None:
-    """``printf ... | scopetool serve``: stdin ends at once, yet the list and both calls are answered; stderr is quiet."""
+    """``printf ... | scopetool serve``: stdin ends at once, yet the list and both calls are answered; no stderr."""
     done = subprocess.run(
         [SERVER.command, *SERVER.args],
         input=wire(PIPED),
@@ -514,8 +514,11 @@ def test_scopetool_serve_at_a_terminal_says_so_and_stops_on_one_ctrl_c() -> None
     try:
         with subprocess.Popen(
             [SERVER.command, *SERVER.args, "--name", "fixture-tools"],
-            stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        ) as process:  # fmt: skip
+            stdin=terminal,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        ) as process:
             assert process.stderr is not None
             line = process.stderr.readline()
             process.send_signal(signal.SIGINT)  # what Ctrl-C sends; the server is blocked reading the terminal
@@ -529,4 +532,3 @@ def test_scopetool_serve_at_a_terminal_says_so_and_stops_on_one_ctrl_c() -> None
         "waiting for a client on standard input (Ctrl-C stops)\n"
     )
     assert (code, rest) == (130, "scopetool: interrupted\n")
-

@@ -93,8 +93,10 @@ def test_a_recursive_schema_keeps_its_defs_and_says_so() -> None:
     tree = {
         "type": "object",
         "properties": {"root": {"$ref": "#/$defs/Node"}},
-        "$defs": {"Node": {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}},
-    }  # fmt: skip
+        "$defs": {
+            "Node": {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}
+        },
+    }
     result, changes, notes = shaped(tree)
     assert result == tree and changes == []
     assert notes == [
@@ -106,7 +108,10 @@ def test_a_recursive_schema_keeps_its_defs_and_says_so() -> None:
 @pytest.mark.parametrize(
     ("schema", "why"),
     [
-        ({"type": "object", "properties": {"a": {"$ref": "https://example.org/a.json"}}}, "is not a local JSON pointer"),
+        (
+            {"type": "object", "properties": {"a": {"$ref": "https://example.org/a.json"}}},
+            "is not a local JSON pointer",
+        ),
         ({"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}}, "does not name a schema"),
         ({"type": "object", "$defs": {"A": {"$id": "urn:a"}}, "properties": {"a": {"$ref": "#/$defs/A"}}}, "has $id"),
         (
@@ -135,7 +140,10 @@ def test_inlining_that_would_explode_is_left_alone() -> None:
     """Shared definitions that multiply past INLINE_LIMIT nodes once inlined keep their $refs."""
     defs: dict[str, Any] = {"D0": {"type": "string"}}
     for level in range(1, 14):
-        defs[f"D{level}"] = {"type": "object", "properties": {"a": {"$ref": f"#/$defs/D{level - 1}"}, "b": {"$ref": f"#/$defs/D{level - 1}"}}}  # fmt: skip
+        defs[f"D{level}"] = {
+            "type": "object",
+            "properties": {"a": {"$ref": f"#/$defs/D{level - 1}"}, "b": {"$ref": f"#/$defs/D{level - 1}"}},
+        }
     schema = {"type": "object", "properties": {"x": {"$ref": "#/$defs/D13"}}, "$defs": defs}
     result, _, notes = shaped(schema)
     assert result == schema and f"more than {INLINE_LIMIT} nodes" in notes[0]
@@ -144,9 +152,24 @@ def test_inlining_that_would_explode_is_left_alone() -> None:
 def test_tool_fields_are_sent_and_checked() -> None:
     """title, icons and _meta reach the Tool as given (copied); an unknown tool or field is refused by name."""
     add = CORPUS[1]
-    fields = {"add": {"title": "Add", "icons": [{"src": "https://example.org/add.png", "sizes": ["48x48"]}], "_meta": {"k": 1}}}  # fmt: skip
+    fields = {
+        "add": {
+            "title": "Add",
+            "icons": [{"src": "https://example.org/add.png", "sizes": ["48x48"]}],
+            "_meta": {"k": 1},
+        }
+    }
     entry = mcp.export_tools([add], tool_fields=fields).tools[0]
-    assert list(entry) == ["name", "title", "description", "icons", "inputSchema", "outputSchema", "annotations", "_meta"]
+    assert list(entry) == [
+        "name",
+        "title",
+        "description",
+        "icons",
+        "inputSchema",
+        "outputSchema",
+        "annotations",
+        "_meta",
+    ]
     assert (entry["title"], entry["icons"], entry["_meta"]) == ("Add", fields["add"]["icons"], {"k": 1})
     assert entry["icons"] is not fields["add"]["icons"]
     for bad, message in [
