@@ -232,6 +232,10 @@ _ARGUMENTS: Final = "scopetool.raw_arguments"
 """The ASGI scope key holding a ``tools/call``'s exact arguments, where they broke I-JSON."""
 
 
+def _unannounced(url: str) -> None:
+    """Tell nobody where the server listens (`serve_http`'s default `ready`)."""
+
+
 def http_app(
     registry: Registry, *, host: str = DEFAULT_HOST, path: str = DEFAULT_PATH, **options: Unpack[ServerOptions]
 ) -> ASGIApp:
@@ -261,7 +265,7 @@ async def serve_http(
     port: int = 8000,
     path: str = DEFAULT_PATH,
     shutdown_grace: float = HTTP_SHUTDOWN_GRACE,
-    ready: Callable[[str], object] | None = None,
+    ready: Callable[[str], object] = _unannounced,
     **options: Unpack[ServerOptions],
 ) -> None:
     """Serve `registry` over MCP Streamable HTTP on `host`:`port` until cancelled or interrupted.
@@ -291,9 +295,8 @@ async def serve_http(
 
         class Server(uvicorn.Server):
             async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-                await super().startup(sockets)
-                if self.started and ready is not None:
-                    ready(url)
+                await super().startup(sockets)  # it returns listening, or exits the process (lifespan failed)
+                ready(url)
 
         server = Server(config)
         serving = asyncio.ensure_future(server.serve(sockets=[sock]))
@@ -313,7 +316,7 @@ def run_http(
     port: int = 8000,
     path: str = DEFAULT_PATH,
     shutdown_grace: float = HTTP_SHUTDOWN_GRACE,
-    ready: Callable[[str], object] | None = None,
+    ready: Callable[[str], object] = _unannounced,
     **options: Unpack[ServerOptions],
 ) -> None:
     """Serve `registry` over Streamable HTTP, blocking until interrupted (``scopetool serve --http``).

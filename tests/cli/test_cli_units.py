@@ -344,7 +344,7 @@ def test_serve_dispatches_to_the_mcp_server_in_process(
 def test_serve_says_one_line_and_passes_its_options(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A terminal gets one line; --http, --name, --instructions and --page-size reach the server; errors are one line."""
+    """A terminal gets one line; --http, --name, --instructions, --page-size reach the server; errors are a line."""
     import scopetool.mcp.server
 
     calls: list[tuple[str, dict[str, object]]] = []

@@ -8,6 +8,7 @@ with this process's stdin and stdout pointed at files or OS pipes.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -28,7 +29,7 @@ from mcp import Client, ClientSession, MCPError, StdioServerParameters, stdio_cl
 from mcp.client.session import ClientRequestContext
 from mcp_fixture_tools import HOSTILE, SECRET, registry
 
-from scopetool.mcp.server import _read_line, run_stdio, serve_stdio
+from scopetool.mcp.server import _lines, _read_line, run_stdio, serve_stdio
 
 FIXTURE = Path(__file__).with_name("mcp_fixture_tools.py")
 SERVER = StdioServerParameters(command=sys.executable, args=["-m", "scopetool", "serve", f"{FIXTURE}:registry"])
@@ -532,3 +533,17 @@ def test_scopetool_serve_at_a_terminal_says_so_and_stops_on_one_ctrl_c() -> None
         "waiting for a client on standard input (Ctrl-C stops)\n"
     )
     assert (code, rest) == (130, "scopetool: interrupted\n")
+
+
+async def test_the_stdin_reader_gives_every_line_of_any_stream(tmp_path: Path) -> None:
+    """Lines of an in-memory stream and of a file (across reads, the last without a newline) arrive whole."""
+    assert [line async for line in _lines(io.BytesIO(b"one\ntwo"))] == [b"one\n", b"two"]
+    (tmp_path / "input").write_bytes(b"a\nbb\n" + b"c" * 70_000)
+    with (tmp_path / "input").open("rb") as file:
+        assert [line async for line in _lines(file)] == [b"a\n", b"bb\n", b"c" * 70_000]
+
+    class Broken(io.BytesIO):
+        def fileno(self) -> int:
+            return 987_654  # no such descriptor: the read fails, and the input has ended
+
+    assert [line async for line in _lines(Broken())] == []
