@@ -57,7 +57,7 @@ def shaped(schema: dict[str, Any]) -> tuple[dict[str, Any], list[Change], list[s
 
 
 @pytest.mark.parametrize("name", sorted(SCHEMAS))
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(data=st.data())
 def test_a_shaped_schema_admits_exactly_what_the_original_does(name: str, data: st.DataObject) -> None:
     """On values drawn from either schema and arbitrary JSON, the original and the shaped one agree."""
