@@ -180,7 +180,11 @@ class ServerOptions(TypedDict, total=False):
 
 
 async def serve_stdio(
-    registry: Registry, *, shutdown_grace: float = SHUTDOWN_GRACE, **options: Unpack[ServerOptions]
+    registry: Registry,
+    *,
+    shutdown_grace: float = SHUTDOWN_GRACE,
+    ready: Callable[[], object] | None = None,
+    **options: Unpack[ServerOptions],
 ) -> None:
     """Serve `registry` over this process's stdin and stdout until the client disconnects.
 
@@ -193,8 +197,9 @@ async def serve_stdio(
     When stdin ends, every request already read is still answered before this returns: calls still
     running go on for up to `shutdown_grace` seconds (``math.inf``: no bound), then are cancelled and
     answered with a ``Connection closed`` error; a request for input the client can no longer answer
-    ends its call with an error result at once. Cancelled (Ctrl-C), it stops at once. `options` are
-    those of `create_server`.
+    ends its call with an error result at once. Cancelled (Ctrl-C), it stops at once. `ready` is
+    called once the server reads stdin (from then on, Ctrl-C stops it cleanly). `options` are those
+    of `create_server`.
 
     Raises:
         ValueError: `shutdown_grace` is negative or NaN.
@@ -209,17 +214,25 @@ async def serve_stdio(
             _Input(read_stream, pending, shutdown_grace) as received,
             _Output(write_stream, pending) as sent,
         ):
+            if ready is not None:
+                ready()
             await server.run(received, sent, server.create_initialization_options())
     except* BrokenPipeError:  # the client closed its end of stdout: a disconnect, nothing can be answered
         pass
 
 
-def run_stdio(registry: Registry, *, shutdown_grace: float = SHUTDOWN_GRACE, **options: Unpack[ServerOptions]) -> None:
+def run_stdio(
+    registry: Registry,
+    *,
+    shutdown_grace: float = SHUTDOWN_GRACE,
+    ready: Callable[[], object] | None = None,
+    **options: Unpack[ServerOptions],
+) -> None:
     """Serve `registry` over stdio, blocking until the client disconnects (what ``scopetool serve`` runs).
 
     Arguments are those of `serve_stdio`.
     """
-    asyncio.run(serve_stdio(registry, shutdown_grace=shutdown_grace, **options))
+    asyncio.run(serve_stdio(registry, shutdown_grace=shutdown_grace, ready=ready, **options))
 
 
 DEFAULT_HOST: Final = "127.0.0.1"

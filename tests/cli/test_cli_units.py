@@ -362,7 +362,14 @@ def test_serve_says_one_line_and_passes_its_options(
             return True
 
     monkeypatch.setattr(scopetool.mcp.server, "run_http", run_http)
-    monkeypatch.setattr(scopetool.mcp.server, "run_stdio", lambda registry, **options: calls.append(("stdio", options)))
+
+    def run_stdio(registry: Registry, **options: Any) -> None:
+        calls.append(("stdio", options))
+        ready = options.pop("ready")
+        if ready is not None:
+            ready()
+
+    monkeypatch.setattr(scopetool.mcp.server, "run_stdio", run_stdio)
     monkeypatch.chdir(FIXTURES)
     monkeypatch.setattr(sys, "path", list(sys.path))
     assert main(["serve", "cli_tools:calculator", "--http", "0", "--name", "calc", "--page-size", "1"]) == 0

@@ -405,8 +405,10 @@ def test_run_stdio_answers_what_it_read_before_the_input_ended(piped: Piped) -> 
     """In process: a line that is not JSON is answered with a parse error, an error without an id is skipped."""
     unparsed = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
     piped.feed([unparsed, *PIPED], garbage="not json\n")
-    run_stdio(registry)
+    readied: list[bool] = []
+    run_stdio(registry, ready=lambda: readied.append(True))
     got = answers(piped.output())
+    assert readied == [True]  # once, when serving began
     assert got.pop(None)["error"]["code"] == types.PARSE_ERROR  # the answer to "not json"
     assert sorted(got) == [1, 2, 3, 4]
     assert (result_text(got[3]), result_text(got[4])) == ("slept 0.5s", "5")

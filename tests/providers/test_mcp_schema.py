@@ -41,6 +41,7 @@ HAND_MADE: dict[str, dict[str, Any]] = {
         "type": "object",
         "properties": {"e": {"anyOf": [{"enum": ["a", "b"], "type": "string"}, {"type": "null"}]}},
     },
+    "a union with a true schema": {"type": "object", "properties": {"x": {"anyOf": [True, {"type": "null"}]}}},
     "string or bounded integer": {
         "type": "object",
         "properties": {"s": {"anyOf": [{"type": "string", "maxLength": 2}, {"type": "integer"}]}},
