@@ -133,10 +133,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser(
         "serve",
-        help="serve the tools over stdio as an MCP server",
-        description="Serve the tools to an MCP client over stdio (needs pip install 'scopetool[mcp]').",
+        help="serve the tools as an MCP server, over stdio or Streamable HTTP",
+        description="Serve the tools to an MCP client over stdio, or over Streamable HTTP with --http "
+        "(needs pip install 'scopetool[mcp]'). Ctrl-C stops it.",
     )
     serve.add_argument("target", metavar="TARGET", help=_TARGET_HELP)
+    serve.add_argument(
+        "--http",
+        metavar="[HOST:]PORT",
+        help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio (HOST defaults to 127.0.0.1, "
+        "this machine only; PORT 0 picks a free one)",
+    )
+    serve.add_argument("--name", default="scopetool", help="the server name the client is told (default: scopetool)")
+    serve.add_argument("--instructions", metavar="TEXT", help="instructions for the client's model")
+    serve.add_argument(
+        "--page-size", metavar="N", type=int, help="list the tools N to a tools/list page (default: all on one)"
+    )
     _pins.add_parser(commands)
     return parser
 
