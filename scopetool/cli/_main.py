@@ -129,6 +129,17 @@ def build_parser() -> argparse.ArgumentParser:
         description="Serve the tools to an MCP client over stdio (needs pip install 'scopetool[mcp]').",
     )
     serve.add_argument("target", metavar="TARGET", help=_TARGET_HELP)
+
+    proxy = commands.add_parser(
+        "proxy",
+        help="serve several MCP servers' tools (and local ones) as one MCP server, guarded and audited",
+        description="Serve the tools of the MCP servers in CONFIG (the mcpServers JSON of MCP clients) and of "
+        "its local tools over stdio: every call admitted by the tool's schema, the config's guards and "
+        "pins applied, each call audited (see docs/mcp-gateway.md; needs pip install 'scopetool[mcp]').",
+    )
+    proxy.add_argument("config", metavar="CONFIG", help="the gateway config (JSON)")
+    proxy.add_argument("--pins", metavar="FILE", help="the lock file tools are pinned in (over the config's)")
+    proxy.add_argument("--audit", metavar="FILE", help="append the audit log to FILE (over the config's)")
     return parser
 
 

@@ -82,7 +82,7 @@ from .._stdio import reserved_stdin, reserved_stdout
 from ..providers._common import Export, ToolCall, UnknownToolError, run_call
 from ..providers.mcp import export_tools, list_tools_result, result_message
 
-__all__ = ["create_server", "requested_schema", "run_stdio", "serve_stdio"]
+__all__ = ["CallObserver", "create_server", "requested_schema", "run_stdio", "serve_stdio"]
 
 ANSWER: Final = "answer"
 """The one property a non-object response schema is wrapped in for elicitation."""
@@ -106,6 +106,14 @@ _ROOT: Final = frozenset({"type", "properties", "required", "additionalPropertie
 
 _Context: TypeAlias = ServerRequestContext[Any, Any]
 
+CallObserver: TypeAlias = Callable[[ToolCall, Result | BaseException], None]
+"""Told every ``tools/call`` outcome, before the client is answered: ``observer(call, outcome)``.
+
+The outcome is what `run_call` gives: a `Result`, or the error (an `UnknownToolError` for a name
+the server does not have, the rejection for arguments not admitted). A call that asks for input is
+told once per attempt. The MCP gateway writes its audit log from it.
+"""
+
 
 def create_server(
     registry: Registry,
@@ -113,6 +121,7 @@ def create_server(
     name: str = "scopetool",
     version: str = __version__,
     instructions: str | None = None,
+    on_call: CallObserver | None = None,
 ) -> Server[Any]:
     """An MCP server (the SDK's low-level `Server`) exposing every tool of `registry`.
 
@@ -123,6 +132,7 @@ def create_server(
         name: The server name the client is told.
         version: The server version the client is told.
         instructions: Optional instructions for the client's model.
+        on_call: Told each call's outcome (see `CallObserver`).
 
     Raises:
         TypeError: `registry` is not a `Registry`.
@@ -130,7 +140,7 @@ def create_server(
     """
     if not isinstance(registry, Registry):
         raise TypeError(f"create_server needs a Registry, not {type(registry).__name__}")
-    tools = _Tools(registry, export_tools(registry))
+    tools = _Tools(registry, export_tools(registry), on_call)
     server: Server[Any] = Server(name, version=version, instructions=instructions)
     server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=name))
     server.add_request_handler("tools/list", mcp_types.PaginatedRequestParams, tools.list_tools)
@@ -145,6 +155,7 @@ async def serve_stdio(
     version: str = __version__,
     instructions: str | None = None,
     shutdown_grace: float = SHUTDOWN_GRACE,
+    on_call: CallObserver | None = None,
 ) -> None:
     """Serve `registry` over this process's stdin and stdout until the client disconnects.
 
@@ -164,7 +175,7 @@ async def serve_stdio(
     """
     if not shutdown_grace >= 0:
         raise ValueError(f"shutdown_grace must be a number of seconds >= 0, not {shutdown_grace!r}")
-    server = create_server(registry, name=name, version=version, instructions=instructions)
+    server = create_server(registry, name=name, version=version, instructions=instructions, on_call=on_call)
     pending = _Pending()
     try:
         async with (
@@ -184,13 +195,21 @@ def run_stdio(
     version: str = __version__,
     instructions: str | None = None,
     shutdown_grace: float = SHUTDOWN_GRACE,
+    on_call: CallObserver | None = None,
 ) -> None:
     """Serve `registry` over stdio, blocking until the client disconnects (what ``scopetool serve`` runs).
 
     Arguments are those of `serve_stdio`.
     """
     asyncio.run(
-        serve_stdio(registry, name=name, version=version, instructions=instructions, shutdown_grace=shutdown_grace)
+        serve_stdio(
+            registry,
+            name=name,
+            version=version,
+            instructions=instructions,
+            shutdown_grace=shutdown_grace,
+            on_call=on_call,
+        )
     )
 
 
@@ -678,12 +697,13 @@ class _Ended(Exception):  # noqa: N818 - a control signal: the call ends with th
 class _Tools:
     """The ``tools/list`` and ``tools/call`` handlers of one server."""
 
-    __slots__ = ("_export", "_names", "_registry")
+    __slots__ = ("_export", "_names", "_on_call", "_registry")
 
-    def __init__(self, registry: Registry, export: Export) -> None:
+    def __init__(self, registry: Registry, export: Export, on_call: CallObserver | None = None) -> None:
         self._registry = registry
         self._export = export
         self._names = frozenset(entry["name"] for entry in export.tools)
+        self._on_call = on_call
 
     async def list_tools(self, ctx: _Context, params: mcp_types.PaginatedRequestParams) -> dict[str, Any]:
         """The whole tool list (it is never paginated)."""
@@ -695,7 +715,9 @@ class _Tools:
         """Admit, run and answer one call, asking the client for input as often as the tool needs it."""
         name, call_id = params.name, None if ctx.request_id is None else str(ctx.request_id)
         if name not in self._names:
-            return result_message(ToolCall(call_id, Request(name)), UnknownToolError(name), self._export)
+            unknown, error = ToolCall(call_id, Request(name)), UnknownToolError(name)
+            self._observe(unknown, error)
+            return result_message(unknown, error, self._export)
         arguments: str | bytes
         if isinstance(ctx.request, _RawArguments):  # the exact text, where the client's broke I-JSON
             arguments = ctx.request.text
@@ -711,6 +733,7 @@ class _Tools:
                 admission, rounds = self._resume(params)
             while True:
                 outcome = await self._run(ctx, call, admission)
+                self._observe(call, outcome)
                 request = outcome.input_request if isinstance(outcome, Result) else None
                 if request is None:
                     return result_message(call, outcome, self._export)
@@ -726,6 +749,10 @@ class _Tools:
                 admission = Admission(continuation=form.continuation(await _elicit(ctx, form)))
         except _Ended as ended:
             return _error(ended.text, name)
+
+    def _observe(self, call: ToolCall, outcome: Result | BaseException) -> None:
+        if self._on_call is not None:
+            self._on_call(call, outcome)
 
     async def _run(self, ctx: _Context, call: ToolCall, admission: Admission) -> Result | BaseException:
         """Run one attempt, forwarding its progress when the client asked for it."""
