@@ -1,0 +1,744 @@
+"""A strict MCP client: another server's tools as scopetool `Tool`s, admitted by their own schemas.
+
+`connect(spec, name=...)` starts (stdio) or opens (Streamable HTTP) one MCP server with the official
+MCP SDK's client, lists every tool (following ``nextCursor``), checks each definition against a
+`PinFile` when one is given, and hands the accepted tools out as `RemoteTool`s. Each is a scopetool
+`Tool`: bind it, put it in a `Registry`, export it to any provider, run it under the Driver.
+
+What a remote tool promises and enforces:
+
+* Its input schema is the server's ``inputSchema``, closed to unknown members at the root where the
+  root lists ``properties`` and says nothing of others. `Contract.prepare` enforces it as it does
+  every hand-written schema (jsonschema-rs, formats asserted), after the size cap and the I-JSON
+  parse, so arguments the schema refuses never reach the server. A tool whose schema the contract
+  cannot enforce (not a valid schema, a remote ``$ref``, a ``format`` the validator does not know) or
+  whose name scopetool cannot carry is refused (`MCPClient.refused` says why), never half-enforced.
+* Its ``outputSchema`` is the definition's output schema, checked on ``structuredContent`` (the
+  output's `details`).
+* Its effect: none, unless the server is ``trusted``; then ``readOnlyHint`` is `Effect.SAFE` and
+  ``idempotentHint`` (not read-only) is `Effect.IDEMPOTENT`. ``destructiveHint`` changes no replay
+  promise, so it maps to nothing.
+
+Outcomes (what the model may see is public; causes stay private):
+
+* A result: ``content`` as `Output.content` (text as `TextBlock`; image, audio and embedded blob
+  resources as inline `MediaBlock`; ``resource_link`` as a `MediaBlock` by URI; an embedded text
+  resource as its text), ``structuredContent`` as `Output.details`.
+* ``isError: true``: a `Failure` whose output is the tool's own content (the remote tool wrote it
+  for the model, as MCP intends).
+* A JSON-RPC error, a broken output schema, a dead or closed connection: a `Failure` with a fixed
+  text (`REFUSED`, `BROKEN_OUTPUT`, `UNAVAILABLE`); the cause is the error, private.
+* Progress notifications: `report_progress`, in the calling task.
+* Elicitation (form mode): an `InputRequest` result. Its prompt is the server's message, its
+  response schema the MCP ``ElicitResult`` (``{"action": "accept", "content": {...}}`` with the
+  server's requested schema, or ``decline`` / ``cancel``). On 2026-07-28 the server's
+  ``input_required`` result is stateless: the continuation state holds the server's
+  ``requestState``, and the resumed call retries with the answer, in any process. On earlier
+  revisions the server asks in the middle of the call: the remote call is kept open in this
+  process and the continuation resumes it, so it must be answered while this client is
+  connected (a resumption after that is a `Failure`, `EXPIRED`). An elicitation a legacy server
+  sends while more than one call is in flight on the connection cannot be told apart, and is
+  declined; a URL-mode elicitation is declined.
+
+This module imports the MCP SDK: ``pip install 'scopetool[mcp]'``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import json
+import logging
+import os
+import sys
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal, TextIO, TypeAlias, final
+
+try:
+    import anyio
+    import mcp_types as types
+    from anyio.abc import TaskGroup
+    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+    from mcp import Client
+    from mcp.client.session import ClientRequestContext
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+    from mcp.shared.exceptions import MCPError
+except ImportError as _missing:
+    raise ImportError("scopetool.mcp.client needs the MCP SDK: pip install 'scopetool[mcp]'") from _missing
+
+from .._contract import Contract, Invocation
+from .._definition import NAME_PATTERN, Definition, Effect
+from .._errors import InvalidOutputError, InvalidToolError, ScopetoolError
+from .._input import InputRequest, compile_schema
+from .._json import canonical_json
+from .._outcome import Failure, FailureKind
+from .._output import ContentBlock, MediaBlock, Output, Result, TextBlock
+from .._progress import Progress, report_progress
+from .pins import PinFile
+
+__all__ = [
+    "BROKEN_OUTPUT",
+    "EXPIRED",
+    "REFUSED",
+    "UNAVAILABLE",
+    "ConnectError",
+    "HttpServer",
+    "MCPClient",
+    "RemoteTool",
+    "ServerSpec",
+    "StdioServer",
+    "connect",
+    "server_spec",
+]
+
+logger: Final = logging.getLogger("scopetool.mcp.client")
+
+UNAVAILABLE: Final = 'error: tool "{name}" failed: its MCP server is not reachable'
+"""The public text of a call whose connection is closed or broke (the server died, the transport failed)."""
+REFUSED: Final = 'error: tool "{name}" failed: its MCP server refused the call'
+"""The public text of a call the server answered with a JSON-RPC error (its message stays private)."""
+BROKEN_OUTPUT: Final = (
+    'error: tool "{name}" failed: its MCP server returned a result that breaks the tool\'s output schema'
+)
+"""The public text of a result whose ``structuredContent`` breaks the tool's own ``outputSchema``."""
+EXPIRED: Final = 'error: tool "{name}" failed: the MCP server\'s request for input is no longer pending'
+"""The public text of a resumption whose in-call elicitation is gone (another process, or the client closed)."""
+
+_OCTET: Final = "application/octet-stream"
+_OPEN: Final = (
+    "additionalProperties",
+    "patternProperties",
+    "unevaluatedProperties",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "$ref",
+    "$dynamicRef",
+    "if",
+    "not",
+    "dependentSchemas",
+)
+"""Root keywords that say (or can change) which members beyond ``properties`` are admitted: then left open."""
+_ELICITATION: Final = "elicitation"
+_INPUT_REQUIRED: Final = "input_required"
+
+
+class ConnectError(ScopetoolError, RuntimeError):
+    """An MCP server could not be started, initialized or listed; the message names the server."""
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class StdioServer:
+    """An MCP server started as a child process, spoken to over its standard input and output."""
+
+    command: str
+    """The program to run."""
+    args: tuple[str, ...] = ()
+    """Its arguments."""
+    env: Mapping[str, str] | None = None
+    """Environment variables set over the SDK's default (safe) environment."""
+    cwd: str | None = None
+    """The working directory, or None for this process's."""
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class HttpServer:
+    """An MCP server at a Streamable HTTP endpoint."""
+
+    url: str
+    """The endpoint, such as ``http://127.0.0.1:8000/mcp``."""
+    headers: Mapping[str, str] | None = None
+    """HTTP headers sent with every request (an ``Authorization`` header, say)."""
+
+
+ServerSpec: TypeAlias = StdioServer | HttpServer
+"""How to reach one MCP server."""
+
+_STDIO_KEYS: Final = frozenset({"type", "command", "args", "env", "cwd"})
+_HTTP_KEYS: Final = frozenset({"type", "url", "headers"})
+
+
+def server_spec(entry: Mapping[str, Any]) -> ServerSpec:
+    """One entry of the ``mcpServers`` JSON shape MCP clients use, as a `ServerSpec`.
+
+    ``{"command": ..., "args": [...], "env": {...}, "cwd": ...}`` is a stdio server; ``{"url": ...,
+    "headers": {...}}`` a Streamable HTTP one. ``"type"`` may say ``"stdio"``, ``"http"`` or
+    ``"streamable-http"``. Only these connection keys are read: a caller with keys of its own (a
+    gateway's policy) takes them out first.
+
+    Raises:
+        ValueError: a key is unknown or a value has the wrong type; the message names it.
+    """
+    if not isinstance(entry, Mapping):
+        raise ValueError(f"an MCP server entry must be a JSON object, not {type(entry).__name__}")
+    kind = entry.get("type")
+    if kind is not None and kind not in ("stdio", "http", "streamable-http"):
+        raise ValueError(f'"type": {kind!r} is not supported; use "stdio", "http" or "streamable-http"')
+    if "command" in entry and "url" in entry:
+        raise ValueError('an MCP server entry has "command" (stdio) or "url" (HTTP), not both')
+    if "url" in entry or kind in ("http", "streamable-http"):
+        _known(entry, _HTTP_KEYS)
+        url = entry.get("url")
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise ValueError(f'"url" must be an http:// or https:// URL, not {url!r}')
+        return HttpServer(url=url, headers=_strings(entry.get("headers"), "headers"))
+    _known(entry, _STDIO_KEYS)
+    command = entry.get("command")
+    if not isinstance(command, str) or not command:
+        raise ValueError('an MCP server entry needs "command" (a non-empty string) or "url"')
+    args = entry.get("args", [])
+    if not isinstance(args, list | tuple) or not all(isinstance(arg, str) for arg in args):  # pyright: ignore[reportUnknownVariableType]
+        raise ValueError('"args" must be a list of strings')
+    cwd = entry.get("cwd")
+    if cwd is not None and not isinstance(cwd, str):
+        raise ValueError('"cwd" must be a string')
+    return StdioServer(
+        command=command,
+        args=tuple(args),
+        env=_strings(entry.get("env"), "env"),
+        cwd=cwd,  # pyright: ignore[reportUnknownArgumentType]
+    )
+
+
+def _known(entry: Mapping[str, Any], keys: frozenset[str]) -> None:
+    unknown = sorted(set(entry) - keys)
+    if unknown:
+        raise ValueError(
+            f"unknown key {unknown[0]!r} in an MCP server entry (expected some of {', '.join(sorted(keys))})"
+        )
+
+
+def _strings(value: object, key: str) -> dict[str, str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str)
+        for k, v in value.items()  # pyright: ignore[reportUnknownVariableType]
+    ):
+        raise ValueError(f'"{key}" must be an object of strings')
+    return dict(value)  # pyright: ignore[reportUnknownArgumentType]
+
+
+# -- the remote tool ---------------------------------------------------------------------------------
+
+
+@final
+class RemoteTool:
+    """One tool of a connected MCP server, as a scopetool `Tool` (made by `connect`)."""
+
+    __slots__ = ("_client", "_definition", "_listed")
+
+    def __init__(self, client: MCPClient, definition: Definition, listed: dict[str, Any]) -> None:
+        self._client = client
+        self._definition = definition
+        self._listed = listed
+
+    @property
+    def server(self) -> str:
+        """The name the server was connected under."""
+        return self._client.name
+
+    def definition(self) -> Definition:
+        """The definition made once from the server's listing (read once, at `bind`)."""
+        return self._definition
+
+    async def call(self, invocation: Invocation) -> Result:
+        """Send one admitted call to the server and map its result (see the module's docstring)."""
+        return await self._client.run(self._definition.name, invocation)
+
+    def __repr__(self) -> str:
+        return f"RemoteTool(server={self._client.name!r}, name={self._definition.name!r})"
+
+
+def remote_definition(listed: Mapping[str, Any], *, trusted: bool) -> Definition:
+    """The scopetool definition of one listed MCP tool, or `InvalidToolError` naming what cannot be enforced."""
+    name = listed.get("name")
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
+        raise InvalidToolError(f"the name {name!r} is not a scopetool tool name ([A-Za-z0-9_-], 1 to 64 characters)")
+    schema = listed.get("inputSchema")
+    if not isinstance(schema, dict):
+        raise InvalidToolError("its inputSchema is not a JSON object")
+    schema = dict(schema)  # pyright: ignore[reportUnknownArgumentType]
+    if "properties" in schema and not any(key in schema for key in _OPEN):
+        schema["additionalProperties"] = False
+    output = listed.get("outputSchema")
+    for what, value in (("inputSchema", schema), ("outputSchema", output)):
+        if value is not None:
+            _enforceable(value, what)
+    description = listed.get("description") or ""
+    try:
+        return Definition(
+            name=name,
+            description=description if isinstance(description, str) else "",
+            input_schema=schema,
+            output_schema=output,
+            effect=_effect(listed.get("annotations")) if trusted else None,
+        )
+    except ScopetoolError as error:
+        raise InvalidToolError(str(error)) from None
+
+
+def _enforceable(schema: object, what: str) -> None:
+    """Refuse a schema the contract would not enforce whole: invalid, or with a format it does not know."""
+    compile_schema(schema, what, InvalidToolError)
+    import jsonschema_rs  # noqa: PLC0415 - compile_schema has just loaded it
+
+    try:
+        jsonschema_rs.validator_for(schema, validate_formats=True, offline=True, ignore_unknown_formats=False)
+    except (jsonschema_rs.ValidationError, ValueError) as problem:
+        first = str(problem).splitlines()[0]
+        raise InvalidToolError(f'{what}: keyword "format": {first} (it would not be enforced)') from None
+
+
+def _effect(annotations: object) -> Effect | None:
+    if not isinstance(annotations, Mapping):
+        return None
+    if annotations.get("readOnlyHint") is True:
+        return Effect.SAFE
+    if annotations.get("idempotentHint") is True:
+        return Effect.IDEMPOTENT
+    return None
+
+
+# -- results -----------------------------------------------------------------------------------------
+
+
+def result_output(result: types.CallToolResult) -> Output:
+    """A ``CallToolResult``'s content and structured content as an `Output`."""
+    blocks: list[ContentBlock] = []
+    for item in result.content:
+        block = _block(item)
+        if block is not None:
+            blocks.append(block)
+    details = None if result.structured_content is None else canonical_json(result.structured_content)
+    return Output(content=tuple(blocks), details=details)
+
+
+def _block(item: types.ContentBlock) -> ContentBlock | None:
+    if isinstance(item, types.TextContent):
+        return TextBlock(item.text) if item.text else None
+    if isinstance(item, types.ImageContent | types.AudioContent):
+        return MediaBlock(mime_type=item.mime_type, data=_decoded(item.data))
+    if isinstance(item, types.ResourceLink):
+        return MediaBlock(mime_type=item.mime_type or _OCTET, uri=str(item.uri))
+    if isinstance(item, types.EmbeddedResource):
+        resource = item.resource
+        if isinstance(resource, types.TextResourceContents):
+            return TextBlock(resource.text) if resource.text else None
+        return MediaBlock(mime_type=resource.mime_type or _OCTET, data=_decoded(resource.blob))
+    return TextBlock(f"[{getattr(item, 'type', 'unknown')} content]")  # pragma: no cover - every MCP block is above
+
+
+def _decoded(data: str) -> bytes:
+    try:
+        return base64.b64decode(data, validate=True)
+    except binascii.Error as error:
+        raise InvalidOutputError(f"media content is not base64: {error}") from None
+
+
+# -- input requests ----------------------------------------------------------------------------------
+
+
+def _elicitation_request(params: types.ElicitRequestFormParams, state: dict[str, Any]) -> InputRequest:
+    """An MCP form elicitation as a scopetool input request: answer with an ``ElicitResult``."""
+    requested: dict[str, Any] = params.requested_schema.model_dump(mode="json", by_alias=True, exclude_none=True)
+    schema = {
+        "oneOf": [
+            {
+                "type": "object",
+                "properties": {"action": {"const": "accept"}, "content": requested},
+                "required": ["action", "content"],
+                "additionalProperties": False,
+            },
+            {
+                "type": "object",
+                "properties": {"action": {"enum": ["decline", "cancel"]}},
+                "required": ["action"],
+                "additionalProperties": False,
+            },
+        ]
+    }
+    return InputRequest(prompt=params.message, response_schema=schema, continuation_state=state)
+
+
+def _elicit_result(response: Any) -> types.ElicitResult:
+    return types.ElicitResult.model_validate(response)
+
+
+@dataclass(eq=False)
+class _Asked:
+    """One in-call elicitation a legacy server is waiting on."""
+
+    params: types.ElicitRequestFormParams
+    answered: anyio.Event
+    answer: types.ElicitResult | None = None
+
+
+_Event: TypeAlias = tuple[Literal["progress"], Progress] | tuple[Literal["asked"], _Asked] | tuple[Literal["done"], Any]
+
+
+@dataclass(eq=False)
+class _Running:
+    """One remote call running in the client's task group; it reports to whichever scopetool call awaits it."""
+
+    send: MemoryObjectSendStream[_Event]
+    receive: MemoryObjectReceiveStream[_Event]
+    asked: _Asked | None = None
+
+
+# -- the client --------------------------------------------------------------------------------------
+
+
+@final
+class MCPClient:
+    """One connected MCP server and its tools (made by `connect`; valid inside its ``async with``)."""
+
+    __slots__ = ("_client", "_definitions", "_missing", "_name", "_pins", "_refused", "_running", "_tasks", "_tools")
+
+    def __init__(self, name: str, client: Client, tasks: TaskGroup) -> None:
+        self._name = name
+        self._client: Client | None = client
+        self._tasks = tasks
+        self._tools: tuple[RemoteTool, ...] = ()
+        self._refused: dict[str, str] = {}
+        self._definitions: dict[str, dict[str, Any]] = {}
+        self._missing: tuple[str, ...] = ()
+        self._running: dict[str, _Running] = {}
+
+    @property
+    def name(self) -> str:
+        """The name the server was connected under (the key of its pins)."""
+        return self._name
+
+    @property
+    def tools(self) -> tuple[RemoteTool, ...]:
+        """The server's tools that were accepted (by the pins, and enforceable), in the server's order."""
+        return self._tools
+
+    @property
+    def refused(self) -> Mapping[str, str]:
+        """Each listed tool that was not handed out, and one line saying why."""
+        return dict(self._refused)
+
+    @property
+    def definitions(self) -> Mapping[str, dict[str, Any]]:
+        """Each listed tool's definition as the server sent it (JSON), by name."""
+        return {name: json.loads(json.dumps(value)) for name, value in self._definitions.items()}
+
+    @property
+    def missing(self) -> tuple[str, ...]:
+        """Tools pinned for this server that it no longer lists."""
+        return self._missing
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The protocol revision negotiated with the server, or None once closed."""
+        return None if self._client is None else self._client.protocol_version
+
+    @property
+    def session(self) -> Client:
+        """The MCP SDK's client of this connection, for what scopetool does not cover (resources, prompts)."""
+        if self._client is None:
+            raise RuntimeError(f"the MCP client of server {self._name!r} is closed")
+        return self._client
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        """Every tool the server lists now, following ``nextCursor``, as JSON objects."""
+        client = self.session
+        listed: list[dict[str, Any]] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        while True:
+            page = await client.session.list_tools(params=types.PaginatedRequestParams(cursor=cursor))
+            listed.extend(tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in page.tools)
+            cursor = page.next_cursor
+            if cursor is None:
+                return listed
+            if cursor in seen:
+                raise ConnectError(f"MCP server {self._name!r} repeated the tools/list cursor {cursor!r}")
+            seen.add(cursor)
+
+    def _adopt(self, listed: list[dict[str, Any]], pins: PinFile | None, trusted: bool) -> None:
+        self._definitions = {str(tool.get("name")): tool for tool in listed}
+        allowed = set(self._definitions)
+        if pins is not None:
+            check = pins.check(self._name, self._definitions)
+            self._refused.update(check.refused)
+            self._missing = check.missing
+            allowed = set(check.accepted)
+        tools: list[RemoteTool] = []
+        for name, tool in self._definitions.items():
+            if name not in allowed:
+                continue
+            try:
+                definition = remote_definition(tool, trusted=trusted)
+            except InvalidToolError as error:
+                self._refused[name] = f'tool "{name}" of MCP server "{self._name}" cannot be enforced: {error}'
+                continue
+            tools.append(RemoteTool(self, definition, tool))
+        self._tools = tuple(tools)
+        for line in self._refused.values():
+            logger.warning("%s", line)
+
+    # -- calls
+
+    async def run(self, name: str, invocation: Invocation) -> Result:
+        """Run one admitted call of tool `name` on the server (what `RemoteTool.call` does)."""
+        continuation = invocation.continuation
+        arguments: dict[str, Any] = json.loads(invocation.arguments or b"{}")
+        if continuation is not None:
+            state = continuation.state
+            kind = state.get("kind") if isinstance(state, dict) else None
+            if kind == _INPUT_REQUIRED:
+                responses = {str(state["key"]): _elicit_result(continuation.response)}
+                return await self._start(name, invocation.contract, arguments, responses, state.get("request_state"))
+            running = self._running.pop(str(state.get("call")), None) if kind == _ELICITATION else None
+            if running is None or running.asked is None:
+                raise Failure(
+                    kind=FailureKind.FAILED,
+                    output=EXPIRED.format(name=name),
+                    cause=LookupError("no in-call elicitation is pending for this continuation"),
+                )
+            asked, running.asked = running.asked, None
+            asked.answer = _elicit_result(continuation.response)
+            asked.answered.set()
+            return await self._follow(name, invocation.contract, running)
+        return await self._start(name, invocation.contract, arguments, None, None)
+
+    async def _start(
+        self,
+        name: str,
+        contract: Contract,
+        arguments: dict[str, Any],
+        responses: types.InputResponses | None,
+        request_state: str | None,
+    ) -> Result:
+        client = self._client
+        if client is None:
+            raise Failure(
+                kind=FailureKind.FAILED,
+                output=UNAVAILABLE.format(name=name),
+                cause=ConnectError(f"the MCP client of server {self._name!r} is closed"),
+            )
+        send, receive = anyio.create_memory_object_stream[_Event](16)
+        running = _Running(send, receive)
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            with contextlib.suppress(
+                ValueError, anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError
+            ):
+                total_ = total if total is not None and total >= done else 0
+                send.send_nowait(("progress", Progress(completed=max(done, 0), total=total_, message=message or "")))
+
+        async def remote() -> None:
+            outcome: Any
+            token = self._enter(running)
+            try:
+                outcome = await client.session.call_tool(
+                    name,
+                    arguments,
+                    progress_callback=progress,
+                    input_responses=responses,
+                    request_state=request_state,
+                    allow_input_required=True,
+                )
+            except Exception as error:  # noqa: BLE001 - every error of the call is its outcome
+                outcome = error
+            finally:
+                self._leave(token)
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                await send.send(("done", outcome))
+
+        self._tasks.start_soon(remote)
+        return await self._follow(name, contract, running)
+
+    def _enter(self, running: _Running) -> str:
+        token = os.urandom(12).hex()
+        self._running[token] = running
+        return token
+
+    def _leave(self, token: str) -> None:
+        self._running.pop(token, None)
+
+    async def _follow(self, name: str, contract: Contract, running: _Running) -> Result:
+        """Wait for the running call's next outcome in the calling task: progress, an elicitation, its end."""
+        async for event in running.receive:
+            if event[0] == "progress":
+                report_progress(event[1])
+            elif event[0] == "asked":
+                token = next((key for key, value in self._running.items() if value is running), None)
+                if token is None:  # pragma: no cover - the call ends only after its question is answered
+                    continue
+                return Result(
+                    input_request=_elicitation_request(event[1].params, {"kind": _ELICITATION, "call": token})
+                )
+            else:
+                return self._outcome(name, contract, event[1])
+        raise Failure(  # pragma: no cover - the remote task always sends "done" before it ends
+            kind=FailureKind.FAILED, output=UNAVAILABLE.format(name=name), cause=ConnectError("the call ended")
+        )
+
+    def _outcome(self, name: str, contract: Contract, outcome: Any) -> Result:
+        if isinstance(outcome, types.InputRequiredResult):
+            return self._input_required(name, outcome)
+        if isinstance(outcome, MCPError):
+            raise Failure(kind=FailureKind.FAILED, output=REFUSED.format(name=name), cause=outcome)
+        if isinstance(outcome, RuntimeError) and "structured content" in str(outcome):
+            raise Failure(kind=FailureKind.FAILED, output=BROKEN_OUTPUT.format(name=name), cause=outcome)
+        if isinstance(outcome, BaseException):
+            raise Failure(kind=FailureKind.FAILED, output=UNAVAILABLE.format(name=name), cause=outcome)
+        if not isinstance(outcome, types.CallToolResult):
+            raise Failure(
+                kind=FailureKind.FAILED,
+                output=REFUSED.format(name=name),
+                cause=TypeError(f"unexpected result {type(outcome).__name__}"),
+            )
+        try:
+            output = result_output(outcome)
+        except InvalidOutputError as error:
+            raise Failure(kind=FailureKind.FAILED, output=BROKEN_OUTPUT.format(name=name), cause=error) from None
+        if outcome.is_error:
+            shown = (
+                output
+                if output.content or output.details is not None
+                else Output.from_text(f'error: tool "{name}" failed')
+            )
+            raise Failure(kind=FailureKind.FAILED, output=shown, cause=RemoteToolError(output.text() or ""))
+        result = Result(output=output)
+        try:
+            contract.validate_result(result)
+        except InvalidOutputError as error:
+            raise Failure(kind=FailureKind.FAILED, output=BROKEN_OUTPUT.format(name=name), cause=error) from None
+        return result
+
+    def _input_required(self, name: str, outcome: types.InputRequiredResult) -> Result:
+        requests = outcome.input_requests or {}
+        forms = [
+            (key, request.params)
+            for key, request in requests.items()
+            if isinstance(request, types.ElicitRequest) and isinstance(request.params, types.ElicitRequestFormParams)
+        ]
+        if len(forms) != 1 or len(requests) != 1:
+            raise Failure(
+                kind=FailureKind.FAILED,
+                output=REFUSED.format(name=name),
+                cause=NotImplementedError(
+                    "scopetool answers one form elicitation per input_required result, "
+                    f"not {sorted(str(request.method) for request in requests.values())}"
+                ),
+            )
+        key, params = forms[0]
+        state = {"kind": _INPUT_REQUIRED, "key": key, "request_state": outcome.request_state}
+        return Result(input_request=_elicitation_request(params, state))
+
+    async def _elicit(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        """The SDK's elicitation callback: hand a legacy in-call elicitation to the one call in flight."""
+        running = [value for value in self._running.values() if value.asked is None]
+        if not isinstance(params, types.ElicitRequestFormParams) or len(self._running) != 1 or len(running) != 1:
+            return types.ElicitResult(action="decline")
+        asked = _Asked(params, anyio.Event())
+        running[0].asked = asked
+        try:
+            await running[0].send.send(("asked", asked))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):  # pragma: no cover - the caller went away
+            return types.ElicitResult(action="cancel")
+        await asked.answered.wait()
+        return asked.answer or types.ElicitResult(action="cancel")
+
+    def _close(self) -> None:
+        self._client = None
+        for running in list(self._running.values()):
+            if running.asked is not None:
+                running.asked.answer = types.ElicitResult(action="cancel")
+                running.asked.answered.set()
+
+    def __repr__(self) -> str:
+        return f"MCPClient(name={self._name!r}, tools={len(self._tools)})"
+
+
+class RemoteToolError(ScopetoolError, RuntimeError):
+    """The private cause of an ``isError`` result: the remote tool's own text."""
+
+
+@contextlib.asynccontextmanager
+async def connect(
+    spec: ServerSpec,
+    *,
+    name: str,
+    pins: PinFile | None = None,
+    trusted: bool = False,
+    errlog: TextIO | None = None,
+    timeout: float | None = None,
+) -> AsyncIterator[MCPClient]:
+    """Connect to one MCP server, list its tools, check them against `pins`; close it on exit.
+
+    Args:
+        spec: How to reach the server (`StdioServer`, `HttpServer`, or `server_spec` of a config entry).
+        name: The server's name: the key of its pins, and the name in every message.
+        pins: The lock file the tools' definitions are checked against and recorded in; None pins nothing.
+        trusted: Whether the server's annotations are believed: only then do they become effects.
+        errlog: Where a stdio server's standard error goes (default: this process's).
+        timeout: Seconds to wait for each response (default: the SDK's, none).
+
+    Raises:
+        ConnectError: the server could not be started, initialized or listed.
+        ValueError: `spec` or `name` is not usable.
+    """
+    if not isinstance(spec, StdioServer | HttpServer):
+        raise ValueError(f"spec must be a StdioServer or an HttpServer, not {type(spec).__name__}")
+    if not isinstance(name, str) or not name:
+        raise ValueError("name must be a non-empty string")
+    holder: list[MCPClient] = []
+
+    async def elicit(
+        context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        return await holder[0]._elicit(context, params)
+
+    if isinstance(spec, StdioServer):
+        parameters = StdioServerParameters(
+            command=spec.command, args=list(spec.args), env=None if spec.env is None else dict(spec.env), cwd=spec.cwd
+        )
+        transport: Any = stdio_client(parameters, errlog=errlog or sys.stderr)
+    else:
+        http = create_mcp_http_client(headers=None if spec.headers is None else dict(spec.headers))
+        transport = streamable_http_client(spec.url, http_client=http)
+    sdk = Client(transport, elicitation_callback=elicit, read_timeout_seconds=timeout, cache=None)
+    try:
+        await sdk.__aenter__()
+    except Exception as error:
+        raise ConnectError(f"cannot connect to MCP server {name!r}: {_describe(error)}") from error
+    # Entered after the SDK's client and left before it (scopes exit in order): the remote calls run
+    # here, so a call can outlive the scopetool call that started it (an in-call elicitation).
+    tasks = anyio.create_task_group()
+    await tasks.__aenter__()
+    client = MCPClient(name, sdk, tasks)
+    holder.append(client)
+    try:
+        try:
+            listed = await client.list_tools()
+        except Exception as error:
+            raise ConnectError(f"cannot list the tools of MCP server {name!r}: {_describe(error)}") from error
+        client._adopt(listed, pins, trusted)
+        yield client
+    finally:
+        client._close()
+        tasks.cancel_scope.cancel()
+        await tasks.__aexit__(None, None, None)
+        with contextlib.suppress(Exception):
+            await sdk.__aexit__(None, None, None)
+
+
+def _describe(error: BaseException) -> str:
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:  # pyright: ignore[reportUnknownMemberType]
+        error = error.exceptions[0]  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    text = str(error).splitlines()[0] if str(error) else ""
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
