@@ -36,7 +36,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal, TextIO, final
+from typing import Any, Final, Literal, TextIO, final
 
 try:
     import anyio
@@ -53,11 +53,9 @@ from .._outcome import Failure, classify_failure
 from .._output import Result
 from .._registry import Registry
 from ..providers._common import ToolCall, UnknownToolError
+from .client import ConnectError, MCPClient, ServerSpec, connect, server_spec
+from .pins import PinError, PinFile
 from .server import serve_stdio
-
-if TYPE_CHECKING:
-    from .client import MCPClient, ServerSpec
-    from .pins import PinFile
 
 __all__ = [
     "LOCAL",
@@ -282,8 +280,6 @@ def _remote(name: str, value: object, base: Path, source: str, where: str) -> Se
     connection = {key: item for key, item in entry.items() if key not in _SECTION_KEYS}
     if isinstance(connection.get("cwd"), str):
         connection["cwd"] = str(base / connection["cwd"])
-    from .client import server_spec  # noqa: PLC0415 - TODO: top level once the client is merged
-
     try:
         spec = server_spec(connection)
     except ValueError as error:
@@ -545,21 +541,24 @@ class _PolicyGate:
 class Gateway:
     """The running gateway's tools (made by `open_gateway`): what is served, and the audit of each call."""
 
-    __slots__ = ("_audit", "_hidden", "_refusals", "_served", "registry")
+    __slots__ = ("_hidden", "_refusals", "_served", "audit", "registry", "skipped")
 
     def __init__(
         self,
         registry: Registry,
         served: Mapping[str, _Served],
         hidden: Mapping[str, tuple[_Served, str]],
-        audit: AuditLog,
         refusals: weakref.WeakSet[BaseException],
+        skipped: tuple[tuple[str, str], ...],
     ) -> None:
         self.registry = registry
         """The tools served, under their served names, each bound with the config's guards."""
+        self.skipped = skipped
+        """The ``(server, tool)`` pairs that passed the guards but whose served name was taken or invalid."""
+        self.audit = AuditLog(None)
+        """Where `observe` writes (`open_gateway` sets the config's log)."""
         self._served = dict(served)
         self._hidden = dict(hidden)
-        self._audit = audit
         self._refusals = refusals
 
     def origin(self, name: str) -> tuple[str, str] | None:
@@ -567,13 +566,17 @@ class Gateway:
         found = self._served.get(name)
         return None if found is None else (found.server, found.tool)
 
+    def origins(self) -> list[tuple[str, str]]:
+        """The ``(server, tool)`` behind every served tool, in the registry's (name) order."""
+        return [(self._served[name].server, self._served[name].tool) for name in self.registry.names()]
+
     def observe(self, call: ToolCall, outcome: Result | BaseException) -> None:
         """Write the audit line of one call's outcome (the server's `CallObserver`)."""
         served = self._served.get(call.name)
         if served is None:
             hidden = self._hidden.get(call.name)
             server, tool = (None, None) if hidden is None else (hidden[0].server, hidden[0].tool)
-            self._audit.call(call, server=server, tool=tool, reason="unknown" if hidden is None else hidden[1], outcome=None)
+            self.audit.call(call, server=server, tool=tool, reason="unknown" if hidden is None else hidden[1], outcome=None)
             return
         reason, kind = None, "result"
         if isinstance(outcome, InvalidInvocationError):
@@ -583,7 +586,7 @@ class Gateway:
         elif isinstance(outcome, BaseException):
             failure = classify_failure(outcome)
             kind = "error" if failure is None else str(failure.kind)
-        self._audit.call(call, server=served.server, tool=served.tool, reason=reason, outcome=kind)
+        self.audit.call(call, server=served.server, tool=served.tool, reason=reason, outcome=kind)
 
 
 def _rejection_reason(arguments: str | bytes) -> str:
@@ -610,8 +613,6 @@ class _Connection:
         self.stop = anyio.Event()
 
     async def run(self, pins: PinFile | None, errlog: TextIO) -> None:
-        from .client import connect  # noqa: PLC0415 - TODO: top level once the client is merged
-
         spec = self.section.spec
         assert spec is not None  # noqa: S101 - only remote sections are connected
         try:
@@ -642,43 +643,52 @@ async def open_gateway(config: GatewayConfig, *, errlog: TextIO | None = None) -
     with contextlib.ExitStack() as files:
         stream = None if config.audit is None else files.enter_context(config.audit.open("a", encoding="utf-8"))
         audit = AuditLog(stream, arguments=config.audit_arguments)
-        pins = None
-        if config.pins is not None:
-            from .pins import PinFile  # noqa: PLC0415 - TODO: top level once the client is merged
-
-            pins = PinFile(config.pins)
+        try:
+            pins = None if config.pins is None else PinFile(config.pins)
+        except PinError as error:
+            raise ConfigError(str(error)) from None
         connections = [_Connection(section) for section in config.sections if section.spec is not None]
         async with anyio.create_task_group() as group:
+            children = out if _has_fileno(out) else sys.stderr  # a child process's stderr needs a real file
             for connection in connections:
-                group.start_soon(connection.run, pins, out)
+                group.start_soon(connection.run, pins, children)
             with anyio.move_on_after(config.start_timeout):
                 for connection in connections:
                     await connection.ready.wait()
             tools: list[tuple[Section, Tool]] = []
             refused: list[tuple[Section, str, str]] = []
+            listed: dict[str, int | str] = {}  # the tools each server listed, or why it is not served
             for section in config.sections:
                 if section.spec is None:
                     tools.extend((section, binding) for binding in local)
-                    _say(out, f"{section.name}: {len(local)} local tools")
-                    audit.write("server", server=section.name, tools=len(local))
+                    listed[section.name] = len(local)
                     continue
                 connection = next(c for c in connections if c.section is section)
                 client = connection.client
                 if client is None:
-                    why = connection.error or f"it did not start within {config.start_timeout:g} s"
+                    listed[section.name] = connection.error or f"it did not start within {config.start_timeout:g} s"
                     connection.stop.set()
-                    _say(out, f"{section.name}: not served: {why}")
-                    audit.write("server", server=section.name, error=why)
                     continue
                 tools.extend((section, tool) for tool in client.tools)
                 refused.extend((section, tool, why) for tool, why in client.refused.items())
-                _say(out, f"{section.name}: {len(client.tools)} tools")
-                audit.write("server", server=section.name, tools=len(client.tools))
+                listed[section.name] = len(client.tools) + len(client.refused)
+            gateway = _assemble(config, tools, refused, policies)
+            served = Counter(server for server, _ in gateway.origins())
+            for server, count in listed.items():
+                if isinstance(count, str):
+                    _say(out, f"{server}: not served: {count}")
+                    audit.write("server", server=server, error=count)
+                else:
+                    _say(out, f"{server}: {_tools(count)} listed, {served[server]} served")
+                    audit.write("server", server=server, listed=count, served=served[server])
             for section, tool, why in refused:
                 _say(out, f"refused: {why}")
                 audit.write("refused", server=section.name, tool=tool, why=why)
+            for section, tool in gateway.skipped:
+                _say(out, f"skipped: tool {tool!r} of {section!r}: its served name is taken or invalid (set a prefix)")
+                audit.write("skipped", server=section, tool=tool)
+            gateway.audit = audit
             try:
-                gateway = _assemble(config, tools, refused, policies, audit, out)
                 yield gateway
             finally:
                 audit.write("stop")
@@ -691,8 +701,6 @@ def _assemble(
     tools: Sequence[tuple[Section, Tool]],
     refused: Sequence[tuple[Section, str, str]],
     policies: Mapping[str | None, Authorizer],
-    audit: AuditLog,
-    out: TextIO,
 ) -> Gateway:
     """The registry of the tools that pass the guards, under their served names."""
     refusals: weakref.WeakSet[BaseException] = weakref.WeakSet()
@@ -711,11 +719,11 @@ def _assemble(
     names = served_names([(_safe_prefix(section), own) for section, _, own in passing], always=config.prefix == "always")
     bindings: list[Binding] = []
     served: dict[str, _Served] = {}
+    skipped: list[tuple[str, str]] = []
     for section, tool, own in passing:
         name = names[_safe_prefix(section), own]
         if name is None:
-            _say(out, f"skipped: tool {own!r} of {section.name!r}: its served name is taken or invalid (set a prefix)")
-            audit.write("skipped", server=section.name, tool=own)
+            skipped.append((section.name, own))
             continue
         middlewares: list[CallMiddleware] = [
             _PolicyGate(policies[target], refusals) for target in (config.policy, section.policy) if target is not None
@@ -729,7 +737,7 @@ def _assemble(
         served[name] = _Served(section.name, own)
     for name in served:
         hidden.pop(name, None)
-    return Gateway(Registry(*bindings), served, hidden, audit, refusals)
+    return Gateway(Registry(*bindings), served, hidden, refusals, tuple(skipped))
 
 
 def _policies(config: GatewayConfig) -> dict[str | None, Authorizer]:
@@ -764,6 +772,18 @@ def _local_tools(config: GatewayConfig) -> list[Binding]:
     return bindings
 
 
+def _has_fileno(stream: TextIO) -> bool:
+    try:
+        stream.fileno()
+    except (OSError, ValueError):  # io.UnsupportedOperation is both
+        return False
+    return True
+
+
+def _tools(count: int) -> str:
+    return f"{count} tool" if count == 1 else f"{count} tools"
+
+
 def _say(out: TextIO, message: str) -> None:
     out.write(f"scopetool proxy: {message}\n")
     out.flush()
@@ -773,7 +793,7 @@ def _one_line(error: BaseException) -> str:
     while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:  # pyright: ignore[reportUnknownMemberType]
         error = error.exceptions[0]  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
     text = " ".join(str(error).split())
-    if type(error).__name__ == "ConnectError":  # TODO: isinstance once the client is merged
+    if isinstance(error, ConnectError):
         return text
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
