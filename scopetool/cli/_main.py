@@ -11,6 +11,7 @@ from typing import Final, NoReturn
 
 from .. import __version__
 from .._stdio import reserved_stdout
+from . import _pins
 from ._common import PROVIDERS, ExitCode, UsageError, say
 
 __all__ = ["build_parser", "main"]
@@ -140,6 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     proxy.add_argument("config", metavar="CONFIG", help="the gateway config (JSON)")
     proxy.add_argument("--pins", metavar="FILE", help="the lock file tools are pinned in (over the config's)")
     proxy.add_argument("--audit", metavar="FILE", help="append the audit log to FILE (over the config's)")
+    _pins.add_parser(commands)
     return parser
 
 

@@ -1,6 +1,10 @@
-"""MCP for scopetool: the server that serves a `Registry` (`scopetool.mcp.server`).
+"""MCP for scopetool: the server that serves a `Registry`, and the client that uses other servers' tools.
 
-The wire format they share (tool definitions, results) is `scopetool.providers.mcp`. Each module
-here imports the MCP Python SDK (``pip install 'scopetool[mcp]'``); this package itself imports
-nothing, and ``import scopetool`` never imports it.
+* `scopetool.mcp.server`: a registry served over MCP stdio.
+* `scopetool.mcp.client`: an MCP server's tools as scopetool `Tool`s, admitted by their own schemas.
+* `scopetool.mcp.pins`: the lock file that pins those tools' definitions against silent change.
+
+The wire format they share (tool definitions, results) is `scopetool.providers.mcp`. The server and the
+client import the MCP Python SDK (``pip install 'scopetool[mcp]'``); this package itself imports
+nothing, `pins` needs nothing beyond scopetool, and ``import scopetool`` never imports any of them.
 """

@@ -26,8 +26,9 @@ Outcomes (what the model may see is public; causes stay private):
   resource as its text), ``structuredContent`` as `Output.details`.
 * ``isError: true``: a `Failure` whose output is the tool's own content (the remote tool wrote it
   for the model, as MCP intends).
-* A JSON-RPC error, a broken output schema, a dead or closed connection: a `Failure` with a fixed
-  text (`REFUSED`, `BROKEN_OUTPUT`, `UNAVAILABLE`); the cause is the error, private.
+* A JSON-RPC error, a broken output schema, a result that is not valid MCP, a dead or closed
+  connection: a `Failure` with a fixed text (`REFUSED`, `BROKEN_OUTPUT`, `INVALID_RESULT`,
+  `UNAVAILABLE`); the cause is the error, private.
 * Progress notifications: `report_progress`, in the calling task.
 * Elicitation (form mode): an `InputRequest` result. Its prompt is the server's message, its
   response schema the MCP ``ElicitResult`` (``{"action": "accept", "content": {...}}`` with the
@@ -39,6 +40,12 @@ Outcomes (what the model may see is public; causes stay private):
   connected (a resumption after that is a `Failure`, `EXPIRED`). An elicitation a legacy server
   sends while more than one call is in flight on the connection cannot be told apart, and is
   declined; a URL-mode elicitation is declined.
+
+The interface agreed with the gateway's authors holds as agreed (`StdioServer`, `HttpServer`,
+`server_spec`, `connect`, `MCPClient` with `name`, `tools`, `refused`, `definitions`). Beyond it:
+`MCPClient.missing`, `protocol_version` and `session`; `connect`'s ``errlog`` and ``timeout``;
+`RemoteTool.server` and `listed`; `PinFile.accept(server, tools)` takes one name or several (None:
+every pending one).
 
 This module imports the MCP SDK: ``pip install 'scopetool[mcp]'``.
 """
@@ -52,9 +59,9 @@ import json
 import logging
 import os
 import sys
-from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
-from typing import Any, Final, Literal, TextIO, TypeAlias, final
+from collections.abc import AsyncGenerator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal, TextIO, TypeAlias, cast, final
 
 try:
     import anyio
@@ -67,14 +74,15 @@ try:
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
     from mcp.shared.exceptions import MCPError
+    from pydantic import ValidationError
 except ImportError as _missing:
     raise ImportError("scopetool.mcp.client needs the MCP SDK: pip install 'scopetool[mcp]'") from _missing
 
 from .._contract import Contract, Invocation
 from .._definition import NAME_PATTERN, Definition, Effect
-from .._errors import InvalidOutputError, InvalidToolError, ScopetoolError
+from .._errors import InvalidInvocationError, InvalidOutputError, InvalidToolError, ScopetoolError
 from .._input import InputRequest, compile_schema
-from .._json import canonical_json
+from .._json import canonical_json, is_array, is_object
 from .._outcome import Failure, FailureKind
 from .._output import ContentBlock, MediaBlock, Output, Result, TextBlock
 from .._progress import Progress, report_progress
@@ -83,6 +91,7 @@ from .pins import PinFile
 __all__ = [
     "BROKEN_OUTPUT",
     "EXPIRED",
+    "INVALID_RESULT",
     "REFUSED",
     "UNAVAILABLE",
     "ConnectError",
@@ -105,6 +114,8 @@ BROKEN_OUTPUT: Final = (
     'error: tool "{name}" failed: its MCP server returned a result that breaks the tool\'s output schema'
 )
 """The public text of a result whose ``structuredContent`` breaks the tool's own ``outputSchema``."""
+INVALID_RESULT: Final = 'error: tool "{name}" failed: its MCP server returned a result that is not valid MCP'
+"""The public text of a result the SDK cannot parse, or whose content scopetool cannot carry (media not base64)."""
 EXPIRED: Final = 'error: tool "{name}" failed: the MCP server\'s request for input is no longer pending'
 """The public text of a resumption whose in-call elicitation is gone (another process, or the client closed)."""
 
@@ -192,8 +203,8 @@ def server_spec(entry: Mapping[str, Any]) -> ServerSpec:
     command = entry.get("command")
     if not isinstance(command, str) or not command:
         raise ValueError('an MCP server entry needs "command" (a non-empty string) or "url"')
-    args = entry.get("args", [])
-    if not isinstance(args, list | tuple) or not all(isinstance(arg, str) for arg in args):  # pyright: ignore[reportUnknownVariableType]
+    args: object = entry.get("args", [])
+    if not is_array(args) or not all(isinstance(arg, str) for arg in args):
         raise ValueError('"args" must be a list of strings')
     cwd = entry.get("cwd")
     if cwd is not None and not isinstance(cwd, str):
@@ -248,9 +259,24 @@ class RemoteTool:
         """The definition made once from the server's listing (read once, at `bind`)."""
         return self._definition
 
+    @property
+    def listed(self) -> dict[str, Any]:
+        """A copy of the tool's definition exactly as the server listed it (JSON)."""
+        copied: dict[str, Any] = json.loads(json.dumps(self._listed))
+        return copied
+
     async def call(self, invocation: Invocation) -> Result:
-        """Send one admitted call to the server and map its result (see the module's docstring)."""
-        return await self._client.run(self._definition.name, invocation)
+        """Send one admitted call to the server and map its result (see the module's docstring).
+
+        Raises:
+            InvalidInvocationError: `invocation` was admitted by another tool's contract.
+        """
+        if invocation.definition != self._definition:
+            raise InvalidInvocationError(
+                f"tool: invalid invocation: invocation of {invocation.name!r} does not belong to remote tool "
+                f"{self._definition.name!r}"
+            )
+        return await self._client._call(self._definition.name, invocation)  # pyright: ignore[reportPrivateUsage]
 
     def __repr__(self) -> str:
         return f"RemoteTool(server={self._client.name!r}, name={self._definition.name!r})"
@@ -264,11 +290,12 @@ def remote_definition(listed: Mapping[str, Any], *, trusted: bool) -> Definition
     schema = listed.get("inputSchema")
     if not isinstance(schema, dict):
         raise InvalidToolError("its inputSchema is not a JSON object")
-    schema = dict(schema)  # pyright: ignore[reportUnknownArgumentType]
+    schema = dict(cast("dict[str, Any]", schema))
     if "properties" in schema and not any(key in schema for key in _OPEN):
         schema["additionalProperties"] = False
-    output = listed.get("outputSchema")
-    for what, value in (("inputSchema", schema), ("outputSchema", output)):
+    output: dict[str, Any] | None = listed.get("outputSchema")
+    checked: tuple[tuple[str, dict[str, Any] | None], ...] = (("inputSchema", schema), ("outputSchema", output))
+    for what, value in checked:
         if value is not None:
             _enforceable(value, what)
     description = listed.get("description") or ""
@@ -290,14 +317,16 @@ def _enforceable(schema: object, what: str) -> None:
     import jsonschema_rs  # noqa: PLC0415 - compile_schema has just loaded it
 
     try:
-        jsonschema_rs.validator_for(schema, validate_formats=True, offline=True, ignore_unknown_formats=False)
+        jsonschema_rs.validator_for(
+            cast("dict[str, Any] | bool", schema), validate_formats=True, offline=True, ignore_unknown_formats=False
+        )
     except (jsonschema_rs.ValidationError, ValueError) as problem:
         first = str(problem).splitlines()[0]
         raise InvalidToolError(f'{what}: keyword "format": {first} (it would not be enforced)') from None
 
 
 def _effect(annotations: object) -> Effect | None:
-    if not isinstance(annotations, Mapping):
+    if not is_object(annotations):
         return None
     if annotations.get("readOnlyHint") is True:
         return Effect.SAFE
@@ -316,7 +345,10 @@ def result_output(result: types.CallToolResult) -> Output:
         block = _block(item)
         if block is not None:
             blocks.append(block)
-    details = None if result.structured_content is None else canonical_json(result.structured_content)
+    try:
+        details = None if result.structured_content is None else canonical_json(result.structured_content)
+    except ValueError as error:  # NaN, Infinity or a lone surrogate the SDK's parser let through
+        raise InvalidOutputError(f"structuredContent is not I-JSON: {error}") from None
     return Output(content=tuple(blocks), details=details)
 
 
@@ -347,7 +379,7 @@ def _decoded(data: str) -> bytes:
 
 def _elicitation_request(params: types.ElicitRequestFormParams, state: dict[str, Any]) -> InputRequest:
     """An MCP form elicitation as a scopetool input request: answer with an ``ElicitResult``."""
-    requested: dict[str, Any] = params.requested_schema.model_dump(mode="json", by_alias=True, exclude_none=True)
+    requested: dict[str, Any] = json.loads(json.dumps(params.requested_schema))
     schema = {
         "oneOf": [
             {
@@ -389,7 +421,10 @@ class _Running:
 
     send: MemoryObjectSendStream[_Event]
     receive: MemoryObjectReceiveStream[_Event]
+    token: str = field(default_factory=lambda: os.urandom(12).hex())
+    """The call's name in `MCPClient._running` and in its continuation's state."""
     asked: _Asked | None = None
+    scope: anyio.CancelScope | None = None
 
 
 # -- the client --------------------------------------------------------------------------------------
@@ -484,21 +519,21 @@ class MCPClient:
             tools.append(RemoteTool(self, definition, tool))
         self._tools = tuple(tools)
         for line in self._refused.values():
-            logger.warning("%s", line)
+            logger.info("%s", line)
 
     # -- calls
 
-    async def run(self, name: str, invocation: Invocation) -> Result:
-        """Run one admitted call of tool `name` on the server (what `RemoteTool.call` does)."""
+    async def _call(self, name: str, invocation: Invocation) -> Result:
+        """Run one admitted call of tool `name` on the server (`RemoteTool.call`, which checked the contract)."""
         continuation = invocation.continuation
         arguments: dict[str, Any] = json.loads(invocation.arguments or b"{}")
         if continuation is not None:
-            state = continuation.state
-            kind = state.get("kind") if isinstance(state, dict) else None
+            state: Any = continuation.state
+            kind = state.get("kind") if is_object(state) else None
             if kind == _INPUT_REQUIRED:
-                responses = {str(state["key"]): _elicit_result(continuation.response)}
+                responses: types.InputResponses = {str(state["key"]): _elicit_result(continuation.response)}
                 return await self._start(name, invocation.contract, arguments, responses, state.get("request_state"))
-            running = self._running.pop(str(state.get("call")), None) if kind == _ELICITATION else None
+            running = self._running.get(str(state.get("call"))) if kind == _ELICITATION else None
             if running is None or running.asked is None:
                 raise Failure(
                     kind=FailureKind.FAILED,
@@ -529,81 +564,82 @@ class MCPClient:
         send, receive = anyio.create_memory_object_stream[_Event](16)
         running = _Running(send, receive)
 
-        async def progress(done: float, total: float | None, message: str | None) -> None:
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             with contextlib.suppress(
                 ValueError, anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError
             ):
-                total_ = total if total is not None and total >= done else 0
-                send.send_nowait(("progress", Progress(completed=max(done, 0), total=total_, message=message or "")))
+                total_ = total if total is not None and total >= progress else 0
+                send.send_nowait(
+                    ("progress", Progress(completed=max(progress, 0), total=total_, message=message or ""))
+                )
 
         async def remote() -> None:
             outcome: Any
-            token = self._enter(running)
-            try:
-                outcome = await client.session.call_tool(
-                    name,
-                    arguments,
-                    progress_callback=progress,
-                    input_responses=responses,
-                    request_state=request_state,
-                    allow_input_required=True,
-                )
-            except Exception as error:  # noqa: BLE001 - every error of the call is its outcome
-                outcome = error
-            finally:
-                self._leave(token)
-            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-                await send.send(("done", outcome))
+            with send, anyio.CancelScope() as scope:
+                running.scope = scope
+                self._running[running.token] = running
+                try:
+                    outcome = await client.session.call_tool(
+                        name,
+                        arguments,
+                        progress_callback=on_progress,
+                        input_responses=responses,
+                        request_state=request_state,
+                        allow_input_required=True,
+                    )
+                except Exception as error:  # noqa: BLE001 - every error of the call is its outcome
+                    outcome = error
+                finally:
+                    self._running.pop(running.token, None)
+                with contextlib.suppress(anyio.BrokenResourceError):
+                    await send.send(("done", outcome))
 
         self._tasks.start_soon(remote)
         return await self._follow(name, contract, running)
 
-    def _enter(self, running: _Running) -> str:
-        token = os.urandom(12).hex()
-        self._running[token] = running
-        return token
-
-    def _leave(self, token: str) -> None:
-        self._running.pop(token, None)
-
     async def _follow(self, name: str, contract: Contract, running: _Running) -> Result:
-        """Wait for the running call's next outcome in the calling task: progress, an elicitation, its end."""
-        async for event in running.receive:
-            if event[0] == "progress":
-                report_progress(event[1])
-            elif event[0] == "asked":
-                token = next((key for key, value in self._running.items() if value is running), None)
-                if token is None:  # pragma: no cover - the call ends only after its question is answered
-                    continue
-                return Result(
-                    input_request=_elicitation_request(event[1].params, {"kind": _ELICITATION, "call": token})
-                )
-            else:
-                return self._outcome(name, contract, event[1])
-        raise Failure(  # pragma: no cover - the remote task always sends "done" before it ends
-            kind=FailureKind.FAILED, output=UNAVAILABLE.format(name=name), cause=ConnectError("the call ended")
-        )
+        """Wait for the running call's next outcome in the calling task: progress, an elicitation, its end.
+
+        A caller that stops waiting (cancelled) cancels the remote call, unless the call is suspended on
+        an elicitation, which its continuation resumes.
+        """
+        suspended = False
+        try:
+            async for event in running.receive:
+                if event[0] == "progress":
+                    report_progress(event[1])
+                elif event[0] == "asked":
+                    suspended = True
+                    state = {"kind": _ELICITATION, "call": running.token}
+                    return Result(input_request=_elicitation_request(event[1].params, state))
+                else:
+                    return self._outcome(name, contract, event[1])
+            raise Failure(  # the remote call was cancelled: the client closed
+                kind=FailureKind.FAILED, output=UNAVAILABLE.format(name=name), cause=ConnectError("the client closed")
+            )
+        finally:
+            if not suspended:
+                running.receive.close()
+                if running.scope is not None:
+                    running.scope.cancel()
 
     def _outcome(self, name: str, contract: Contract, outcome: Any) -> Result:
         if isinstance(outcome, types.InputRequiredResult):
             return self._input_required(name, outcome)
-        if isinstance(outcome, MCPError):
+        if isinstance(outcome, MCPError) and outcome.code != types.CONNECTION_CLOSED:
             raise Failure(kind=FailureKind.FAILED, output=REFUSED.format(name=name), cause=outcome)
         if isinstance(outcome, RuntimeError) and "structured content" in str(outcome):
             raise Failure(kind=FailureKind.FAILED, output=BROKEN_OUTPUT.format(name=name), cause=outcome)
+        if isinstance(outcome, ValidationError):
+            raise Failure(kind=FailureKind.FAILED, output=INVALID_RESULT.format(name=name), cause=outcome)
         if isinstance(outcome, BaseException):
             raise Failure(kind=FailureKind.FAILED, output=UNAVAILABLE.format(name=name), cause=outcome)
-        if not isinstance(outcome, types.CallToolResult):
-            raise Failure(
-                kind=FailureKind.FAILED,
-                output=REFUSED.format(name=name),
-                cause=TypeError(f"unexpected result {type(outcome).__name__}"),
-            )
+        answer: types.CallToolResult = outcome  # call_tool returns nothing else without allow_claimed
         try:
-            output = result_output(outcome)
+            output = result_output(answer)
         except InvalidOutputError as error:
-            raise Failure(kind=FailureKind.FAILED, output=BROKEN_OUTPUT.format(name=name), cause=error) from None
-        if outcome.is_error:
+            raise Failure(kind=FailureKind.FAILED, output=INVALID_RESULT.format(name=name), cause=error) from None
+        if answer.is_error:
             shown = (
                 output
                 if output.content or output.details is not None
@@ -656,7 +692,8 @@ class MCPClient:
     def _close(self) -> None:
         self._client = None
         for running in list(self._running.values()):
-            if running.asked is not None:
+            if running.asked is not None:  # suspended: no scopetool call is waiting on it
+                running.receive.close()
                 running.asked.answer = types.ElicitResult(action="cancel")
                 running.asked.answered.set()
 
@@ -677,7 +714,7 @@ async def connect(
     trusted: bool = False,
     errlog: TextIO | None = None,
     timeout: float | None = None,
-) -> AsyncIterator[MCPClient]:
+) -> AsyncGenerator[MCPClient]:
     """Connect to one MCP server, list its tools, check them against `pins`; close it on exit.
 
     Args:
@@ -701,13 +738,14 @@ async def connect(
     async def elicit(
         context: ClientRequestContext, params: types.ElicitRequestParams
     ) -> types.ElicitResult | types.ErrorData:
-        return await holder[0]._elicit(context, params)
+        return await holder[0]._elicit(context, params)  # pyright: ignore[reportPrivateUsage]
 
     if isinstance(spec, StdioServer):
         parameters = StdioServerParameters(
             command=spec.command, args=list(spec.args), env=None if spec.env is None else dict(spec.env), cwd=spec.cwd
         )
         transport: Any = stdio_client(parameters, errlog=errlog or sys.stderr)
+        http = None
     else:
         http = create_mcp_http_client(headers=None if spec.headers is None else dict(spec.headers))
         transport = streamable_http_client(spec.url, http_client=http)
@@ -715,6 +753,8 @@ async def connect(
     try:
         await sdk.__aenter__()
     except Exception as error:
+        if http is not None:
+            await http.aclose()
         raise ConnectError(f"cannot connect to MCP server {name!r}: {_describe(error)}") from error
     # Entered after the SDK's client and left before it (scopes exit in order): the remote calls run
     # here, so a call can outlive the scopetool call that started it (an in-call elicitation).
@@ -727,18 +767,29 @@ async def connect(
             listed = await client.list_tools()
         except Exception as error:
             raise ConnectError(f"cannot list the tools of MCP server {name!r}: {_describe(error)}") from error
-        client._adopt(listed, pins, trusted)
+        client._adopt(listed, pins, trusted)  # pyright: ignore[reportPrivateUsage]
         yield client
     finally:
-        client._close()
+        client._close()  # pyright: ignore[reportPrivateUsage]
         tasks.cancel_scope.cancel()
         await tasks.__aexit__(None, None, None)
         with contextlib.suppress(Exception):
             await sdk.__aexit__(None, None, None)
+        if http is not None:
+            await http.aclose()  # the caller's to close: the SDK closes only the clients it made
+
+
+def _is_group(error: BaseException) -> bool:
+    """Whether `error` is an exception group."""
+    return isinstance(error, BaseExceptionGroup)
 
 
 def _describe(error: BaseException) -> str:
-    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:  # pyright: ignore[reportUnknownMemberType]
-        error = error.exceptions[0]  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    """``Type: first line`` of the one error at the bottom of an exception group (anyio wraps them)."""
+    while True:
+        members: tuple[BaseException, ...] = getattr(error, "exceptions", ()) if _is_group(error) else ()
+        if len(members) != 1:
+            break
+        error = members[0]
     text = str(error).splitlines()[0] if str(error) else ""
     return f"{type(error).__name__}: {text}" if text else type(error).__name__

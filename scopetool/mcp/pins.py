@@ -15,10 +15,11 @@ What `PinFile.check` decides when a server's tools are listed:
   schema the JSON Pointers where it differs); the new definition is recorded as pending;
 * a tool new to a server already pinned: refused until accepted (recorded as pending). A server
   that grows a tool is a change like any other;
-* a pinned tool the server no longer lists: reported (`PinCheck.missing`), kept in the file.
+* a pinned tool the server no longer lists: reported (`PinCheck.missing`), kept in the file and
+  noted there as missing.
 
 `PinFile.accept(server, tool)` (or ``scopetool pins accept LOCKFILE SERVER [TOOL ...]``) makes a
-pending definition the pinned one, or forgets a missing tool.
+pending definition the pinned one, or forgets a tool noted as missing (only when named).
 """
 
 from __future__ import annotations
@@ -152,13 +153,12 @@ class PinFile:
 
         The file is written when something was recorded (a first contact, a new pending definition).
         """
-        entry = self._data.get(server)
-        first = entry is None
-        if entry is None:
-            entry = {"tools": {}, "pending": {}}
+        known: dict[str, Any] | None = self._data.get(server)
+        before = canonical_json(known or {})
+        first = known is None
+        entry: dict[str, Any] = {"tools": {}, "pending": {}} if known is None else known
         tools: dict[str, Any] = entry.setdefault("tools", {})
         pending: dict[str, Any] = entry.setdefault("pending", {})
-        before = canonical_json(self._data.get(server) or {})
         accepted: list[str] = []
         refused: dict[str, str] = {}
         recorded: list[str] = []
@@ -183,6 +183,10 @@ class PinFile:
                     f"accept it with: scopetool pins accept LOCKFILE {server} {name}"
                 )
         missing = tuple(sorted(set(tools) - set(listed)))
+        if missing:
+            entry["missing"] = list(missing)
+        else:
+            entry.pop("missing", None)
         if not pending:
             entry.pop("pending", None)
         self._data[server] = entry
@@ -190,8 +194,10 @@ class PinFile:
             self.save()
         return PinCheck(tuple(accepted), refused, missing, tuple(recorded))
 
-    def accept(self, server: str, tools: Iterable[str] | None = None) -> tuple[str, ...]:
+    def accept(self, server: str, tools: str | Iterable[str] | None = None) -> tuple[str, ...]:
         """Accept pending definitions of `server` (all, or the named `tools`); a named missing tool is forgotten.
+
+        `tools` is one tool's name, several, or None for every pending one.
 
         Returns the names accepted (or forgotten), and writes the file.
 
@@ -205,20 +211,27 @@ class PinFile:
             )
         pinned: dict[str, Any] = entry.setdefault("tools", {})
         pending: dict[str, Any] = entry.get("pending", {})
+        gone: list[str] = entry.get("missing", [])
+        if isinstance(tools, str):
+            tools = (tools,)
         names = sorted(pending) if tools is None else list(dict.fromkeys(tools))
-        done: list[str] = []
+        for name in names:
+            if name not in pending and (tools is None or name not in gone):
+                raise PinError(
+                    f"{self._path}: tool {name!r} of MCP server {server!r} has no pending change to accept "
+                    f"(pending: {', '.join(sorted(pending)) or 'none'}; no longer listed: {', '.join(gone) or 'none'})"
+                )
         for name in names:
             if name in pending:
                 pinned[name] = pending.pop(name)
-            elif tools is not None and name in pinned:
-                del pinned[name]  # forgetting a pin: only by name, never by "accept all"
-            else:
-                raise PinError(f"{self._path}: tool {name!r} of MCP server {server!r} has no pending change to accept")
-            done.append(name)
-        if not pending:
-            entry.pop("pending", None)
+            else:  # forgetting a pin the server no longer lists: only by name, never by "accept all"
+                pinned.pop(name, None)
+                gone.remove(name)
+        for key, value in (("pending", pending), ("missing", gone)):
+            if not value:
+                entry.pop(key, None)
         self.save()
-        return tuple(done)
+        return tuple(names)
 
     def save(self) -> None:
         """Write the file (sorted keys, two-space indents, a final newline), atomically."""
@@ -250,17 +263,26 @@ class PinFile:
             raise PinError(f"{self._path}: not a scopetool MCP lock file (expected {expected})")
         servers: dict[str, Any] = document["servers"]
         for server, entry in servers.items():
+            if not is_object(entry):
+                raise PinError(f"{self._path}: servers.{server}: expected an object of tools")
+            gone: object = entry.get("missing", [])
+            if not is_array(gone) or not all(isinstance(name, str) for name in gone):
+                raise PinError(f"{self._path}: servers.{server}.missing: expected a list of tool names")
             for part in ("tools", "pending"):
-                for name, pin in (entry.get(part) or {}).items() if is_object(entry) else [(None, None)]:
+                pins: object = entry.get(part, {})
+                if not is_object(pins):
+                    raise PinError(f"{self._path}: servers.{server}.{part}: expected an object of tools")
+                for name, pin in pins.items():
+                    where = f"{self._path}: servers.{server}.{part}.{name}"
                     if (
                         not is_object(pin)
                         or not is_object(pin.get("definition"))
                         or not isinstance(pin.get("sha256"), str)
                     ):
-                        raise PinError(f"{self._path}: servers.{server}.{part}.{name}: expected sha256 and definition")
+                        raise PinError(f"{where}: expected sha256 and definition")
                     if fingerprint(pin["definition"]) != pin["sha256"]:
                         raise PinError(
-                            f"{self._path}: servers.{server}.{part}.{name}: the sha256 does not match the definition "
+                            f"{where}: the sha256 does not match the definition "
                             "(edited by hand?): restore it, or delete the entry to pin the tool again"
                         )
         return servers

@@ -40,9 +40,9 @@ MARK = "HOSTILE-7f3a"
 """In every hostile argument set: no line that reached the server may hold it."""
 
 
-def recorded(command: list[str], log: Path, pidfile: Path) -> dict[str, Any]:
-    """An ``mcpServers`` entry running `command` behind the recorder."""
-    return {"command": sys.executable, "args": [str(RECORDER), str(log), str(pidfile), *command]}
+def recorded(command: list[str], log: Path) -> dict[str, Any]:
+    """An ``mcpServers`` entry running `command` behind the recorder (its process id goes to ``LOG.pid``)."""
+    return {"command": sys.executable, "args": [str(RECORDER), str(log), *command]}
 
 
 def lines(path: Path) -> list[dict[str, Any]]:
@@ -131,7 +131,7 @@ def hostile(folder: Path) -> Hostile:
     received, lock = here / "received.jsonl", folder / "mcp.lock.json"
     config = {
         "mcpServers": {
-            "everything": {**recorded(everything_server(), received, here / "pid"), "deny": ["get-env"]},
+            "everything": {**recorded(everything_server(), received), "deny": ["get-env"]},
             "broken": {"command": str(here / "no-such-server")},
         },
         "gateway": {"audit": "audit.jsonl", "pins": str(lock)},
@@ -243,11 +243,11 @@ def guarded(folder: Path, repository: Path, hostile: Hostile) -> Iterator[Guarde
     config = {
         "mcpServers": {
             "everything": {
-                **recorded(everything_server(), received, here / "everything.pid"),
+                **recorded(everything_server(), received),
                 "deny": ["trigger-*", "toggle-*"],
                 "policy": f"{FIXTURE}:policy",
             },
-            "git": {**recorded(git_server(repository), here / "git.jsonl", here / "git.pid"), "allow": ["git_status"]},
+            "git": {**recorded(git_server(repository), here / "git.jsonl"), "allow": ["git_status"]},
         },
         "scopetool": {"tools": [f"{FIXTURE}:registry"]},
         "gateway": {"deny": ["*env*"], "pins": str(hostile.lock), "audit": "audit.jsonl", "name": "guarded"},
@@ -276,8 +276,8 @@ def guarded(folder: Path, repository: Path, hostile: Hostile) -> Iterator[Guarde
                 await call("global deny", "get-env", {})
                 await call("pin", "get-tiny-image", {})
                 await call("status", "git_status", {"repo_path": str(repository)})
-                assert (here / "git.pid").exists(), said.getvalue()
-                os.kill(int((here / "git.pid").read_text()), signal.SIGKILL)
+                assert (here / "git.jsonl.pid").exists(), said.getvalue()
+                os.kill(int((here / "git.jsonl.pid").read_text()), signal.SIGKILL)
                 await call("dead", "git_status", {"repo_path": str(repository)})
                 await call("alive", "everything__echo", {"message": "still here"})
         assert seen is not None
