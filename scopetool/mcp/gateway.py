@@ -488,15 +488,15 @@ class _Served:
 
 @final
 class _Forwarded:
-    """A tool served under `name` (its own or a prefixed one): the same schema, output schema and effect.
+    """A bound tool served under `name` (a prefixed one, or its own with the gateway's guards around it).
 
-    A `Binding` (a local tool) is admitted again by its own contract under its own name, so its own
-    middlewares run; a remote tool takes the invocation as it is (it sends the server its own name).
+    The same schema, output schema and effect; each call the gateway admitted is admitted again by
+    the tool's own contract, under its own name, and run through its own binding (its middlewares).
     """
 
     __slots__ = ("_definition", "_inner")
 
-    def __init__(self, inner: Tool, name: str) -> None:
+    def __init__(self, inner: Binding, name: str) -> None:
         self._inner = inner
         self._definition = Definition.from_dict({**inner.definition().to_dict(), "name": name})
 
@@ -505,10 +505,8 @@ class _Forwarded:
 
     async def call(self, invocation: Invocation, /) -> Result:
         inner = self._inner
-        if isinstance(inner, Binding):
-            admission = Admission(idempotency_key=invocation.idempotency_key, continuation=invocation.continuation)
-            return await inner.call(inner.contract.prepare(Request(inner.name, invocation.arguments), admission))
-        return await inner.call(invocation)
+        admission = Admission(idempotency_key=invocation.idempotency_key, continuation=invocation.continuation)
+        return await inner.call(inner.contract.prepare(Request(inner.name, invocation.arguments), admission))
 
 
 @final
@@ -733,7 +731,7 @@ def _assemble(
         elif name == own and not isinstance(tool, Binding):
             bindings.append(bind(tool, *middlewares))
         else:
-            bindings.append(bind(_Forwarded(tool, name), *middlewares))
+            bindings.append(bind(_Forwarded(tool if isinstance(tool, Binding) else bind(tool), name), *middlewares))
         served[name] = _Served(section.name, own)
     for name in served:
         hidden.pop(name, None)
