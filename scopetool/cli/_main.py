@@ -126,21 +126,38 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser(
         "serve",
-        help="serve the tools over stdio as an MCP server",
-        description="Serve the tools to an MCP client over stdio (needs pip install 'scopetool[mcp]').",
+        help="serve the tools as an MCP server, over stdio or Streamable HTTP",
+        description="Serve the tools to an MCP client over stdio, or over Streamable HTTP with --http "
+        "(needs pip install 'scopetool[mcp]'). Ctrl-C stops it.",
     )
     serve.add_argument("target", metavar="TARGET", help=_TARGET_HELP)
+    serve.add_argument(
+        "--http",
+        metavar="[HOST:]PORT",
+        help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio (HOST defaults to 127.0.0.1, "
+        "this machine only; PORT 0 picks a free one)",
+    )
+    serve.add_argument("--name", default="scopetool", help="the server name the client is told (default: scopetool)")
+    serve.add_argument("--instructions", metavar="TEXT", help="instructions for the client's model")
+    serve.add_argument(
+        "--page-size", metavar="N", type=int, help="list the tools N to a tools/list page (default: all on one)"
+    )
 
     proxy = commands.add_parser(
         "proxy",
         help="serve several MCP servers' tools (and local ones) as one MCP server, guarded and audited",
         description="Serve the tools of the MCP servers in CONFIG (the mcpServers JSON of MCP clients) and of "
-        "its local tools over stdio: every call admitted by the tool's schema, the config's guards and "
+        "its local tools over stdio or Streamable HTTP: every call admitted by the tool's schema, the config's guards and "
         "pins applied, each call audited (see docs/mcp-gateway.md; needs pip install 'scopetool[mcp]').",
     )
     proxy.add_argument("config", metavar="CONFIG", help="the gateway config (JSON)")
     proxy.add_argument("--pins", metavar="FILE", help="the lock file tools are pinned in (over the config's)")
     proxy.add_argument("--audit", metavar="FILE", help="append the audit log to FILE (over the config's)")
+    proxy.add_argument(
+        "--http",
+        metavar="[HOST:]PORT",
+        help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio (HOST defaults to 127.0.0.1)",
+    )
     _pins.add_parser(commands)
     return parser
 

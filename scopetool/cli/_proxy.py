@@ -9,18 +9,19 @@ from pathlib import Path
 from types import ModuleType
 
 from .._stdio import reserved_stdin
-from ._common import ExitCode, UsageError
-from ._serve import import_problem
+from ._common import ExitCode, UsageError, describe
+from ._serve import http_address, import_problem
 
 __all__ = ["run"]
 
 
 def run(args: argparse.Namespace) -> int:
-    """Read CONFIG, start its servers and serve their tools over stdio until the client disconnects.
+    """Read CONFIG, start its servers and serve their tools over stdio (or ``--http``) until the client leaves.
 
     A config problem is one line (the key and where it is); ``--pins`` and ``--audit`` override the
     config's ``gateway.pins`` and ``gateway.audit``.
     """
+    address = None if args.http is None else http_address(args.http)
     with reserved_stdin():
         try:
             gateway: ModuleType = importlib.import_module("scopetool.mcp.gateway")
@@ -35,7 +36,9 @@ def run(args: argparse.Namespace) -> int:
         if args.audit is not None:
             config = dataclasses.replace(config, audit=Path(args.audit))
         try:
-            gateway.run_gateway(config)
+            gateway.run_gateway(config, http=address)
         except gateway.ConfigError as error:
             raise UsageError(str(error)) from None
+        except OSError as error:
+            raise UsageError(f"--http {args.http}: cannot listen there: {describe(error)}") from None
     return ExitCode.OK

@@ -1,38 +1,86 @@
-"""``scopetool serve``: the registry as an MCP server over stdio (the server is `scopetool.mcp.server`)."""
+"""``scopetool serve``: the registry as an MCP server over stdio or Streamable HTTP (`scopetool.mcp.server`)."""
 
 from __future__ import annotations
 
 import argparse
 import importlib
-from collections.abc import Callable
-from typing import Final
+import ipaddress
+import sys
+from typing import Any, Final
 
-from .._registry import Registry
 from .._stdio import reserved_stdin
-from ._common import ExitCode, UsageError, describe
+from ._common import ExitCode, UsageError, describe, say
 from ._target import load_registry
 
-__all__ = ["MISSING_SDK", "import_problem", "run"]
+__all__ = ["MISSING_SDK", "http_address", "import_problem", "run"]
 
 MISSING_SDK: Final = "scopetool serve needs the MCP SDK: pip install 'scopetool[mcp]'"
 """What ``serve`` says when the ``mcp`` package is not installed."""
+_LOOPBACK: Final = "127.0.0.1"
 
 
 def run(args: argparse.Namespace) -> int:
-    """Load TARGET and serve it over stdio until the client disconnects.
+    """Load TARGET and serve it until the client disconnects (stdio) or Ctrl-C.
 
     Standard input is the protocol's from the start, as standard output is (`main`): the TARGET's
-    module reads an empty input, even on import.
+    module reads an empty input, even on import. A person at a terminal is told, in one line on
+    standard error, what is served and that it waits for a client: always over HTTP, over stdio
+    when standard input is a terminal (where a client would be a pipe).
     """
+    address = None if args.http is None else http_address(args.http)
+    if args.page_size is not None and args.page_size < 1:
+        raise UsageError(f"--page-size must be a positive integer, not {args.page_size}")
+    interactive = sys.stdin is not None and sys.stdin.isatty()
     with reserved_stdin():
         registry = load_registry(args.target)
         try:
             module = importlib.import_module("scopetool.mcp.server")
         except ImportError as error:
             raise UsageError(import_problem(error)) from None
-        run_stdio: Callable[[Registry], None] = module.run_stdio
-        run_stdio(registry)
+        options: dict[str, Any] = {"name": args.name, "instructions": args.instructions, "page_size": args.page_size}
+        count = len(registry)
+        served = f"serving {count} tool{'' if count == 1 else 's'} as MCP server {args.name!r}"
+        if address is None:
+            if interactive:
+                say(f"{served} over stdio; waiting for a client on standard input (Ctrl-C stops)")
+            module.run_stdio(registry, **options)
+            return ExitCode.OK
+        host, port = address
+
+        def ready(url: str) -> None:
+            say(f"{served} at {url} (Streamable HTTP); waiting for a client (Ctrl-C stops)")
+
+        try:
+            module.run_http(registry, host=host, port=port, ready=ready, **options)
+        except OSError as error:
+            raise UsageError(f"--http {args.http}: cannot listen there: {describe(error)}") from None
     return ExitCode.OK
+
+
+def http_address(text: str) -> tuple[str, int]:
+    """``[HOST:]PORT`` as (host, port); the host is 127.0.0.1 when left out, ``[::1]:PORT`` for IPv6.
+
+    Raises:
+        UsageError: not a port number from 0 to 65535, or an IPv6 host without brackets.
+    """
+    host, colon, port = text.rpartition(":")
+    if not colon:
+        host = _LOOPBACK
+    elif host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+        _ipv6(host, text)
+    elif ":" in host or not host:
+        raise UsageError(f"--http {text}: give HOST:PORT, with an IPv6 host in brackets ([::1]:8000)")
+    if not port.isdecimal() or not port.isascii() or not 0 <= int(port) <= 65535:
+        raise UsageError(f"--http {text}: the port must be a number from 0 to 65535")
+    return host, int(port)
+
+
+def _ipv6(host: str, text: str) -> None:
+    try:
+        ipaddress.IPv6Address(host)
+    except ValueError:
+        raise UsageError(f"--http {text}: {host!r} is not an IPv6 address") from None
 
 
 def import_problem(error: ImportError) -> str:

@@ -55,7 +55,7 @@ from .._registry import Registry
 from ..providers._common import ToolCall, UnknownToolError
 from .client import ConnectError, MCPClient, ServerSpec, connect, server_spec
 from .pins import PinError, PinFile
-from .server import serve_stdio
+from .server import serve_http, serve_stdio
 
 __all__ = [
     "LOCAL",
@@ -69,6 +69,7 @@ __all__ = [
     "open_gateway",
     "parse_config",
     "run_gateway",
+    "serve_gateway",
     "served_names",
 ]
 
@@ -796,13 +797,34 @@ def _one_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
-async def serve(config: GatewayConfig, *, errlog: TextIO | None = None) -> None:
-    """Serve the gateway of `config` over stdio until the client disconnects."""
-    async with open_gateway(config, errlog=errlog) as gateway:
-        _say(errlog or sys.stderr, f"serving {len(gateway.registry)} tools over stdio")
-        await serve_stdio(gateway.registry, name=config.name, instructions=config.instructions, on_call=gateway.observe)
+async def serve_gateway(
+    config: GatewayConfig, *, http: tuple[str, int] | None = None, errlog: TextIO | None = None
+) -> None:
+    """Serve the gateway of `config` over stdio until the client disconnects, or over HTTP at `http` until cancelled.
+
+    `http` is ``(host, port)``: the endpoint is ``http://HOST:PORT/mcp`` (`scopetool.mcp.server.serve_http`).
+    """
+    out = errlog or sys.stderr
+    async with open_gateway(config, errlog=out) as gateway:
+        served = f"serving {_tools(len(gateway.registry))} as MCP server {config.name!r}"
+        if http is None:
+            _say(out, f"{served} over stdio")
+            await serve_stdio(
+                gateway.registry, name=config.name, instructions=config.instructions, on_call=gateway.observe
+            )
+            return
+        host, port = http
+        await serve_http(
+            gateway.registry,
+            host=host,
+            port=port,
+            name=config.name,
+            instructions=config.instructions,
+            on_call=gateway.observe,
+            ready=lambda url: _say(out, f"{served} at {url} (Streamable HTTP)"),
+        )
 
 
-def run_gateway(config: GatewayConfig, *, errlog: TextIO | None = None) -> None:
-    """Serve the gateway of `config`, blocking until the client disconnects (what ``scopetool proxy`` runs)."""
-    asyncio.run(serve(config, errlog=errlog))  # pragma: no cover - run in a subprocess by the tests
+def run_gateway(config: GatewayConfig, *, http: tuple[str, int] | None = None) -> None:
+    """`serve_gateway`, blocking until the client disconnects or Ctrl-C (what ``scopetool proxy`` runs)."""
+    asyncio.run(serve_gateway(config, http=http))  # pragma: no cover - run in a subprocess by the tests

@@ -1,21 +1,24 @@
-"""Serve a `Registry` to any MCP client over stdio, on the official MCP Python SDK.
+"""Serve a `Registry` to any MCP client over stdio or Streamable HTTP, on the official MCP Python SDK.
 
-``scopetool serve path/to/tools.py:registry`` runs `run_stdio`; `create_server` gives the SDK's
-low-level server for other transports. This module imports the ``mcp`` package: install it with
-``pip install 'scopetool[mcp]'``. ``import scopetool`` never imports it.
+``scopetool serve path/to/tools.py:registry`` runs `run_stdio`, ``--http 127.0.0.1:8000`` runs
+`run_http`; `http_app` is the ASGI application for an ASGI server of one's own, and `create_server`
+the SDK's low-level server for other transports. This module imports the ``mcp`` package: install it
+with ``pip install 'scopetool[mcp]'``. ``import scopetool`` never imports it.
 
 What a client sees:
 
 * ``tools/list``: `scopetool.providers.mcp.export_tools` of the registry, made once when the server
   is created (effects as ``annotations``, output schemas, a non-object one wrapped as
-  ``{"result": ...}``).
+  ``{"result": ...}``, schemas shaped for clients, ``tool_fields``), in pages of ``page_size`` tools
+  when one is given; a cursor the server did not give is the JSON-RPC error ``-32602``.
 * ``tools/call``: the call is admitted by the tool's `Contract.prepare` (the SDK does not validate
   arguments itself), run through its `Binding`, and answered with
-  `scopetool.providers.mcp.result_message`: a rejection, a `Failure`, an unknown tool or any other
-  error (a tool's ``KeyboardInterrupt``, ``sys.exit`` or ``CancelledError`` too) is an ``isError``
-  result with only model-safe text.
-* Over stdio, every line is checked as I-JSON (RFC 7493) before the SDK parses it, so a repeated
-  member name cannot be collapsed on the way to ``prepare``; every request gets an answer.
+  `scopetool.providers.mcp.result_message`: a rejection, a `Failure` or any other error (a tool's
+  ``KeyboardInterrupt``, ``sys.exit`` or ``CancelledError`` too) is an ``isError`` result with only
+  model-safe text. An unknown tool is the JSON-RPC error ``-32602`` (MCP 2026-07-28).
+* Every stdio line and HTTP request body is checked as I-JSON (RFC 7493) before the SDK parses it,
+  so a repeated member name cannot be collapsed on the way to ``prepare``; every request gets an
+  answer.
 * Progress: when the request carries a ``progressToken``, every `report_progress` of the call becomes
   a ``notifications/progress``, in order (reports that do not advance are dropped: MCP requires the
   progress value to increase).
@@ -50,10 +53,13 @@ import asyncio
 import contextlib
 import json
 import math
-from collections.abc import AsyncGenerator, Callable, Mapping
+import os
+import socket
+import threading
+from collections.abc import AsyncGenerator, Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Final, Protocol, TypeAlias, final
+from typing import Any, BinaryIO, Final, Protocol, TypeAlias, TypedDict, Unpack, cast, final
 
 try:
     import anyio
@@ -62,10 +68,14 @@ try:
     from mcp.server.lowlevel import Server
     from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
     from mcp.server.session import ServerSession
+    from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, RequestBodyLimitMiddleware
     from mcp.shared.dispatcher import coerce_request_id
+    from mcp.shared.exceptions import MCPError
     from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
     from mcp.shared.message import ServerMessageMetadata, SessionMessage
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+    from starlette.responses import Response
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 except ImportError as _missing:
     raise ImportError(  # named after the SDK, whichever of its modules (or anyio, which it brings) was missing
         "scopetool.mcp.server needs the MCP Python SDK (mcp 2.3 or newer): pip install 'scopetool[mcp]'", name="mcp"
@@ -82,7 +92,20 @@ from .._stdio import reserved_stdin, reserved_stdout
 from ..providers._common import Export, ToolCall, UnknownToolError, run_call
 from ..providers.mcp import export_tools, list_tools_result, result_message
 
-__all__ = ["CallObserver", "create_server", "requested_schema", "run_stdio", "serve_stdio"]
+__all__ = [
+    "DEFAULT_HOST",
+    "DEFAULT_PATH",
+    "HTTP_SHUTDOWN_GRACE",
+    "CallObserver",
+    "ServerOptions",
+    "create_server",
+    "http_app",
+    "requested_schema",
+    "run_http",
+    "run_stdio",
+    "serve_http",
+    "serve_stdio",
+]
 
 ANSWER: Final = "answer"
 """The one property a non-object response schema is wrapped in for elicitation."""
@@ -121,6 +144,8 @@ def create_server(
     name: str = "scopetool",
     version: str = __version__,
     instructions: str | None = None,
+    page_size: int | None = None,
+    tool_fields: Mapping[str, Mapping[str, Any]] | None = None,
     on_call: CallObserver | None = None,
 ) -> Server[Any]:
     """An MCP server (the SDK's low-level `Server`) exposing every tool of `registry`.
@@ -132,15 +157,22 @@ def create_server(
         name: The server name the client is told.
         version: The server version the client is told.
         instructions: Optional instructions for the client's model.
+        page_size: How many tools one ``tools/list`` page holds (the rest follow by ``nextCursor``,
+            in the registry's order); None lists them all on one page.
+        tool_fields: Per tool name, its MCP ``title``, ``icons`` and ``_meta``
+            (`scopetool.providers.mcp.export_tools`).
         on_call: Told each call's outcome (see `CallObserver`).
 
     Raises:
         TypeError: `registry` is not a `Registry`.
-        ProviderError: A tool name breaks MCP's name rule.
+        ValueError: `page_size` is not a positive integer.
+        ProviderError: A tool name breaks MCP's name rule, or `tool_fields` is not of its shape.
     """
     if not isinstance(registry, Registry):
         raise TypeError(f"create_server needs a Registry, not {type(registry).__name__}")
-    tools = _Tools(registry, export_tools(registry), on_call)
+    if page_size is not None and (isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1):
+        raise ValueError(f"page_size must be a positive integer or None, not {page_size!r}")
+    tools = _Tools(registry, export_tools(registry, tool_fields=tool_fields), page_size, on_call)
     server: Server[Any] = Server(name, version=version, instructions=instructions)
     server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=name))
     server.add_request_handler("tools/list", mcp_types.PaginatedRequestParams, tools.list_tools)
@@ -148,14 +180,19 @@ def create_server(
     return server
 
 
+class ServerOptions(TypedDict, total=False):
+    """The options of `create_server`, taken by every function that serves a registry."""
+
+    name: str
+    version: str
+    instructions: str | None
+    page_size: int | None
+    tool_fields: Mapping[str, Mapping[str, Any]] | None
+    on_call: CallObserver | None
+
+
 async def serve_stdio(
-    registry: Registry,
-    *,
-    name: str = "scopetool",
-    version: str = __version__,
-    instructions: str | None = None,
-    shutdown_grace: float = SHUTDOWN_GRACE,
-    on_call: CallObserver | None = None,
+    registry: Registry, *, shutdown_grace: float = SHUTDOWN_GRACE, **options: Unpack[ServerOptions]
 ) -> None:
     """Serve `registry` over this process's stdin and stdout until the client disconnects.
 
@@ -168,14 +205,15 @@ async def serve_stdio(
     When stdin ends, every request already read is still answered before this returns: calls still
     running go on for up to `shutdown_grace` seconds (``math.inf``: no bound), then are cancelled and
     answered with a ``Connection closed`` error; a request for input the client can no longer answer
-    ends its call with an error result at once. Other arguments are those of `create_server`.
+    ends its call with an error result at once. Cancelled (Ctrl-C), it stops at once. `options` are
+    those of `create_server`.
 
     Raises:
         ValueError: `shutdown_grace` is negative or NaN.
     """
     if not shutdown_grace >= 0:
         raise ValueError(f"shutdown_grace must be a number of seconds >= 0, not {shutdown_grace!r}")
-    server = create_server(registry, name=name, version=version, instructions=instructions, on_call=on_call)
+    server = create_server(registry, **options)
     pending = _Pending()
     try:
         async with (
@@ -188,29 +226,186 @@ async def serve_stdio(
         pass
 
 
-def run_stdio(
-    registry: Registry,
-    *,
-    name: str = "scopetool",
-    version: str = __version__,
-    instructions: str | None = None,
-    shutdown_grace: float = SHUTDOWN_GRACE,
-    on_call: CallObserver | None = None,
-) -> None:
+def run_stdio(registry: Registry, *, shutdown_grace: float = SHUTDOWN_GRACE, **options: Unpack[ServerOptions]) -> None:
     """Serve `registry` over stdio, blocking until the client disconnects (what ``scopetool serve`` runs).
 
     Arguments are those of `serve_stdio`.
     """
-    asyncio.run(
-        serve_stdio(
-            registry,
-            name=name,
-            version=version,
-            instructions=instructions,
-            shutdown_grace=shutdown_grace,
-            on_call=on_call,
+    asyncio.run(serve_stdio(registry, shutdown_grace=shutdown_grace, **options))
+
+
+DEFAULT_HOST: Final = "127.0.0.1"
+"""Where `serve_http` listens unless told otherwise: the loopback interface, reachable from this machine only."""
+DEFAULT_PATH: Final = "/mcp"
+"""The path of the Streamable HTTP endpoint."""
+HTTP_SHUTDOWN_GRACE: Final = 1.0
+"""Seconds `serve_http` lets requests in flight finish, by default, once it is told to stop."""
+_ARGUMENTS: Final = "scopetool.raw_arguments"
+"""The ASGI scope key holding a ``tools/call``'s exact arguments, where they broke I-JSON."""
+
+
+def http_app(
+    registry: Registry, *, host: str = DEFAULT_HOST, path: str = DEFAULT_PATH, **options: Unpack[ServerOptions]
+) -> ASGIApp:
+    """The ASGI application serving `registry` over MCP Streamable HTTP at `path` (the SDK's transport).
+
+    Run it with any ASGI server (its lifespan must run: it starts the SDK's session manager), or
+    let `serve_http` run it. Every request body is screened as I-JSON before the SDK parses it, as a
+    stdio line is (`serve_stdio`): a body that breaks I-JSON is answered ``400`` with a JSON-RPC
+    error, except that a ``tools/call`` whose arguments alone break it reaches ``Contract.prepare``
+    with their exact text, and is answered with the call's rejection. Bodies over the SDK's limit
+    (4 MiB) are answered ``413``. For a loopback `host` the SDK's DNS-rebinding protection is on:
+    only ``Host`` and ``Origin`` headers naming a loopback address are accepted. `options` are those
+    of `create_server`.
+
+    Both protocol eras are served: a 2025 client's session (``initialize``, ``Mcp-Session-Id``,
+    server-sent events that carry progress and elicitations) and 2026-07-28's one request per POST.
+    """
+    server = create_server(registry, **options)
+    app = server.streamable_http_app(streamable_http_path=path, host=host)
+    return RequestBodyLimitMiddleware(_StrictBodies(app), DEFAULT_MAX_REQUEST_BODY_SIZE)
+
+
+async def serve_http(
+    registry: Registry,
+    *,
+    host: str = DEFAULT_HOST,
+    port: int = 8000,
+    path: str = DEFAULT_PATH,
+    shutdown_grace: float = HTTP_SHUTDOWN_GRACE,
+    ready: Callable[[str], object] | None = None,
+    **options: Unpack[ServerOptions],
+) -> None:
+    """Serve `registry` over MCP Streamable HTTP on `host`:`port` until cancelled or interrupted.
+
+    The socket is bound before anything is served (port 0 picks a free port); `ready` is then called
+    with the endpoint's URL (``http://127.0.0.1:8000/mcp``) once the server accepts connections. On
+    Ctrl-C (SIGINT) or SIGTERM, requests in flight get `shutdown_grace` seconds to finish, then are
+    cancelled, and the signal is raised again (Ctrl-C is a ``KeyboardInterrupt``). The application is
+    `http_app`'s; `options` are those of `create_server`. It runs on uvicorn, which the MCP SDK brings.
+
+    Raises:
+        OSError: The address cannot be bound (in use, not this machine's).
+        ValueError: `shutdown_grace` is negative or NaN.
+    """
+    import uvicorn  # noqa: PLC0415 - the HTTP server the SDK brings; serving stdio does not load it
+
+    if not shutdown_grace >= 0:
+        raise ValueError(f"shutdown_grace must be a number of seconds >= 0, not {shutdown_grace!r}")
+    app = http_app(registry, host=host, path=path, **options)
+    with _listen(host, port) as sock:
+        url = _url(host, sock.getsockname()[1], path)
+        # uvicorn hands the grace to asyncio.wait_for, which takes any number of seconds (None: no bound)
+        grace = cast("int | None", None if math.isinf(shutdown_grace) else shutdown_grace)
+        config = uvicorn.Config(
+            app, log_config=None, log_level="warning", access_log=False, timeout_graceful_shutdown=grace
         )
+
+        class Server(uvicorn.Server):
+            async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+                await super().startup(sockets)
+                if self.started and ready is not None:
+                    ready(url)
+
+        server = Server(config)
+        serving = asyncio.ensure_future(server.serve(sockets=[sock]))
+        try:
+            await asyncio.shield(serving)
+        finally:  # cancelled: stopped as by a signal, with the same grace
+            if not serving.done():
+                server.should_exit = True
+                with anyio.CancelScope(shield=True):
+                    await serving
+
+
+def run_http(
+    registry: Registry,
+    *,
+    host: str = DEFAULT_HOST,
+    port: int = 8000,
+    path: str = DEFAULT_PATH,
+    shutdown_grace: float = HTTP_SHUTDOWN_GRACE,
+    ready: Callable[[str], object] | None = None,
+    **options: Unpack[ServerOptions],
+) -> None:
+    """Serve `registry` over Streamable HTTP, blocking until interrupted (``scopetool serve --http``).
+
+    Arguments are those of `serve_http`.
+    """
+    asyncio.run(
+        serve_http(registry, host=host, port=port, path=path, shutdown_grace=shutdown_grace, ready=ready, **options)
     )
+
+
+@contextlib.contextmanager
+def _listen(host: str, port: int) -> Generator[socket.socket]:
+    """A listening TCP socket on `host`:`port` (IPv4 or IPv6, as `host` is written)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.create_server((host.strip("[]"), port), family=family) as sock:
+        yield sock
+
+
+def _url(host: str, port: int, path: str) -> str:
+    bare = host.strip("[]")
+    return f"http://{f'[{bare}]' if ':' in bare else bare}:{port}{path}"
+
+
+@final
+class _StrictBodies:
+    """ASGI middleware: each POST body screened by `_screen` before the SDK's transport parses it."""
+
+    __slots__ = ("_app",)
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self._app(scope, receive, send)
+            return
+        body = await _read_body(receive)
+        if body is None:  # the client went away before its body was sent
+            return
+        screened = _screen(body) if body.strip(_BLANK) else _Passed(body, None, None)
+        if isinstance(screened, _Passed):
+            body = screened.text
+            if screened.arguments is not None:
+                scope = {**scope, _ARGUMENTS: screened.arguments}
+        else:
+            to_server, to_client = screened
+            if to_client is not None:
+                text = to_client.message.model_dump_json(by_alias=True, exclude_unset=True)
+                await Response(text, status_code=400, media_type="application/json")(scope, receive, send)
+                return
+            assert to_server is not None
+            body = to_server.message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+        await self._app(scope, _replay(body, receive), send)
+
+
+async def _read_body(receive: Receive) -> bytes | None:
+    """The whole request body (the SDK's size limit stands in front), or None on a disconnect."""
+    parts: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return None
+        parts.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return b"".join(parts)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives `body` as the request's one message, then what the client sends next."""
+    sent = False
+
+    async def replayed() -> Message:
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replayed
 
 
 _BLANK: Final = b" \t\r\n"
@@ -229,7 +424,7 @@ async def _stdio() -> AsyncGenerator[tuple[_Source, _Sink]]:
 
         async def read() -> None:
             async with to_server:
-                async for line in anyio.wrap_file(stdin):
+                async for line in _lines(stdin):
                     message, answer = _read_line(line)
                     if message is not None:
                         await to_server.send(message)
@@ -247,6 +442,52 @@ async def _stdio() -> AsyncGenerator[tuple[_Source, _Sink]]:
             group.start_soon(read)
             group.start_soon(write)
             yield received, sent
+
+
+_CHUNK: Final = 1 << 16
+
+
+async def _lines(stream: BinaryIO) -> AsyncGenerator[bytes]:
+    """The lines of `stream`, read by a daemon thread, so that a cancelled server (Ctrl-C) stops at once.
+
+    A worker thread of anyio would hold the process (and Ctrl-C) until the next line arrives: a read of
+    standard input cannot be interrupted. This thread is abandoned instead: it holds nothing the process
+    waits for. A stream with a descriptor is read with ``os.read``, which holds no lock a close would wait for.
+    """
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=1)
+    descriptor = _descriptor(stream)
+
+    def chunks() -> Iterator[bytes]:
+        if descriptor is None:
+            yield from iter(stream.readline, b"")
+            return
+        rest = b""
+        while chunk := os.read(descriptor, _CHUNK):
+            *complete, rest = (rest + chunk).split(b"\n")
+            yield from (line + b"\n" for line in complete)
+        if rest:
+            yield rest
+
+    def pump() -> None:
+        try:
+            for line in chunks():
+                asyncio.run_coroutine_threadsafe(queue.put(line), loop).result()
+        except Exception:  # noqa: BLE001 - the loop is gone (or the input broke): the input has ended
+            pass
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is reading
+            asyncio.run_coroutine_threadsafe(queue.put(None), loop)
+
+    threading.Thread(target=pump, name="scopetool-stdin", daemon=True).start()
+    while (line := await queue.get()) is not None:
+        yield line
+
+
+def _descriptor(stream: BinaryIO) -> int | None:
+    try:
+        return stream.fileno()
+    except (AttributeError, OSError, ValueError):  # an in-memory stream
+        return None
 
 
 def _write_line(stream: Any, text: str) -> None:
@@ -269,36 +510,63 @@ class _RawArguments:
 def _read_line(raw: bytes) -> tuple[SessionMessage | None, SessionMessage | None]:
     """One line of input: the message for the server, and the error answering the client, either or none.
 
-    The whole line must be I-JSON (RFC 7493: no repeated member name at any depth, no lone surrogate,
-    no NaN or Infinity, no number beyond a double) before the SDK reads anything of it:
-
-    * not JSON at all: a ``-32700`` parse error (id null);
-    * a ``tools/call`` request that breaks I-JSON inside its ``arguments`` only: the request, with the
-      arguments' exact text for `Contract.prepare`, whose rejection is the call's ``isError`` result;
-    * anything else that breaks I-JSON, or is not a JSON-RPC message: a ``-32600`` invalid request,
-      with the request's id when it is one unique string or integer (null otherwise); a response the
-      client sends (the answer to an elicitation) becomes that error instead, so the server's request
-      ends as unanswered.
+    The line is screened by `_screen` (I-JSON) before the SDK reads anything of it; what passes must
+    then be a JSON-RPC message, or it is answered with a ``-32600`` invalid request.
     """
     if not raw.strip(_BLANK):
         return None, None
+    screened = _screen(raw)
+    if not isinstance(screened, _Passed):
+        return screened
+    try:
+        message = mcp_types.jsonrpc_message_adapter.validate_json(screened.text, by_name=False)
+    except ValueError:
+        return _invalid(screened.text, screened.value, "not a JSON-RPC 2.0 message")
+    arguments = screened.arguments
+    return SessionMessage(
+        message, None if arguments is None else ServerMessageMetadata(request_context=arguments)
+    ), None
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class _Passed:
+    """A message that is I-JSON, as the SDK may read it, and the exact arguments it had, if they were not."""
+
+    text: bytes
+    value: object
+    arguments: _RawArguments | None
+
+
+def _screen(raw: bytes) -> _Passed | tuple[SessionMessage | None, SessionMessage | None]:
+    """A message checked as I-JSON, before the SDK (which would collapse a repeated name) reads it.
+
+    I-JSON (RFC 7493): no repeated member name at any depth, no lone surrogate, no NaN or Infinity,
+    no number beyond a double. Stdio lines and HTTP request bodies are screened alike:
+
+    * not JSON at all: a ``-32700`` parse error (id null) for the client;
+    * a ``tools/call`` request that breaks I-JSON inside its ``arguments`` only: passed with ``{}`` as
+      the arguments and their exact text beside, for `Contract.prepare`, whose rejection is the
+      call's ``isError`` result;
+    * anything else that breaks I-JSON: a ``-32600`` invalid request, with the request's id when it
+      is one unique string or integer (null otherwise); a response the client sends (the answer to
+      an elicitation) becomes that error for the server instead, so the server's request ends as
+      unanswered.
+
+    Returns:
+        The message that passed, or the (message for the server, error for the client) pair.
+    """
     try:
         value, problem = parse_lenient(raw)
     except ValueError as error:
         return None, _jsonrpc_error(None, mcp_types.PARSE_ERROR, f"Parse error: {error}")
-    metadata = None
-    if problem is not None:
-        span = _arguments_span(raw, value)
-        if span is None:
-            return _invalid(raw, value, f"the message is not I-JSON (RFC 7493): {problem.message}")
-        start, end = span
-        metadata = ServerMessageMetadata(request_context=_RawArguments(raw[start:end]))
-        raw = raw[:start] + b"{}" + raw[end:]
-    try:
-        message = mcp_types.jsonrpc_message_adapter.validate_json(raw, by_name=False)
-    except ValueError:
-        return _invalid(raw, value, "not a JSON-RPC 2.0 message")
-    return SessionMessage(message, metadata), None
+    if problem is None:
+        return _Passed(raw, value, None)
+    span = _arguments_span(raw, value)
+    if span is None:
+        return _invalid(raw, value, f"the message is not I-JSON (RFC 7493): {problem.message}")
+    start, end = span
+    return _Passed(raw[:start] + b"{}" + raw[end:], value, _RawArguments(raw[start:end]))
 
 
 def _arguments_span(raw: bytes, value: object) -> tuple[int, int] | None:
@@ -697,30 +965,53 @@ class _Ended(Exception):  # noqa: N818 - a control signal: the call ends with th
 class _Tools:
     """The ``tools/list`` and ``tools/call`` handlers of one server."""
 
-    __slots__ = ("_export", "_names", "_on_call", "_registry")
+    __slots__ = ("_export", "_names", "_on_call", "_page_size", "_registry")
 
-    def __init__(self, registry: Registry, export: Export, on_call: CallObserver | None = None) -> None:
+    def __init__(
+        self, registry: Registry, export: Export, page_size: int | None = None, on_call: CallObserver | None = None
+    ) -> None:
         self._registry = registry
         self._export = export
         self._names = frozenset(entry["name"] for entry in export.tools)
+        self._page_size = page_size
         self._on_call = on_call
 
-    async def list_tools(self, ctx: _Context, params: mcp_types.PaginatedRequestParams) -> dict[str, Any]:
-        """The whole tool list (it is never paginated)."""
-        return list_tools_result(self._export)
+    async def list_tools(self, ctx: _Context, params: mcp_types.PaginatedRequestParams | None) -> dict[str, Any]:
+        """One page of the tool list, in the registry's order; the cursor is where the page starts.
+
+        Raises:
+            MCPError: ``-32602`` for a cursor this server did not give.
+        """
+        tools, cursor = self._export.tools, None if params is None else params.cursor
+        start = 0
+        if cursor is not None:
+            start = int(cursor) if cursor.isdecimal() and cursor.isascii() else 0
+            size = self._page_size
+            if size is None or str(start) != cursor or not 0 < start < len(tools) or start % size:
+                raise MCPError(mcp_types.INVALID_PARAMS, "Invalid params: unknown cursor")
+        if self._page_size is None:
+            return list_tools_result(self._export)
+        end = start + self._page_size
+        result = list_tools_result(self._export, next_cursor=str(end) if end < len(tools) else None)
+        result["tools"] = tools[start:end]
+        return result
 
     async def call_tool(
         self, ctx: _Context, params: mcp_types.CallToolRequestParams
     ) -> dict[str, Any] | mcp_types.InputRequiredResult:
-        """Admit, run and answer one call, asking the client for input as often as the tool needs it."""
+        """Admit, run and answer one call, asking the client for input as often as the tool needs it.
+
+        Raises:
+            MCPError: ``-32602`` for a tool this server does not have (MCP 2026-07-28: a protocol error).
+        """
         name, call_id = params.name, None if ctx.request_id is None else str(ctx.request_id)
         if name not in self._names:
-            unknown, error = ToolCall(call_id, Request(name)), UnknownToolError(name)
-            self._observe(unknown, error)
-            return result_message(unknown, error, self._export)
+            self._observe(ToolCall(call_id, Request(name)), UnknownToolError(name))
+            raise MCPError(mcp_types.INVALID_PARAMS, f"Unknown tool: {name}")
+        raw = _exact_arguments(ctx.request)
         arguments: str | bytes
-        if isinstance(ctx.request, _RawArguments):  # the exact text, where the client's broke I-JSON
-            arguments = ctx.request.text
+        if raw is not None:  # the exact text, where the client's broke I-JSON
+            arguments = raw.text
         else:
             try:  # what the transport parsed (over stdio, from a line that is I-JSON)
                 arguments = json.dumps(params.arguments or {}, ensure_ascii=False, allow_nan=False)
@@ -783,6 +1074,15 @@ class _Tools:
         if not isinstance(answer, mcp_types.ElicitResult):
             raise _Ended(_UNANSWERED)
         return Admission(continuation=form.continuation(_accepted(answer))), done
+
+
+def _exact_arguments(request: object) -> _RawArguments | None:
+    """The exact arguments the transport set aside for a call (its request context, or in its HTTP scope)."""
+    if isinstance(request, _RawArguments):  # stdio
+        return request
+    scope: object = getattr(request, "scope", None)  # HTTP: the Starlette request of the POST
+    found = scope.get(_ARGUMENTS) if is_object(scope) else None
+    return found if isinstance(found, _RawArguments) else None
 
 
 def _can_elicit(session: ServerSession) -> bool:

@@ -36,6 +36,7 @@ __all__ = [
     "is_mapping",
     "outcome_output",
     "plain",
+    "resolve_ref",
     "run_call",
     "tool_call_list",
 ]
@@ -575,7 +576,7 @@ def _object_schemas(schema: Any, root: JsonObject, depth: int) -> list[JsonObjec
         return []
     ref = schema.get("$ref")
     if isinstance(ref, str):
-        return _object_schemas(_resolve(ref, root), root, depth + 1)
+        return _object_schemas(resolve_ref(ref, root), root, depth + 1)
     found = [schema]
     for keyword in ("anyOf", "oneOf", "allOf"):
         for choice in schema.get(keyword, []):
@@ -595,12 +596,13 @@ def allows_null(schema: Any, root: JsonObject, depth: int) -> bool:
     if None in schema.get("enum", [1]) or ("const" in schema and schema["const"] is None):
         return True
     ref = schema.get("$ref")
-    if isinstance(ref, str) and allows_null(_resolve(ref, root), root, depth + 1):
+    if isinstance(ref, str) and allows_null(resolve_ref(ref, root), root, depth + 1):
         return True
     return any(allows_null(choice, root, depth + 1) for choice in schema.get("anyOf", []) + schema.get("oneOf", []))
 
 
-def _resolve(ref: str, root: JsonObject) -> Any:
+def resolve_ref(ref: str, root: JsonObject) -> Any:
+    """The node a local ``$ref`` (``#`` or a JSON pointer ``#/...``) names in `root`, or None."""
     if ref == "#":
         return root
     if not ref.startswith("#/"):

@@ -56,6 +56,7 @@ from urllib.parse import urlsplit
 
 from .._contract import Request
 from .._definition import Effect
+from .._json import is_array, is_object
 from .._output import MediaBlock, Result, TextBlock
 from ._common import (
     Change,
@@ -75,6 +76,7 @@ from ._common import (
     plain,
     run_call,
 )
+from ._mcp_schema import client_schema
 from ._transform import subschemas
 
 __all__ = [
@@ -109,41 +111,115 @@ _WRAPPED: Final = Change(
 )
 
 
-def export_tools(tools: Tools, *, object_output: bool = True) -> Export:
+def export_tools(
+    tools: Tools, *, object_output: bool = True, tool_fields: Mapping[str, Mapping[str, Any]] | None = None
+) -> Export:
     """The tools as MCP ``Tool`` objects, for a ``tools/list`` result.
 
     Args:
         tools: A registry, bindings, tools or definitions.
         object_output: Wrap a non-object output schema in ``{"result": ...}`` (needed by clients up to
             protocol 2025-11-25). False sends output schemas as they are (2026-07-28 clients).
+        tool_fields: Per tool name, the MCP ``Tool`` fields scopetool has no source for: ``title``
+            (a string), ``icons`` (a list of ``{"src": ..., "mimeType": ..., "sizes": [...],
+            "theme": "light" | "dark"}``) and ``_meta`` (a JSON object). A copy is sent.
 
     Returns:
-        The export; its report names every wrapped output schema. MCP has no strict mode, so each
-        report's ``strict`` is None, and the input schema is sent unchanged.
+        The export; its report names every wrapped output schema and every schema shaped for
+        clients (``$ref`` inlined, unions of plain types as type lists). MCP has no strict
+        mode, so each report's ``strict`` is None.
 
     Raises:
-        ProviderError: A name breaks MCP's name rule, or two tools share a name.
+        ProviderError: A name breaks MCP's name rule, two tools share a name, or `tool_fields` names a
+            tool that is not exported or holds a field that is not one of the three, or not of its shape.
     """
     definitions = definitions_of(tools)
+    fields = _tool_fields(tool_fields, {definition.name for definition in definitions})
     wire: list[dict[str, Any]] = []
     reports: list[ToolReport] = []
     outputs: dict[str, tuple[bool, bool]] = {}
     for definition in definitions:
         check_name(PROVIDER, definition.name, NAME_PATTERN, NAME_LIMIT)
+        extra = fields.get(definition.name, {})
         entry: dict[str, Any] = {"name": definition.name}
+        if "title" in extra:
+            entry["title"] = extra["title"]
         if definition.description:
             entry["description"] = definition.description
-        entry["inputSchema"] = definition.input_schema
+        if "icons" in extra:
+            entry["icons"] = extra["icons"]
         changes: list[Change] = []
+        notes: list[str] = []
+        entry["inputSchema"] = client_schema(definition.input_schema, "inputSchema", changes, notes)
         output_schema = definition.output_schema
         if output_schema is not None:
-            entry["outputSchema"] = _output_schema(output_schema, object_output, changes)
+            entry["outputSchema"] = client_schema(
+                _output_schema(output_schema, object_output, changes), "outputSchema", changes, notes
+            )
         if definition.effect is not None:
             entry["annotations"] = dict(HINTS[definition.effect])
+        if "_meta" in extra:
+            entry["_meta"] = extra["_meta"]
         wire.append(entry)
-        reports.append(ToolReport(name=definition.name, strict=None, changes=tuple(changes)))
+        reports.append(ToolReport(name=definition.name, strict=None, changes=tuple(changes), notes=tuple(notes)))
         outputs[definition.name] = ("outputSchema" in entry, _WRAPPED in changes)
     return make_export(PROVIDER, wire, reports, definitions, outputs)
+
+
+_FIELDS: Final = ("title", "icons", "_meta")
+_ICON_KEYS: Final = frozenset({"src", "mimeType", "sizes", "theme"})
+
+
+def _tool_fields(given: Mapping[str, Mapping[str, Any]] | None, names: set[str]) -> dict[str, dict[str, Any]]:
+    """`tool_fields`, checked and copied (plain JSON, detached from the caller's objects)."""
+    if given is None:
+        return {}
+    if not is_mapping(given):
+        raise ProviderError(f"tool_fields must be a mapping of tool names to fields, not {type(given).__name__}")
+    found: dict[str, dict[str, Any]] = {}
+    for name, fields in given.items():
+        where = f"tool_fields[{name!r}]"
+        if name not in names:
+            raise ProviderError(f"{where}: no tool of that name is exported")
+        if not is_mapping(fields):
+            raise ProviderError(f"{where} must be a mapping, not {type(fields).__name__}")
+        unknown = sorted(set(fields) - set(_FIELDS))
+        if unknown:
+            raise ProviderError(f"{where}: {unknown[0]!r} is not one of {', '.join(_FIELDS)}")
+        try:
+            copied: dict[str, Any] = json.loads(json.dumps(dict(fields), allow_nan=False))
+        except (TypeError, ValueError) as error:
+            raise ProviderError(f"{where} is not JSON: {error}") from None
+        if "title" in copied and not isinstance(copied["title"], str):
+            raise ProviderError(f"{where}['title'] must be a string")
+        if "icons" in copied and not _icons(copied["icons"]):
+            raise ProviderError(
+                f"{where}['icons'] must be a list of objects with a string 'src' (and optional 'mimeType', "
+                "'sizes', 'theme': 'light' or 'dark')"
+            )
+        if "_meta" in copied and not isinstance(copied["_meta"], dict):
+            raise ProviderError(f"{where}['_meta'] must be an object")
+        found[name] = copied
+    return found
+
+
+def _icons(value: object) -> bool:
+    """Whether `value` is a list of MCP ``Icon`` objects."""
+    return is_array(value) and all(_icon(icon) for icon in value)
+
+
+def _icon(icon: object) -> bool:
+    if not is_object(icon) or not set(icon) <= _ICON_KEYS:
+        return False
+    src, mime_type, sizes = icon.get("src"), icon.get("mimeType", ""), icon.get("sizes", [])
+    return (
+        isinstance(src, str)
+        and bool(src)
+        and isinstance(mime_type, str)
+        and is_array(sizes)
+        and all(isinstance(size, str) for size in sizes)
+        and icon.get("theme", "light") in ("light", "dark")
+    )
 
 
 def _output_schema(schema: dict[str, Any] | bool, object_output: bool, changes: list[Change]) -> dict[str, Any]:

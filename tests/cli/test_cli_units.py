@@ -326,7 +326,7 @@ def test_serve_dispatches_to_the_mcp_server_in_process(
     import scopetool.mcp.server
 
     served: list[Registry] = []
-    monkeypatch.setattr(scopetool.mcp.server, "run_stdio", served.append)
+    monkeypatch.setattr(scopetool.mcp.server, "run_stdio", lambda registry, **options: served.append(registry))
     monkeypatch.chdir(FIXTURES)
     monkeypatch.setattr(sys, "path", list(sys.path))
     assert main(["serve", "cli_tools.py:add"]) == 0
@@ -337,6 +337,56 @@ def test_serve_dispatches_to_the_mcp_server_in_process(
     monkeypatch.setitem(sys.modules, "scopetool.mcp.server", None)
     assert main(["serve", "cli_tools.py:add"]) == 2
     assert capsys.readouterr().err.startswith("scopetool: scopetool serve cannot start: ModuleNotFoundError: ")
+    forget_fixture_modules()
+
+
+@pytest.mark.needs("mcp")
+def test_serve_says_one_line_and_passes_its_options(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A terminal gets one line; --http, --name, --instructions and --page-size reach the server; errors are one line."""
+    import scopetool.mcp.server
+
+    calls: list[tuple[str, dict[str, object]]] = []
+
+    def run_http(registry: Registry, **options: Any) -> None:
+        calls.append(("http", options))
+        ready = options.pop("ready")
+        ready(f"http://{options['host']}:{options['port'] or 41000}/mcp")
+
+    def busy(registry: Registry, **options: Any) -> None:
+        raise OSError(98, "Address already in use")
+
+    class Terminal(io.TextIOWrapper):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(scopetool.mcp.server, "run_http", run_http)
+    monkeypatch.setattr(scopetool.mcp.server, "run_stdio", lambda registry, **options: calls.append(("stdio", options)))
+    monkeypatch.chdir(FIXTURES)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    assert main(["serve", "cli_tools:calculator", "--http", "0", "--name", "calc", "--page-size", "1"]) == 0
+    assert capsys.readouterr().err == (
+        "scopetool: serving 2 tools as MCP server 'calc' at http://127.0.0.1:41000/mcp (Streamable HTTP); "
+        "waiting for a client (Ctrl-C stops)\n"
+    )
+    monkeypatch.setattr(sys, "stdin", Terminal(io.BytesIO()))
+    assert main(["serve", "cli_tools.py:add", "--instructions", "Add."]) == 0
+    assert capsys.readouterr().err == (
+        "scopetool: serving 1 tool as MCP server 'scopetool' over stdio; "
+        "waiting for a client on standard input (Ctrl-C stops)\n"
+    )
+    assert calls == [
+        ("http", {"host": "127.0.0.1", "port": 0, "name": "calc", "instructions": None, "page_size": 1}),
+        ("stdio", {"name": "scopetool", "instructions": "Add.", "page_size": None}),
+    ]
+    monkeypatch.setattr(scopetool.mcp.server, "run_http", busy)
+    assert main(["serve", "cli_tools.py:add", "--http", "127.0.0.1:80"]) == 2
+    assert capsys.readouterr().err == (
+        "scopetool: --http 127.0.0.1:80: cannot listen there: OSError: [Errno 98] Address already in use\n"
+    )
+    assert main(["serve", "cli_tools.py:add", "--page-size", "0"]) == 2
+    assert capsys.readouterr().err == "scopetool: --page-size must be a positive integer, not 0\n"
     forget_fixture_modules()
 
 

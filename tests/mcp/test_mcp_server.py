@@ -252,19 +252,21 @@ async def test_a_call_returns_content_and_structured_content() -> None:
 
 
 async def test_rejections_failures_and_unknown_tools_are_error_results() -> None:
-    """Bad input, a Failure, a crash and an unknown name are isError results showing only safe text."""
+    """Bad input, a Failure and a crash are isError results showing only safe text; an unknown name is -32602."""
     async with connect() as client:
         rejected = await client.call_tool("add", {"a": "two-point-five", "b": 3, "colour": SECRET})
         failed = await client.call_tool("reserve", {"seat": "12A"})
         crashed = await client.call_tool("connect", {"host": "db.internal"})
-        unknown = await client.call_tool("drop_tables", {})
+        with pytest.raises(MCPError) as unknown:
+            await client.call_tool("drop_tables", {"password": SECRET})
     assert rejected.is_error and text(rejected).startswith("invalid arguments for tool 'add' (2 problems):")
     assert "$.a: Input should be a valid integer (got a string)" in text(rejected)
     assert "$.colour: unknown field" in text(rejected)
     assert (failed.is_error, text(failed)) == (True, "the flight is full")
     assert (crashed.is_error, text(crashed)) == (True, 'error: tool "connect" failed')
-    assert (unknown.is_error, text(unknown)) == (True, 'error: tool "drop_tables" is not available')
-    for result in (rejected, failed, crashed, unknown):
+    assert (unknown.value.code, unknown.value.message) == (-32602, "Unknown tool: drop_tables")
+    assert SECRET not in str(unknown.value.error.model_dump())
+    for result in (rejected, failed, crashed):
         dumped = result.model_dump_json()
         assert result.structured_content is None
         assert SECRET not in dumped and "two-point-five" not in dumped and "db.internal" not in dumped
@@ -295,8 +297,8 @@ async def test_a_tool_registered_after_the_server_was_made_is_not_served() -> No
     late_registry.register(late)
     async with connect(server=server) as client:
         assert (await client.list_tools()).tools == []
-        result = await client.call_tool("late", {})
-    assert (result.is_error, text(result)) == (True, 'error: tool "late" is not available')
+        with pytest.raises(MCPError, match="Unknown tool: late"):
+            await client.call_tool("late", {})
 
 
 # --- progress -----------------------------------------------------------------------------------

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import pty
+import signal
 import subprocess
 import sys
 import threading
@@ -22,7 +24,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 import pytest
-from mcp import Client, ClientSession, StdioServerParameters, stdio_client, types
+from mcp import Client, ClientSession, MCPError, StdioServerParameters, stdio_client, types
 from mcp.client.session import ClientRequestContext
 from mcp_fixture_tools import HOSTILE, SECRET, registry
 
@@ -80,7 +82,8 @@ async def test_a_2025_client_lists_calls_and_sees_only_safe_errors() -> None:
         rejected = await client.call_tool("add", {"a": "two", "b": 3})
         failed = await client.call_tool("reserve", {"seat": "12A"})
         crashed = await client.call_tool("connect", {"host": "db.internal"})
-        unknown = await client.call_tool("drop_tables", {})
+        with pytest.raises(MCPError) as unknown:
+            await client.call_tool("drop_tables", {})
         chatty = await client.call_tool("chatty", {"name": "Ada"})  # its print goes to stderr, not the wire
     assert (chatty.is_error, text(chatty)) == (False, "hello Ada")
     assert listed["add"].annotations is not None and listed["add"].annotations.read_only_hint is True
@@ -94,8 +97,8 @@ async def test_a_2025_client_lists_calls_and_sees_only_safe_errors() -> None:
     assert rejected.is_error and "$.a: Input should be a valid integer (got a string)" in text(rejected)
     assert (failed.is_error, text(failed)) == (True, "the flight is full")
     assert (crashed.is_error, text(crashed)) == (True, 'error: tool "connect" failed')
-    assert (unknown.is_error, text(unknown)) == (True, 'error: tool "drop_tables" is not available')
-    for result in (rejected, failed, crashed, unknown):
+    assert unknown.value.code == -32602  # MCP 2026-07-28: an unknown tool is a protocol error
+    for result in (rejected, failed, crashed):
         assert SECRET not in result.model_dump_json() and '"two"' not in result.model_dump_json()
 
 
@@ -318,18 +321,17 @@ PIPED = [
 
 
 def test_scopetool_serve_answers_every_piped_request_before_exiting() -> None:
-    """``printf ... | scopetool serve``: stdin ends at once, yet the list and both calls are answered."""
+    """``printf ... | scopetool serve``: stdin ends at once, yet the list and both calls are answered; no stderr."""
     done = subprocess.run(
         [SERVER.command, *SERVER.args],
         input=wire(PIPED),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
     got = answers(done.stdout)
-    assert done.returncode == 0
+    assert (done.returncode, done.stderr) == (0, "")  # a pipe is a client: no "waiting for a client" line
     assert sorted(got) == [1, 2, 3, 4] and all("result" in answer for answer in got.values())
     assert len(got[2]["result"]["tools"]) == len(registry.definitions())
     assert (result_text(got[3]), result_text(got[4])) == ("slept 0.5s", "5")
@@ -504,3 +506,29 @@ async def test_a_client_that_closed_the_output_is_a_disconnect(piped: Piped, mon
         with pytest.raises(BrokenPipeError):
             output.close()
     assert output.closed
+
+
+def test_scopetool_serve_at_a_terminal_says_so_and_stops_on_one_ctrl_c() -> None:
+    """stdin a terminal: one stderr line says what is served and that it waits; one SIGINT ends it, exit 130."""
+    controller, terminal = pty.openpty()
+    try:
+        with subprocess.Popen(
+            [SERVER.command, *SERVER.args, "--name", "fixture-tools"],
+            stdin=terminal,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        ) as process:
+            assert process.stderr is not None
+            line = process.stderr.readline()
+            process.send_signal(signal.SIGINT)  # what Ctrl-C sends; the server is blocked reading the terminal
+            rest = process.stderr.read()
+            code = process.wait(30)
+    finally:
+        os.close(controller)
+        os.close(terminal)
+    assert line == (
+        f"scopetool: serving {len(registry)} tools as MCP server 'fixture-tools' over stdio; "
+        "waiting for a client on standard input (Ctrl-C stops)\n"
+    )
+    assert (code, rest) == (130, "scopetool: interrupted\n")

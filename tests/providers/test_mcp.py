@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import copy
 import json
 import re
 from typing import Any
@@ -93,13 +94,17 @@ def test_corpus_exports_are_sdk_tools() -> None:
         assert set(entry) <= {"name", "description", "inputSchema", "outputSchema", "annotations"}
 
 
-def test_corpus_input_schemas_are_sent_unchanged() -> None:
-    """MCP takes JSON Schema 2020-12: every input schema is the contract's own, byte for byte."""
+def test_corpus_input_schemas_are_sent_unchanged_unless_shaped() -> None:
+    """Every input schema is the contract's own, byte for byte, unless the report names its shaping for clients."""
     export = mcp.export_tools(CORPUS)
     for func in CORPUS:
         d = func.definition()
         entry = the_tool(export, d.name)
-        assert entry["inputSchema"] == d.input_schema
+        shaped = [c for c in export.report.for_tool(d.name).changes if c.path == "inputSchema"]
+        assert (entry["inputSchema"] == d.input_schema) == (not shaped), d.name
+        assert all(c.keyword in ("$ref", "anyOf") for c in shaped)
+        kept = [note for note in export.report.for_tool(d.name).notes if note.startswith("inputSchema: $ref kept")]
+        assert ('"$ref"' in json.dumps(entry["inputSchema"])) == bool(kept), d.name
         assert entry["inputSchema"]["type"] == "object"
         assert entry.get("description", "") == d.description
 
@@ -109,9 +114,11 @@ def test_corpus_report_is_pinned() -> None:
     export = mcp.export_tools(CORPUS)
     for report in export.report.tools:
         assert report.strict is None
-        assert report.not_strict == report.null_defaults == report.notes == ()
+        assert report.not_strict == report.null_defaults == ()
+        assert all("$ref kept with $defs" in note for note in report.notes)
         expected = [WRAPPED] if report.name in WRAPPED_TOOLS else []
-        assert [str(change) for change in report.changes] == expected, report.name
+        unshaped = [change for change in report.changes if change.keyword not in ("$ref", "anyOf")]
+        assert [str(change) for change in unshaped] == expected, report.name
     assert export.report.for_tool("ping").lossless
     assert not export.report.for_tool("add").lossless
 
@@ -215,8 +222,11 @@ def test_object_output_schema_is_sent_as_is() -> None:
         return Address(street=q, city="x")
 
     export = mcp.export_tools([find])
-    assert the_tool(export, "find")["outputSchema"] == find.definition().output_schema
-    assert export.report.for_tool("find").changes == ()
+    schema = copy.deepcopy(find.definition().output_schema)
+    assert isinstance(schema, dict)
+    schema["properties"]["postcode"] = {"default": None, "type": ["string", "null"]}  # shaped for clients
+    assert the_tool(export, "find")["outputSchema"] == schema
+    assert [change.keyword for change in export.report.for_tool("find").changes] == ["anyOf"]
 
 
 def test_wrapped_schema_lifts_defs_and_still_validates() -> None:
@@ -228,8 +238,9 @@ def test_wrapped_schema_lifts_defs_and_still_validates() -> None:
         return []
 
     schema = the_tool(mcp.export_tools([every]), "every")["outputSchema"]
-    assert set(schema) == {"type", "properties", "required", "$defs"}
+    assert set(schema) == {"type", "properties", "required"}  # and then inlined, for clients that drop $defs
     assert "$defs" not in schema["properties"]["result"]
+    assert mcp.export_tools([every], object_output=True).report.for_tool("every").changes[1].action == "inlined"
     validator = jsonschema.Draft202012Validator(schema)
     assert validator.is_valid({"result": [{"street": "a", "city": "b"}]})
     assert not validator.is_valid({"result": [{"street": "a"}]})
