@@ -602,7 +602,7 @@ def _rejection_reason(arguments: str | bytes) -> str:
 class _Connection:
     """One remote server, connected in a task of its own so that its failure ends nothing else."""
 
-    __slots__ = ("client", "error", "ready", "section", "stop")
+    __slots__ = ("client", "error", "ready", "scope", "section", "stop")
 
     def __init__(self, section: Section) -> None:
         self.section = section
@@ -610,15 +610,23 @@ class _Connection:
         self.error: str | None = None
         self.ready = anyio.Event()
         self.stop = anyio.Event()
+        self.scope = anyio.CancelScope()
+
+    def give_up(self) -> None:
+        """Stop waiting for a server that has not started."""
+        self.scope.cancel()
 
     async def run(self, pins: PinFile | None, errlog: TextIO) -> None:
         spec = self.section.spec
         assert spec is not None  # noqa: S101 - only remote sections are connected
         try:
-            async with connect(spec, name=self.section.name, pins=pins, trusted=self.section.trusted, errlog=errlog) as client:
-                self.client = client
-                self.ready.set()
-                await self.stop.wait()
+            with self.scope:
+                async with connect(
+                    spec, name=self.section.name, pins=pins, trusted=self.section.trusted, errlog=errlog
+                ) as client:
+                    self.client = client
+                    self.ready.set()
+                    await self.stop.wait()
         except Exception as error:  # noqa: BLE001 - a server's failure is reported, never raised
             self.error = _one_line(error)
         finally:
@@ -666,7 +674,7 @@ async def open_gateway(config: GatewayConfig, *, errlog: TextIO | None = None) -
                 client = connection.client
                 if client is None:
                     listed[section.name] = connection.error or f"it did not start within {config.start_timeout:g} s"
-                    connection.stop.set()
+                    connection.give_up()
                     continue
                 tools.extend((section, tool) for tool in client.tools)
                 refused.extend((section, tool, why) for tool, why in client.refused.items())
