@@ -59,7 +59,9 @@ async def main(folder: Path) -> None:
     for line in (folder / "audit.jsonl").read_text().splitlines():
         entry = json.loads(line)
         if entry["event"] == "call":
-            print(f"  {entry['name']}: admitted={entry['admitted']} reason={entry['reason']} outcome={entry['outcome']}")
+            print(
+                f"  {entry['name']}: admitted={entry['admitted']} reason={entry['reason']} outcome={entry['outcome']}"
+            )
 
 
 if __name__ == "__main__":

@@ -147,8 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
         "proxy",
         help="serve several MCP servers' tools (and local ones) as one MCP server, guarded and audited",
         description="Serve the tools of the MCP servers in CONFIG (the mcpServers JSON of MCP clients) and of "
-        "its local tools over stdio or Streamable HTTP: every call admitted by the tool's schema, the config's guards and "
-        "pins applied, each call audited (see docs/mcp-gateway.md; needs pip install 'scopetool[mcp]').",
+        "its local tools over stdio or Streamable HTTP: every call admitted by the tool's schema, the config's "
+        "guards and pins applied, each call audited (see docs/mcp-gateway.md; needs pip install 'scopetool[mcp]').",
     )
     proxy.add_argument("config", metavar="CONFIG", help="the gateway config (JSON)")
     proxy.add_argument("--pins", metavar="FILE", help="the lock file tools are pinned in (over the config's)")

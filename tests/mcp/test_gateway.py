@@ -29,7 +29,7 @@ import pytest
 from mcp import Client, MCPError, types
 from third_party import everything_server, git_server
 
-from scopetool.mcp.gateway import open_gateway, load_config
+from scopetool.mcp.gateway import load_config, open_gateway
 from scopetool.mcp.pins import fingerprint
 from scopetool.mcp.server import create_server
 
@@ -109,7 +109,8 @@ def _request(request_id: int, method: str, params: dict[str, Any] | None = None)
 
 def _call(request_id: int, name: str, arguments: str) -> str:
     """A tools/call line with `arguments` as raw JSON text (which may break I-JSON)."""
-    return f'{{"jsonrpc":"2.0","id":{request_id},"method":"tools/call","params":{{"name":"{name}","arguments":{arguments}}}}}'
+    params = f'{{"name":"{name}","arguments":{arguments}}}'
+    return f'{{"jsonrpc":"2.0","id":{request_id},"method":"tools/call","params":{params}}}'
 
 
 HOSTILE_CALLS = {
@@ -158,7 +159,9 @@ def hostile(folder: Path) -> Hostile:
 
 def test_hostile_arguments_are_answered_at_the_gateway_and_nothing_reaches_the_server(hostile: Hostile) -> None:
     """Duplicate keys, a lone surrogate, an oversize payload, a schema break: refused; only the good call is sent on."""
-    texts = {request_id: hostile.answers[request_id]["result"]["content"][0]["text"] for request_id in (10, 11, 12, 13, 16)}
+    texts = {
+        request_id: hostile.answers[request_id]["result"]["content"][0]["text"] for request_id in (10, 11, 12, 13, 16)
+    }
     assert all(hostile.answers[request_id]["result"]["isError"] for request_id in range(10, 14))
     assert "the same member name twice" in texts[10]
     assert "surrogate" in texts[11]
@@ -169,7 +172,9 @@ def test_hostile_arguments_are_answered_at_the_gateway_and_nothing_reaches_the_s
         assert hostile.answers[request_id]["error"] == {"code": -32602, "message": f"Unknown tool: {name}"}
     assert (hostile.answers[16]["result"]["isError"], texts[16]) == (False, "Echo: fine")
     received = calls_received(hostile.received)
-    assert [(call["params"]["name"], call["params"]["arguments"]) for call in received] == [("echo", {"message": "fine"})]
+    assert [(call["params"]["name"], call["params"]["arguments"]) for call in received] == [
+        ("echo", {"message": "fine"})
+    ]
     assert MARK not in hostile.received.read_text(encoding="utf-8")
 
 
@@ -236,7 +241,7 @@ def _tamper(lock: Path, server: str, tool: str) -> None:
 
 @pytest.fixture(scope="module")
 def guarded(folder: Path, repository: Path, hostile: Hostile) -> Iterator[Guarded]:
-    """The gateway in process before everything (denies, a policy, a changed pin), git (an allow list) and local tools."""
+    """The gateway in process: everything (denies, a policy, a changed pin), git (an allow list), local tools."""
     here = folder / "guarded"
     here.mkdir()
     received = here / "received.jsonl"
@@ -295,7 +300,7 @@ def guarded(folder: Path, repository: Path, hostile: Hostile) -> Iterator[Guarde
 
 
 def test_denied_and_refused_tools_are_not_listed_and_collisions_are_prefixed(guarded: Guarded) -> None:
-    """Deny patterns, a global deny, an allow list and a changed pin hide tools; both echos get their server's prefix."""
+    """Deny patterns, a global deny, an allow list and a changed pin hide tools; both echos get a prefix."""
     assert "everything__echo" in guarded.names and "scopetool__echo" in guarded.names and "echo" not in guarded.names
     assert [name for name in guarded.names if name.startswith("git")] == ["git_status"]
     assert not [name for name in guarded.names if name.startswith(("trigger-", "toggle-")) or "env" in name]

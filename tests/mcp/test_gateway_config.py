@@ -47,7 +47,10 @@ LOCAL = {"scopetool": {"tools": [f"{FIXTURE}:registry"]}}
             "type, url)",
         ),
         ({"mcpServers": {"git": {}}}, 'config: mcpServers.git: an MCP server entry needs "command"'),
-        ({"mcpServers": {"git": {"command": "x", "deny": "git_commit"}}}, "config: mcpServers.git.deny: must be a list"),
+        (
+            {"mcpServers": {"git": {"command": "x", "deny": "git_commit"}}},
+            "config: mcpServers.git.deny: must be a list",
+        ),
         ({"mcpServers": {"git": {"command": "x", "allow": [""]}}}, "config: mcpServers.git.allow: must be a list"),
         ({"mcpServers": {"git": {"command": "x", "trusted": "yes"}}}, "config: mcpServers.git.trusted: must be true"),
         ({"mcpServers": {"git": {"command": "x", "prefix": "g it"}}}, "config: mcpServers.git.prefix: must be 1 to 32"),
@@ -79,8 +82,19 @@ def test_a_config_reads_every_key_and_resolves_paths_from_its_folder(tmp_path: P
         json.dumps(
             {
                 "mcpServers": {
-                    "git": {"command": "uvx", "args": ["mcp-server-git"], "cwd": "repo", "trusted": True, "prefix": "g"},
-                    "web": {"type": "http", "url": "http://127.0.0.1:9/mcp", "allow": ["fetch*"], "policy": "pol:check"},
+                    "git": {
+                        "command": "uvx",
+                        "args": ["mcp-server-git"],
+                        "cwd": "repo",
+                        "trusted": True,
+                        "prefix": "g",
+                    },
+                    "web": {
+                        "type": "http",
+                        "url": "http://127.0.0.1:9/mcp",
+                        "allow": ["fetch*"],
+                        "policy": "pol:check",
+                    },
                 },
                 "scopetool": {"tools": ["tools.py:registry", "pkg.tools:registry"], "deny": ["rm"]},
                 "gateway": {
@@ -131,9 +145,17 @@ def test_a_config_file_that_cannot_be_read_or_is_not_strict_json(tmp_path: Path)
 
 def test_served_names_prefix_collisions_in_order_and_give_up_on_what_cannot_be_served() -> None:
     """Colliding names get their prefix; always prefixes all; a taken or invalid name is None."""
-    assert served_names([("a", "x"), ("b", "x"), ("a", "y")]) == {("a", "x"): "a__x", ("b", "x"): "b__x", ("a", "y"): "y"}
+    assert served_names([("a", "x"), ("b", "x"), ("a", "y")]) == {
+        ("a", "x"): "a__x",
+        ("b", "x"): "b__x",
+        ("a", "y"): "y",
+    }
     assert served_names([("a", "x"), ("a", "y")], always=True) == {("a", "x"): "a__x", ("a", "y"): "a__y"}
-    assert served_names([("a", "b__x"), ("a", "x"), ("b", "x")]) == {("a", "b__x"): "b__x", ("a", "x"): "a__x", ("b", "x"): None}
+    assert served_names([("a", "b__x"), ("a", "x"), ("b", "x")]) == {
+        ("a", "b__x"): "b__x",
+        ("a", "x"): "a__x",
+        ("b", "x"): None,
+    }
     assert served_names([("p" * 30, "t" * 40)], always=True) == {("p" * 30, "t" * 40): None}  # over 64 characters
 
 
@@ -141,7 +163,9 @@ def test_a_tool_filter_denies_first_and_an_empty_allow_list_allows_nothing() -> 
     """Deny wins over allow; patterns are shell-style and case-sensitive."""
     assert ToolFilter().passes("anything")
     assert not ToolFilter(allow=()).passes("anything")
-    assert [ToolFilter(allow=("git_*",), deny=("git_c*",)).passes(name) for name in ("git_log", "git_commit", "Git_log")] == [
+    assert [
+        ToolFilter(allow=("git_*",), deny=("git_c*",)).passes(name) for name in ("git_log", "git_commit", "Git_log")
+    ] == [
         True,
         False,
         False,
@@ -184,7 +208,9 @@ def test_local_tools_with_a_broken_policy_audited_with_arguments(tmp_path: Path)
         ({"pins": "lock.json"}, "lock.json: not a scopetool MCP lock file"),
     ],
 )
-def test_a_policy_or_lock_file_that_cannot_be_loaded_stops_the_start(tmp_path: Path, gateway: dict[str, Any], message: str) -> None:
+def test_a_policy_or_lock_file_that_cannot_be_loaded_stops_the_start(
+    tmp_path: Path, gateway: dict[str, Any], message: str
+) -> None:
     """A missing or non-callable policy and a broken lock file are ConfigErrors before anything is served."""
     (tmp_path / "lock.json").write_text("{}")
     config = load_config(_local_config(tmp_path, **gateway))
