@@ -33,10 +33,10 @@ import re
 import sys
 import weakref
 from collections import Counter
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal, TextIO, final
+from typing import Any, Final, Literal, TextIO, cast, final
 
 try:
     import anyio
@@ -268,8 +268,9 @@ def _local(value: object, base: Path, source: str) -> Section:
     tools = entry.get("tools")
     if not isinstance(tools, list) or not tools:
         raise ConfigError(f"{source}: {LOCAL}.tools: must be a non-empty list of module:attr targets")
+    listed = cast("list[object]", tools)
     targets = tuple(
-        _target(target, base, source, f"{LOCAL}.tools[{index}]") or "" for index, target in enumerate(tools)
+        _target(target, base, source, f"{LOCAL}.tools[{index}]") or "" for index, target in enumerate(listed)
     )
     return Section(
         name=LOCAL,
@@ -328,9 +329,10 @@ def _filter(entry: Mapping[str, Any], source: str, where: str) -> ToolFilter:
 
 
 def _patterns(value: object, source: str, where: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):  # pyright: ignore[reportUnknownVariableType]
+    items = cast("list[object]", value) if isinstance(value, list) else None
+    if items is None or not all(isinstance(item, str) and item for item in items):
         raise ConfigError(f"{source}: {where}: must be a list of tool-name patterns (non-empty strings)")
-    return tuple(value)  # pyright: ignore[reportUnknownArgumentType]
+    return tuple(cast("list[str]", items))
 
 
 def _prefix(value: object, source: str, where: str) -> str | None:
@@ -370,9 +372,8 @@ def _bool(value: object, source: str, where: str) -> bool:
 
 
 def _kind(value: object) -> str:
-    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
-        type(value), "a number"
-    )
+    kinds: dict[type, str] = {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}
+    return "null" if value is None else kinds.get(type(value), "a number")
 
 
 # -- names ---------------------------------------------------------------------------------------------
@@ -586,7 +587,8 @@ class Gateway:
                 call, server=server, tool=tool, reason="unknown" if hidden is None else hidden[1], outcome=None
             )
             return
-        reason, kind = None, "result"
+        reason: str | None = None
+        kind: str | None = "result"
         if isinstance(outcome, InvalidInvocationError):
             reason, kind = _rejection_reason(call.request.arguments), None
         elif outcome in self._refusals:
@@ -643,7 +645,7 @@ class _Connection:
 
 
 @contextlib.asynccontextmanager
-async def open_gateway(config: GatewayConfig, *, errlog: TextIO | None = None) -> AsyncIterator[Gateway]:
+async def open_gateway(config: GatewayConfig, *, errlog: TextIO | None = None) -> AsyncGenerator[Gateway]:
     """Start every server of `config`, load the local tools and policies, and build the `Gateway`.
 
     What starts is said on `errlog` (standard error by default): each server's tool count, or why
@@ -671,7 +673,7 @@ async def open_gateway(config: GatewayConfig, *, errlog: TextIO | None = None) -
             with anyio.move_on_after(config.start_timeout):
                 for connection in connections:
                     await connection.ready.wait()
-            tools: list[tuple[Section, Tool]] = []
+            tools: list[tuple[Section, Tool | Binding]] = []
             refused: list[tuple[Section, str, str]] = []
             listed: dict[str, int | str] = {}  # the tools each server listed, or why it is not served
             for section in config.sections:
@@ -700,9 +702,9 @@ async def open_gateway(config: GatewayConfig, *, errlog: TextIO | None = None) -
             for section, tool, why in refused:
                 _say(out, f"refused: {why}")
                 audit.write("refused", server=section.name, tool=tool, why=why)
-            for section, tool in gateway.skipped:
-                _say(out, f"skipped: tool {tool!r} of {section!r}: its served name is taken or invalid (set a prefix)")
-                audit.write("skipped", server=section, tool=tool)
+            for server, tool in gateway.skipped:
+                _say(out, f"skipped: tool {tool!r} of {server!r}: its served name is taken or invalid (set a prefix)")
+                audit.write("skipped", server=server, tool=tool)
             gateway.audit = audit
             try:
                 yield gateway
@@ -714,14 +716,14 @@ async def open_gateway(config: GatewayConfig, *, errlog: TextIO | None = None) -
 
 def _assemble(
     config: GatewayConfig,
-    tools: Sequence[tuple[Section, Tool]],
+    tools: Sequence[tuple[Section, Tool | Binding]],
     refused: Sequence[tuple[Section, str, str]],
     policies: Mapping[str | None, Authorizer],
 ) -> Gateway:
     """The registry of the tools that pass the guards, under their served names."""
     refusals: weakref.WeakSet[BaseException] = weakref.WeakSet()
     hidden: dict[str, tuple[_Served, str]] = {}
-    passing: list[tuple[Section, Tool, str]] = []
+    passing: list[tuple[Section, Tool | Binding, str]] = []
     for section, tool in tools:
         own = tool.definition().name
         if section.filter.passes(own) and config.filter.passes(own):
@@ -807,9 +809,18 @@ def _say(out: TextIO, message: str) -> None:
     out.flush()
 
 
+def _innermost(error: BaseException) -> BaseException:
+    """The one error inside nested groups of one (what a task group raises), or `error` itself."""
+    while isinstance(error, BaseExceptionGroup):
+        members = cast("tuple[BaseException, ...]", error.exceptions)  # pyright: ignore[reportUnknownMemberType]
+        if len(members) != 1:
+            return cast("BaseException", error)
+        error = members[0]
+    return error
+
+
 def _one_line(error: BaseException) -> str:
-    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:  # pyright: ignore[reportUnknownMemberType]
-        error = error.exceptions[0]  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    error = _innermost(error)
     text = " ".join(str(error).split())
     if isinstance(error, ConnectError):
         return text
