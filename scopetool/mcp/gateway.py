@@ -837,7 +837,7 @@ async def serve_gateway(
     out = errlog or sys.stderr
     async with open_gateway(config, errlog=out) as gateway:
         served = f"serving {_tools(len(gateway.registry))} as MCP server {config.name!r}"
-        if http is None:
+        if http is None:  # pragma: no cover - run in a subprocess by the tests (this process's stdio)
             _say(out, f"{served} over stdio")
             await serve_stdio(
                 gateway.registry, name=config.name, instructions=config.instructions, on_call=gateway.observe

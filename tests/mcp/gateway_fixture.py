@@ -25,3 +25,12 @@ def policy(authorization: Authorization) -> bool:
 def broken_policy(authorization: Authorization) -> bool:
     """A policy that cannot decide: it raises (with a secret in its message)."""
     raise RuntimeError("SECRET-POLICY-DETAIL")
+
+
+@tool
+def a_tool_whose_name_is_already_as_long_as_providers_accept_it() -> str:
+    """A tool whose name, 59 characters, cannot take a prefix (64 at most)."""
+    return "long"
+
+
+long_names = Registry(a_tool_whose_name_is_already_as_long_as_providers_accept_it)

@@ -253,7 +253,11 @@ def guarded(folder: Path, repository: Path, hostile: Hostile) -> Iterator[Guarde
                 "deny": ["trigger-*", "toggle-*"],
                 "policy": f"{FIXTURE}:policy",
             },
-            "git": {**recorded(git_server(repository), here / "git.jsonl"), "allow": ["git_status"]},
+            "git": {
+                **recorded(git_server(repository), here / "git.jsonl"),
+                "allow": ["git_status"],
+                "policy": f"{FIXTURE}:policy",  # it permits every git call: a failure passes through it
+            },
         },
         "scopetool": {"tools": [f"{FIXTURE}:registry"]},
         "gateway": {"deny": ["*env*"], "pins": str(hostile.lock), "audit": "audit.jsonl", "name": "guarded"},
@@ -281,6 +285,8 @@ def guarded(folder: Path, repository: Path, hostile: Hostile) -> Iterator[Guarde
                 await call("policy", "everything__echo", {"message": "forbidden"})
                 await call("sum", "get-sum", {"a": 2, "b": 3})
                 await call("string sum", "get-sum", {"a": "2", "b": 3})
+                await call("surrogate", "everything__echo", {"message": "\ud800"})  # in memory: not sent as JSON
+                await call("oversize", "everything__echo", {"message": "a" * (1 << 20)})
                 await call("denied", "trigger-long-running-operation", {"duration": 1, "steps": 1})
                 await call("global deny", "get-env", {})
                 await call("pin", "get-tiny-image", {})
@@ -314,6 +320,8 @@ def test_calls_go_through_and_hidden_tools_are_refused(guarded: Guarded) -> None
     assert text(guarded.results["local"]) == "local: hello"
     assert text(guarded.results["sum"]) == "The sum of 2 and 3 is 5."
     assert guarded.results["string sum"].is_error and "a" in text(guarded.results["string sum"])
+    assert guarded.results["surrogate"].is_error and "surrogate" in text(guarded.results["surrogate"])
+    assert guarded.results["oversize"].is_error and "the limit is 1048576 bytes" in text(guarded.results["oversize"])
     assert guarded.errors == {
         "denied": "-32602 Unknown tool: trigger-long-running-operation",
         "global deny": "-32602 Unknown tool: get-env",
@@ -368,6 +376,8 @@ def test_the_audit_log_line_by_line(guarded: Guarded) -> None:
         ("everything", "echo", "everything__echo", False, "policy", None),
         ("everything", "get-sum", "get-sum", True, None, "result"),
         ("everything", "get-sum", "get-sum", False, "invalid", None),
+        ("everything", "echo", "everything__echo", False, "not_i_json", None),
+        ("everything", "echo", "everything__echo", False, "too_large", None),
         ("everything", "trigger-long-running-operation", "trigger-long-running-operation", False, "denied", None),
         ("everything", "get-env", "get-env", False, "denied", None),
         ("everything", "get-tiny-image", "get-tiny-image", False, "refused", None),

@@ -236,21 +236,49 @@ def test_local_tools_that_cannot_be_loaded_stop_the_start(tmp_path: Path) -> Non
         anyio.run(start)
 
 
-def test_a_server_that_does_not_start_in_time_is_given_up(tmp_path: Path) -> None:
-    """A server that never answers is reported after startTimeout; the local tools are still served."""
+def test_servers_that_do_not_start_or_not_in_time_are_reported_and_the_rest_served(tmp_path: Path) -> None:
+    """A missing command and a server that never answers (after startTimeout): one line each; local tools served."""
     path = tmp_path / "gateway.json"
     silent = {"command": sys.executable, "args": ["-c", "import time; time.sleep(60)"]}
-    path.write_text(json.dumps({**LOCAL, "mcpServers": {"silent": silent}, "gateway": {"startTimeout": 0.5}}))
+    missing = {"command": str(tmp_path / "no-such-server")}
+    servers = {"silent": silent, "missing": missing}
+    path.write_text(json.dumps({**LOCAL, "mcpServers": servers, "gateway": {"startTimeout": 0.5}}))
+    names: list[str] = []
+
+    async def start() -> None:
+        with (tmp_path / "said.txt").open("w") as said:  # a real file: the servers' stderr can go there too
+            async with open_gateway(load_config(path), errlog=said) as gateway:
+                names.extend(gateway.registry.names())
+
+    anyio.run(start)
+    said = (tmp_path / "said.txt").read_text().splitlines()
+    assert names == ["echo"]
+    assert "scopetool proxy: silent: not served: it did not start within 0.5 s" in said
+    assert [line for line in said if line.startswith("scopetool proxy: missing: not served: cannot connect")]
+
+
+def test_a_name_that_cannot_take_its_prefix_is_skipped_and_said(tmp_path: Path) -> None:
+    """With prefix "always", a 59-character name cannot take its prefix: one stderr line and a skipped event."""
+    path = tmp_path / "gateway.json"
+    local = {"tools": [f"{FIXTURE}:registry", f"{FIXTURE}:long_names"]}
+    path.write_text(json.dumps({"scopetool": local, "gateway": {"prefix": "always", "audit": "audit.jsonl"}}))
     said = io.StringIO()
     names: list[str] = []
 
     async def start() -> None:
         async with open_gateway(load_config(path), errlog=said) as gateway:
             names.extend(gateway.registry.names())
+            assert gateway.origin("scopetool__echo") == ("scopetool", "echo")
+            assert gateway.origin("echo") is None
 
     anyio.run(start)
-    assert names == ["echo"]
-    assert "scopetool proxy: silent: not served: it did not start within 0.5 s" in said.getvalue().splitlines()
+    assert names == ["scopetool__echo"]
+    long = "a_tool_whose_name_is_already_as_long_as_providers_accept_it"
+    assert said.getvalue().splitlines()[1] == (
+        f"scopetool proxy: skipped: tool {long!r} of 'scopetool': its served name is taken or invalid (set a prefix)"
+    )
+    events = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    assert events[1] == {"time": events[1]["time"], "event": "skipped", "server": "scopetool", "tool": long}
 
 
 def test_the_gateway_serves_over_streamable_http(tmp_path: Path) -> None:
@@ -287,3 +315,35 @@ def test_the_proxy_command_says_a_config_problem_in_one_line(tmp_path: Path) -> 
     assert done.returncode == 2
     assert done.stderr.startswith(f"scopetool: {path}: mcpServers.git: unknown key 'alow'")
     assert len(done.stderr.splitlines()) == 1
+
+
+def test_the_proxy_command_passes_its_options_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--pins, --audit and --http reach run_gateway; a port that cannot be bound is one line."""
+    from scopetool.cli import main
+    from scopetool.mcp import gateway
+
+    seen: list[tuple[Any, Any]] = []
+    monkeypatch.setattr(gateway, "run_gateway", lambda config, http: seen.append((config, http)))
+    path = _local_config(tmp_path)
+    code = main(["proxy", str(path), "--pins", "other.lock.json", "--audit", "other.jsonl", "--http", "8123"])
+    assert code == 0
+    [(config, http)] = seen
+    assert (config.pins, config.audit, http) == (Path("other.lock.json"), Path("other.jsonl"), ("127.0.0.1", 8123))
+
+    def busy(config: object, http: object) -> None:
+        raise OSError(98, "Address already in use")
+
+    monkeypatch.setattr(gateway, "run_gateway", busy)
+    errors = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", errors)
+    assert main(["proxy", str(path), "--http", "8123"]) == 2
+    assert (
+        errors.getvalue() == "scopetool: --http 8123: cannot listen there: OSError: [Errno 98] Address already in use\n"
+    )
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**LOCAL, "gateway": {"pins": 1}}))
+    assert main(["proxy", str(bad)]) == 2
+    assert (
+        errors.getvalue().splitlines()[-1]
+        == f"scopetool: {bad}: gateway.pins: must be a non-empty string, not a number"
+    )
