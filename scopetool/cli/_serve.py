@@ -41,9 +41,11 @@ def run(args: argparse.Namespace) -> int:
         count = len(registry)
         served = f"serving {count} tool{'' if count == 1 else 's'} as MCP server {args.name!r}"
         if address is None:
-            if interactive:
+
+            def waiting() -> None:
                 say(f"{served} over stdio; waiting for a client on standard input (Ctrl-C stops)")
-            module.run_stdio(registry, **options)
+
+            module.run_stdio(registry, ready=waiting if interactive else None, **options)
             return ExitCode.OK
         host, port = address
 

@@ -192,7 +192,11 @@ class ServerOptions(TypedDict, total=False):
 
 
 async def serve_stdio(
-    registry: Registry, *, shutdown_grace: float = SHUTDOWN_GRACE, **options: Unpack[ServerOptions]
+    registry: Registry,
+    *,
+    shutdown_grace: float = SHUTDOWN_GRACE,
+    ready: Callable[[], object] | None = None,
+    **options: Unpack[ServerOptions],
 ) -> None:
     """Serve `registry` over this process's stdin and stdout until the client disconnects.
 
@@ -205,8 +209,9 @@ async def serve_stdio(
     When stdin ends, every request already read is still answered before this returns: calls still
     running go on for up to `shutdown_grace` seconds (``math.inf``: no bound), then are cancelled and
     answered with a ``Connection closed`` error; a request for input the client can no longer answer
-    ends its call with an error result at once. Cancelled (Ctrl-C), it stops at once. `options` are
-    those of `create_server`.
+    ends its call with an error result at once. Cancelled (Ctrl-C), it stops at once. `ready` is
+    called once the server reads stdin (from then on, Ctrl-C stops it cleanly). `options` are those
+    of `create_server`.
 
     Raises:
         ValueError: `shutdown_grace` is negative or NaN.
@@ -221,17 +226,25 @@ async def serve_stdio(
             _Input(read_stream, pending, shutdown_grace) as received,
             _Output(write_stream, pending) as sent,
         ):
+            if ready is not None:
+                ready()
             await server.run(received, sent, server.create_initialization_options())
     except* BrokenPipeError:  # the client closed its end of stdout: a disconnect, nothing can be answered
         pass
 
 
-def run_stdio(registry: Registry, *, shutdown_grace: float = SHUTDOWN_GRACE, **options: Unpack[ServerOptions]) -> None:
+def run_stdio(
+    registry: Registry,
+    *,
+    shutdown_grace: float = SHUTDOWN_GRACE,
+    ready: Callable[[], object] | None = None,
+    **options: Unpack[ServerOptions],
+) -> None:
     """Serve `registry` over stdio, blocking until the client disconnects (what ``scopetool serve`` runs).
 
     Arguments are those of `serve_stdio`.
     """
-    asyncio.run(serve_stdio(registry, shutdown_grace=shutdown_grace, **options))
+    asyncio.run(serve_stdio(registry, shutdown_grace=shutdown_grace, ready=ready, **options))
 
 
 DEFAULT_HOST: Final = "127.0.0.1"
@@ -242,6 +255,10 @@ HTTP_SHUTDOWN_GRACE: Final = 1.0
 """Seconds `serve_http` lets requests in flight finish, by default, once it is told to stop."""
 _ARGUMENTS: Final = "scopetool.raw_arguments"
 """The ASGI scope key holding a ``tools/call``'s exact arguments, where they broke I-JSON."""
+
+
+def _unannounced(url: str) -> None:
+    """Tell nobody where the server listens (`serve_http`'s default `ready`)."""
 
 
 def http_app(
@@ -273,7 +290,7 @@ async def serve_http(
     port: int = 8000,
     path: str = DEFAULT_PATH,
     shutdown_grace: float = HTTP_SHUTDOWN_GRACE,
-    ready: Callable[[str], object] | None = None,
+    ready: Callable[[str], object] = _unannounced,
     **options: Unpack[ServerOptions],
 ) -> None:
     """Serve `registry` over MCP Streamable HTTP on `host`:`port` until cancelled or interrupted.
@@ -303,9 +320,8 @@ async def serve_http(
 
         class Server(uvicorn.Server):
             async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-                await super().startup(sockets)
-                if self.started and ready is not None:
-                    ready(url)
+                await super().startup(sockets)  # it returns listening, or exits the process (lifespan failed)
+                ready(url)
 
         server = Server(config)
         serving = asyncio.ensure_future(server.serve(sockets=[sock]))
@@ -325,7 +341,7 @@ def run_http(
     port: int = 8000,
     path: str = DEFAULT_PATH,
     shutdown_grace: float = HTTP_SHUTDOWN_GRACE,
-    ready: Callable[[str], object] | None = None,
+    ready: Callable[[str], object] = _unannounced,
     **options: Unpack[ServerOptions],
 ) -> None:
     """Serve `registry` over Streamable HTTP, blocking until interrupted (``scopetool serve --http``).

@@ -344,7 +344,7 @@ def test_serve_dispatches_to_the_mcp_server_in_process(
 def test_serve_says_one_line_and_passes_its_options(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A terminal gets one line; --http, --name, --instructions and --page-size reach the server; errors are one line."""
+    """A terminal gets one line; --http, --name, --instructions, --page-size reach the server; errors are a line."""
     import scopetool.mcp.server
 
     calls: list[tuple[str, dict[str, object]]] = []
@@ -362,7 +362,14 @@ def test_serve_says_one_line_and_passes_its_options(
             return True
 
     monkeypatch.setattr(scopetool.mcp.server, "run_http", run_http)
-    monkeypatch.setattr(scopetool.mcp.server, "run_stdio", lambda registry, **options: calls.append(("stdio", options)))
+
+    def run_stdio(registry: Registry, **options: Any) -> None:
+        calls.append(("stdio", options))
+        ready = options.pop("ready")
+        if ready is not None:
+            ready()
+
+    monkeypatch.setattr(scopetool.mcp.server, "run_stdio", run_stdio)
     monkeypatch.chdir(FIXTURES)
     monkeypatch.setattr(sys, "path", list(sys.path))
     assert main(["serve", "cli_tools:calculator", "--http", "0", "--name", "calc", "--page-size", "1"]) == 0

@@ -27,7 +27,7 @@ from mcp_fixture_tools import SECRET, registry
 from scopetool import Registry, tool
 from scopetool.cli._common import UsageError
 from scopetool.cli._serve import http_address
-from scopetool.mcp.server import http_app, serve_http
+from scopetool.mcp.server import _StrictBodies, create_server, http_app, run_http, serve_http
 
 FIXTURE = Path(__file__).with_name("mcp_fixture_tools.py")
 MODERN = "2026-07-28"
@@ -338,3 +338,78 @@ def test_scopetool_serve_http_on_a_busy_port_is_one_line() -> None:
     assert done.returncode == 2
     assert done.stderr.startswith(f"scopetool: --http 127.0.0.1:{port}: cannot listen there: OSError:")
     assert done.stderr.count("\n") == 1
+
+
+def test_run_http_serves_until_sigint_and_then_raises_keyboard_interrupt() -> None:
+    """In the main thread, as the CLI runs it: served until SIGINT (Ctrl-C), then the interrupt reaches the caller."""
+    answers: list[httpx.Response] = []
+
+    def ready(url: str) -> None:
+        def client() -> None:
+            answers.append(post(url, call_body('{"a":1,"b":2}')))
+            os.kill(os.getpid(), signal.SIGINT)
+
+        threading.Thread(target=client).start()
+
+    with pytest.raises(KeyboardInterrupt):
+        run_http(registry, port=0, ready=ready, shutdown_grace=5.0)
+    [answer] = answers
+    assert answer.json()["result"]["structuredContent"] == {"result": 3}
+
+
+def test_bad_server_options_are_refused_before_serving() -> None:
+    """A page size that is not a positive integer, or a grace that is not a duration, is a ValueError naming it."""
+    for size in (0, -1, True, 2.5):
+        with pytest.raises(ValueError, match="page_size must be a positive integer or None"):
+            create_server(registry, page_size=size)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="shutdown_grace must be a number of seconds >= 0"):
+        asyncio.run(serve_http(registry, port=0, shutdown_grace=-1.0))
+
+
+class Downstream:
+    """The ASGI app behind the body screen: records what reaches it."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[dict[str, Any], bytes]] = []
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        message = await receive()
+        self.seen.append((scope, message.get("body", b"")))
+
+
+async def screen(*messages: dict[str, Any]) -> tuple[Downstream, list[dict[str, Any]]]:
+    """POST `messages` (the ASGI receive events) through the screen; what reached the app, and what was sent back."""
+    app, sent, queue = Downstream(), [], list(messages)
+
+    async def receive() -> dict[str, Any]:
+        return queue.pop(0) if queue else {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await _StrictBodies(app)({"type": "http", "method": "POST", "headers": []}, receive, send)
+    return app, sent
+
+
+async def test_the_body_screen_reads_chunks_and_hands_on_what_passes() -> None:
+    """A body in chunks is read whole; a clean one passes as sent; arguments that break I-JSON pass as {} beside."""
+    clean = b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
+    app, sent = await screen(
+        {"type": "http.request", "body": clean[:10], "more_body": True},
+        {"type": "http.request", "body": clean[10:], "more_body": False},
+    )
+    assert ([body for _, body in app.seen], sent) == ([clean], [])
+    repeated = b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"a":2}}}'
+    app, _ = await screen({"type": "http.request", "body": repeated})
+    [(scope, body)] = app.seen
+    assert json.loads(body)["params"]["arguments"] == {}
+    assert scope["scopetool.raw_arguments"].text == b'{"a":1,"a":2}'
+
+
+async def test_the_body_screen_drops_a_disconnect_and_turns_a_bad_response_into_an_error() -> None:
+    """A client gone before its body reaches nothing; its response that breaks I-JSON reaches the server as an error."""
+    app, sent = await screen()
+    assert (app.seen, sent) == ([], [])
+    app, sent = await screen({"type": "http.request", "body": b'{"jsonrpc":"2.0","id":5,"result":{},"result":{}}'})
+    [(_, body)] = app.seen
+    assert sent == [] and json.loads(body)["error"]["code"] == -32600 and json.loads(body)["id"] == 5

@@ -30,6 +30,9 @@ async def test_the_notebook_example_serves_its_tools_over_stdio() -> None:
         contact = await client.call_tool("save_contact", {"contact": {"name": "Ada", "tags": ["maths"]}})
         first = await client.call_tool("list_notes", {"limit": 1})
         every = await client.call_tool("list_notes", {"limit": None})
+    assert sorted(listed) == ["find_notes", "list_notes", "save_contact", "save_note"]
+    assert (contact.is_error, first.structured_content) == (False, {"result": ["Ada"]})
+    assert every.structured_content == {"result": ["Ada", "groceries", "recipe"]}
     assert (init.server_info.name, init.instructions) == (
         "notebook",
         "Save notes with save_note and contacts with save_contact; find them with find_notes or list_notes.",

@@ -8,6 +8,7 @@ with this process's stdin and stdout pointed at files or OS pipes.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -28,7 +29,7 @@ from mcp import Client, ClientSession, MCPError, StdioServerParameters, stdio_cl
 from mcp.client.session import ClientRequestContext
 from mcp_fixture_tools import HOSTILE, SECRET, registry
 
-from scopetool.mcp.server import _read_line, run_stdio, serve_stdio
+from scopetool.mcp.server import _lines, _read_line, run_stdio, serve_stdio
 
 FIXTURE = Path(__file__).with_name("mcp_fixture_tools.py")
 SERVER = StdioServerParameters(command=sys.executable, args=["-m", "scopetool", "serve", f"{FIXTURE}:registry"])
@@ -404,8 +405,10 @@ def test_run_stdio_answers_what_it_read_before_the_input_ended(piped: Piped) -> 
     """In process: a line that is not JSON is answered with a parse error, an error without an id is skipped."""
     unparsed = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
     piped.feed([unparsed, *PIPED], garbage="not json\n")
-    run_stdio(registry)
+    readied: list[bool] = []
+    run_stdio(registry, ready=lambda: readied.append(True))
     got = answers(piped.output())
+    assert readied == [True]  # once, when serving began
     assert got.pop(None)["error"]["code"] == types.PARSE_ERROR  # the answer to "not json"
     assert sorted(got) == [1, 2, 3, 4]
     assert (result_text(got[3]), result_text(got[4])) == ("slept 0.5s", "5")
@@ -532,3 +535,17 @@ def test_scopetool_serve_at_a_terminal_says_so_and_stops_on_one_ctrl_c() -> None
         "waiting for a client on standard input (Ctrl-C stops)\n"
     )
     assert (code, rest) == (130, "scopetool: interrupted\n")
+
+
+async def test_the_stdin_reader_gives_every_line_of_any_stream(tmp_path: Path) -> None:
+    """Lines of an in-memory stream and of a file (across reads, the last without a newline) arrive whole."""
+    assert [line async for line in _lines(io.BytesIO(b"one\ntwo"))] == [b"one\n", b"two"]
+    (tmp_path / "input").write_bytes(b"a\nbb\n" + b"c" * 70_000)
+    with (tmp_path / "input").open("rb") as file:
+        assert [line async for line in _lines(file)] == [b"a\n", b"bb\n", b"c" * 70_000]
+
+    class Broken(io.BytesIO):
+        def fileno(self) -> int:
+            return 987_654  # no such descriptor: the read fails, and the input has ended
+
+    assert [line async for line in _lines(Broken())] == []
