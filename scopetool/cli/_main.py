@@ -149,6 +149,22 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--page-size", metavar="N", type=int, help="list the tools N to a tools/list page (default: all on one)"
     )
+
+    proxy = commands.add_parser(
+        "proxy",
+        help="serve several MCP servers' tools (and local ones) as one MCP server, guarded and audited",
+        description="Serve the tools of the MCP servers in CONFIG (the mcpServers JSON of MCP clients) and of "
+        "its local tools over stdio or Streamable HTTP: every call admitted by the tool's schema, the config's "
+        "guards and pins applied, each call audited (see docs/mcp-gateway.md; needs pip install 'scopetool[mcp]').",
+    )
+    proxy.add_argument("config", metavar="CONFIG", help="the gateway config (JSON)")
+    proxy.add_argument("--pins", metavar="FILE", help="the lock file tools are pinned in (over the config's)")
+    proxy.add_argument("--audit", metavar="FILE", help="append the audit log to FILE (over the config's)")
+    proxy.add_argument(
+        "--http",
+        metavar="[HOST:]PORT",
+        help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio (HOST defaults to 127.0.0.1)",
+    )
     _pins.add_parser(commands)
     return parser
 

@@ -15,18 +15,29 @@ from .._errors import DuplicateToolError, InvalidToolError
 from .._registry import Registry
 from ._common import UsageError, describe
 
-__all__ = ["load_registry"]
+__all__ = ["load_object", "load_registry"]
 
 
 def load_registry(target: str) -> Registry:
     """The registry TARGET names, built from a tool or a list of tools where needed.
 
-    A file target is loaded as a module whose directory is put first on ``sys.path`` (so its sibling
-    imports work); a module target is imported with the current directory on ``sys.path``.
+    The target is loaded as `load_object` loads it.
 
     Raises:
         UsageError: the target is malformed, cannot be imported, lacks the attribute, or is not a
             Registry, a tool or a list of tools (or its tools cannot be registered together).
+    """
+    return _registry(load_object(target), target)
+
+
+def load_object(target: str) -> object:
+    """The object TARGET (``module:attr`` or ``path/to/file.py:attr``) names.
+
+    A file target is loaded as a module whose directory is put first on ``sys.path`` (so its sibling
+    imports work); a module target is imported with the current directory on ``sys.path``.
+
+    Raises:
+        UsageError: the target is malformed, cannot be imported, or lacks the attribute.
     """
     location, colon, attribute = target.rpartition(":")
     if not colon or not location or not all(part.isidentifier() for part in attribute.split(".")):
@@ -43,7 +54,7 @@ def load_registry(target: str) -> Registry:
             raise UsageError(f"{location!r} has no attribute {attribute!r}") from None
         except Exception as error:  # noqa: BLE001 - a property or __getattr__ of the user's may raise anything
             raise UsageError(f"reading {attribute!r} of {location!r} raised {describe(error)}") from None
-    return _registry(value, target)
+    return value
 
 
 def _load_file(location: str) -> ModuleType:

@@ -89,13 +89,14 @@ from .._output import Result
 from .._progress import Progress, progress_reporter
 from .._registry import Registry
 from .._stdio import reserved_stdin, reserved_stdout
-from ..providers._common import Export, ToolCall, run_call
+from ..providers._common import Export, ToolCall, UnknownToolError, run_call
 from ..providers.mcp import export_tools, list_tools_result, result_message
 
 __all__ = [
     "DEFAULT_HOST",
     "DEFAULT_PATH",
     "HTTP_SHUTDOWN_GRACE",
+    "CallObserver",
     "ServerOptions",
     "create_server",
     "http_app",
@@ -128,6 +129,14 @@ _ROOT: Final = frozenset({"type", "properties", "required", "additionalPropertie
 
 _Context: TypeAlias = ServerRequestContext[Any, Any]
 
+CallObserver: TypeAlias = Callable[[ToolCall, Result | BaseException], None]
+"""Told every ``tools/call`` outcome, before the client is answered: ``observer(call, outcome)``.
+
+The outcome is what `run_call` gives: a `Result`, or the error (an `UnknownToolError` for a name
+the server does not have, the rejection for arguments not admitted). A call that asks for input is
+told once per attempt. The MCP gateway writes its audit log from it.
+"""
+
 
 def create_server(
     registry: Registry,
@@ -137,6 +146,7 @@ def create_server(
     instructions: str | None = None,
     page_size: int | None = None,
     tool_fields: Mapping[str, Mapping[str, Any]] | None = None,
+    on_call: CallObserver | None = None,
 ) -> Server[Any]:
     """An MCP server (the SDK's low-level `Server`) exposing every tool of `registry`.
 
@@ -151,6 +161,7 @@ def create_server(
             in the registry's order); None lists them all on one page.
         tool_fields: Per tool name, its MCP ``title``, ``icons`` and ``_meta``
             (`scopetool.providers.mcp.export_tools`).
+        on_call: Told each call's outcome (see `CallObserver`).
 
     Raises:
         TypeError: `registry` is not a `Registry`.
@@ -161,7 +172,7 @@ def create_server(
         raise TypeError(f"create_server needs a Registry, not {type(registry).__name__}")
     if page_size is not None and (isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1):
         raise ValueError(f"page_size must be a positive integer or None, not {page_size!r}")
-    tools = _Tools(registry, export_tools(registry, tool_fields=tool_fields), page_size)
+    tools = _Tools(registry, export_tools(registry, tool_fields=tool_fields), page_size, on_call)
     server: Server[Any] = Server(name, version=version, instructions=instructions)
     server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=name))
     server.add_request_handler("tools/list", mcp_types.PaginatedRequestParams, tools.list_tools)
@@ -177,6 +188,7 @@ class ServerOptions(TypedDict, total=False):
     instructions: str | None
     page_size: int | None
     tool_fields: Mapping[str, Mapping[str, Any]] | None
+    on_call: CallObserver | None
 
 
 async def serve_stdio(
@@ -969,13 +981,16 @@ class _Ended(Exception):  # noqa: N818 - a control signal: the call ends with th
 class _Tools:
     """The ``tools/list`` and ``tools/call`` handlers of one server."""
 
-    __slots__ = ("_export", "_names", "_page_size", "_registry")
+    __slots__ = ("_export", "_names", "_on_call", "_page_size", "_registry")
 
-    def __init__(self, registry: Registry, export: Export, page_size: int | None = None) -> None:
+    def __init__(
+        self, registry: Registry, export: Export, page_size: int | None = None, on_call: CallObserver | None = None
+    ) -> None:
         self._registry = registry
         self._export = export
         self._names = frozenset(entry["name"] for entry in export.tools)
         self._page_size = page_size
+        self._on_call = on_call
 
     async def list_tools(self, ctx: _Context, params: mcp_types.PaginatedRequestParams | None) -> dict[str, Any]:
         """One page of the tool list, in the registry's order; the cursor is where the page starts.
@@ -1010,6 +1025,7 @@ class _Tools:
             observer = _observe.current
             if observer is not None:
                 observer.unknown(name, call_id)
+            self._tell_on_call(ToolCall(call_id, Request(name)), UnknownToolError(name))
             raise MCPError(mcp_types.INVALID_PARAMS, f"Unknown tool: {name}")
         raw = _exact_arguments(ctx.request)
         arguments: str | bytes
@@ -1027,6 +1043,7 @@ class _Tools:
                 admission, rounds = self._resume(params)
             while True:
                 outcome = await self._run(ctx, call, admission)
+                self._tell_on_call(call, outcome)
                 request = outcome.input_request if isinstance(outcome, Result) else None
                 if request is None:
                     return result_message(call, outcome, self._export)
@@ -1042,6 +1059,10 @@ class _Tools:
                 admission = Admission(continuation=form.continuation(await _elicit(ctx, form)))
         except _Ended as ended:
             return _error(ended.text, name)
+
+    def _tell_on_call(self, call: ToolCall, outcome: Result | BaseException) -> None:
+        if self._on_call is not None:
+            self._on_call(call, outcome)
 
     async def _run(self, ctx: _Context, call: ToolCall, admission: Admission) -> Result | BaseException:
         """Run one attempt, forwarding its progress when the client asked for it."""

@@ -1,0 +1,44 @@
+"""``scopetool proxy``: several MCP servers and local tools served as one MCP server (`scopetool.mcp.gateway`)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+from pathlib import Path
+from types import ModuleType
+
+from .._stdio import reserved_stdin
+from ._common import ExitCode, UsageError, describe
+from ._serve import http_address, import_problem
+
+__all__ = ["run"]
+
+
+def run(args: argparse.Namespace) -> int:
+    """Read CONFIG, start its servers and serve their tools over stdio (or ``--http``) until the client leaves.
+
+    A config problem is one line (the key and where it is); ``--pins`` and ``--audit`` override the
+    config's ``gateway.pins`` and ``gateway.audit``.
+    """
+    address = None if args.http is None else http_address(args.http)
+    with reserved_stdin():
+        try:
+            gateway: ModuleType = importlib.import_module("scopetool.mcp.gateway")
+        except ImportError as error:
+            raise UsageError(import_problem(error).replace("serve", "proxy")) from None
+        try:
+            config = gateway.load_config(args.config)
+        except gateway.ConfigError as error:
+            raise UsageError(str(error)) from None
+        if args.pins is not None:
+            config = dataclasses.replace(config, pins=Path(args.pins))
+        if args.audit is not None:
+            config = dataclasses.replace(config, audit=Path(args.audit))
+        try:
+            gateway.run_gateway(config, http=address)
+        except gateway.ConfigError as error:
+            raise UsageError(str(error)) from None
+        except OSError as error:
+            raise UsageError(f"--http {args.http}: cannot listen there: {describe(error)}") from None
+    return ExitCode.OK

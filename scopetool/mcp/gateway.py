@@ -1,0 +1,860 @@
+"""The MCP gateway: the tools of several MCP servers, and local ones, served as one MCP server.
+
+``scopetool proxy CONFIG`` runs `run_gateway`. CONFIG is the ``mcpServers`` JSON that MCP clients
+(Claude Desktop, Cursor, ...) already use, with a few keys of the gateway's own (`load_config`;
+the reference is ``docs/mcp-gateway.md``). What the gateway promises:
+
+* Every call is admitted at the gateway, by the remote tool's own contract (size cap, I-JSON, the
+  server's ``inputSchema``; `scopetool.mcp.client`), before anything is sent on: a call that is not
+  admitted never reaches the server.
+* Guards: ``allow`` / ``deny`` lists of tool-name patterns, per server and for all of them, decide
+  which tools exist at all (fail-closed: a tool not allowed is neither listed nor callable); a
+  ``policy`` (a scopetool `Authorizer`, ``module:function``) is asked before each call it guards.
+* Names: a tool keeps its server's name unless another server has the same one; then each is
+  served as ``PREFIX__NAME`` (the prefix is the server's name, or its ``prefix``), see `served_names`.
+* Pins: with a lock file, a tool whose definition changed since it was pinned is refused (said on
+  standard error at start and in the audit log) until the change is accepted.
+* An audit log of JSON lines (`AuditLog`): one line per call, never an argument value unless the
+  config asks for them.
+* A server that fails to start, or dies, is reported and the others are served; one bad call never
+  ends the gateway.
+
+This module imports the MCP SDK: ``pip install 'scopetool[mcp]'``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime
+import fnmatch
+import json
+import re
+import sys
+import weakref
+from collections import Counter
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal, TextIO, cast, final
+
+try:
+    import anyio
+except ImportError as _missing:  # pragma: no cover - anyio comes with the MCP SDK
+    raise ImportError(
+        "scopetool.mcp.gateway needs the MCP Python SDK: pip install 'scopetool[mcp]'", name="mcp"
+    ) from _missing
+
+from .._binding import Binding, Caller, CallMiddleware, Tool, bind
+from .._contract import Admission, Invocation, Request
+from .._definition import NAME_PATTERN, Definition
+from .._errors import InvalidInvocationError
+from .._guard import AuthorizationError, Authorizer, Guard
+from .._json import MAX_INPUT_BYTES, syntax_problem
+from .._outcome import Failure, classify_failure
+from .._output import Result
+from .._registry import Registry
+from ..providers._common import ToolCall
+from .client import ConnectError, MCPClient, ServerSpec, connect, server_spec
+from .pins import PinError, PinFile
+from .server import serve_http, serve_stdio
+
+__all__ = [
+    "LOCAL",
+    "AuditLog",
+    "ConfigError",
+    "Gateway",
+    "GatewayConfig",
+    "Section",
+    "ToolFilter",
+    "load_config",
+    "open_gateway",
+    "parse_config",
+    "run_gateway",
+    "serve_gateway",
+    "served_names",
+]
+
+LOCAL: Final = "scopetool"
+"""The config key of the local tools' section, and their server name in names and the audit log."""
+SEPARATOR: Final = "__"
+"""What joins a prefix and a tool name: ``git__status``."""
+START_TIMEOUT: Final = 30.0
+"""Seconds a server gets, by default, to start and list its tools."""
+
+_SECTION_KEYS: Final = frozenset({"allow", "deny", "policy", "prefix", "trusted"})
+_LOCAL_KEYS: Final = frozenset({"tools", "allow", "deny", "policy", "prefix"})
+_GATEWAY_KEYS: Final = frozenset(
+    {"name", "instructions", "pins", "audit", "auditArguments", "allow", "deny", "policy", "prefix", "startTimeout"}
+)
+_TOP_KEYS: Final = frozenset({"mcpServers", LOCAL, "gateway"})
+_PREFIX: Final = re.compile(r"[A-Za-z0-9_-]{1,32}")
+_UNSAFE: Final = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+class ConfigError(ValueError):
+    """The gateway config is not usable; the message is one line naming the key and where it is."""
+
+
+# -- the config --------------------------------------------------------------------------------------
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ToolFilter:
+    """Which tool names pass: any ``allow`` pattern (every name when `allow` is None) and no ``deny`` one.
+
+    Patterns are shell-style (`fnmatch.fnmatchcase`: ``*``, ``?``, ``[seq]``), matched against the
+    name the tool's server gives it. ``deny`` wins over ``allow``; ``"allow": []`` lets nothing pass.
+
+    Example:
+        ```python
+        from scopetool.mcp.gateway import ToolFilter
+
+        only_reads = ToolFilter(allow=("git_status", "git_log", "git_show"), deny=("*commit*",))
+        print(only_reads.passes("git_log"), only_reads.passes("git_commit"), only_reads.passes("git_add"))
+        #> True False False
+        ```
+    """
+
+    allow: tuple[str, ...] | None = None
+    """The patterns a name must match one of, or None to allow every name."""
+    deny: tuple[str, ...] = ()
+    """The patterns no name may match."""
+
+    def passes(self, name: str) -> bool:
+        """Whether `name` is allowed and not denied."""
+        if any(fnmatch.fnmatchcase(name, pattern) for pattern in self.deny):
+            return False
+        return self.allow is None or any(fnmatch.fnmatchcase(name, pattern) for pattern in self.allow)
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Section:
+    """One server of the config: an ``mcpServers`` entry, or the local tools (`LOCAL`)."""
+
+    name: str
+    """The key in the config: the server's name in pins, names and the audit log."""
+    spec: ServerSpec | None = None
+    """How to reach the MCP server; None for the local section."""
+    targets: tuple[str, ...] = ()
+    """The local section's tools: ``module:attr`` or ``path/to/file.py:attr`` targets."""
+    filter: ToolFilter = field(default_factory=ToolFilter)
+    """The section's own allow / deny lists."""
+    policy: str | None = None
+    """The section's policy target (``module:function``), or None."""
+    prefix: str | None = None
+    """The prefix its tools get when their names collide; None: the section name, made safe."""
+    trusted: bool = False
+    """Whether the server's annotations become effects (`scopetool.mcp.client.connect`)."""
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class GatewayConfig:
+    """A parsed gateway config (`load_config`); relative paths are already resolved against its folder."""
+
+    sections: tuple[Section, ...]
+    """The servers in config order, the local section (when there is one) first."""
+    name: str = "scopetool-gateway"
+    """The server name the gateway's clients are told."""
+    instructions: str | None = None
+    """Instructions for the clients' model, or None."""
+    pins: Path | None = None
+    """The lock file the remote tools are pinned in, or None to pin nothing."""
+    audit: Path | None = None
+    """The audit log (JSON lines, appended), or None for none."""
+    audit_arguments: bool = False
+    """Whether the audit log records each call's arguments (never, unless this is true)."""
+    filter: ToolFilter = field(default_factory=ToolFilter)
+    """The allow / deny lists every tool must pass, whatever its server."""
+    policy: str | None = None
+    """The policy target every call must pass, or None."""
+    prefix: Literal["collisions", "always"] = "collisions"
+    """``collisions``: prefix only names that collide; ``always``: prefix every name."""
+    start_timeout: float = START_TIMEOUT
+    """Seconds each server gets to start and list its tools."""
+    base: Path = Path()
+    """The folder relative paths and targets were resolved against (the config file's)."""
+
+
+def load_config(path: str | Path) -> GatewayConfig:
+    """Read and check the gateway config at `path` (a JSON file); see `parse_config`.
+
+    Raises:
+        ConfigError: the file cannot be read, is not strict JSON, or its content is not a valid config.
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise ConfigError(f"cannot read {str(path)!r}: {error.strerror or error}") from None
+    problem = syntax_problem(raw)
+    if problem is not None:
+        raise ConfigError(f"{path}: not a JSON object: {problem.message}")
+    return parse_config(json.loads(raw), base=path.resolve().parent, source=str(path))
+
+
+def parse_config(data: object, *, base: Path = Path(), source: str = "config") -> GatewayConfig:
+    """Check a config's JSON value and make it a `GatewayConfig`; every unknown key is an error.
+
+    The shape: ``{"mcpServers": {NAME: ENTRY, ...}, "scopetool": {...}, "gateway": {...}}``. Each ENTRY
+    is what MCP clients take (``command`` / ``args`` / ``env`` / ``cwd``, or ``url`` / ``headers``)
+    plus the gateway's ``allow``, ``deny``, ``policy``, ``prefix`` and ``trusted``; ``scopetool``
+    lists local ``tools`` targets (with ``allow``, ``deny``, ``policy``, ``prefix``); ``gateway`` holds
+    ``name``, ``instructions``, ``pins``, ``audit``, ``auditArguments``, ``allow``, ``deny``, ``policy``,
+    ``prefix`` (``"collisions"`` or ``"always"``) and ``startTimeout``. Relative paths (pins, audit,
+    file targets, ``cwd``) are taken from `base`.
+
+    Raises:
+        ConfigError: one line naming the key and where it is (`source`).
+
+    Example:
+        ```python
+        from scopetool.mcp.gateway import ConfigError, parse_config
+
+        config = parse_config({"mcpServers": {"git": {"command": "uvx", "args": ["mcp-server-git"],
+                                                      "deny": ["git_commit"]}}})
+        print(config.sections[0].name, config.sections[0].filter.deny)
+        #> git ('git_commit',)
+        try:
+            parse_config({"mcpServers": {"git": {"command": "uvx", "alow": ["git_log"]}}})
+        except ConfigError as error:
+            print(str(error).partition(" (")[0])
+        #> config: mcpServers.git: unknown key 'alow'
+        ```
+    """
+    top = _object(data, source, "the config")
+    _known(top, _TOP_KEYS, source, "the config")
+    servers = _object(top.get("mcpServers", {}), source, "mcpServers")
+    gateway = _object(top.get("gateway", {}), source, "gateway")
+    _known(gateway, _GATEWAY_KEYS, source, "gateway")
+    sections: list[Section] = []
+    if LOCAL in top:
+        sections.append(_local(top[LOCAL], base, source))
+    for name, entry in servers.items():
+        where = f"mcpServers.{name}"
+        if name == LOCAL:
+            raise ConfigError(f"{source}: {where}: {LOCAL!r} is the local tools' section; name the server otherwise")
+        sections.append(_remote(name, entry, base, source, where))
+    if not sections:
+        raise ConfigError(f"{source}: no servers: add mcpServers entries or a {LOCAL!r} section of local tools")
+    prefix = gateway.get("prefix", "collisions")
+    if prefix not in ("collisions", "always"):
+        raise ConfigError(f'{source}: gateway.prefix: must be "collisions" or "always", not {prefix!r}')
+    timeout = gateway.get("startTimeout", START_TIMEOUT)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+        raise ConfigError(f"{source}: gateway.startTimeout: must be a number of seconds > 0, not {timeout!r}")
+    pins, audit = gateway.get("pins"), gateway.get("audit")
+    return GatewayConfig(
+        sections=tuple(sections),
+        name=_string(gateway.get("name", "scopetool-gateway"), source, "gateway.name"),
+        instructions=_optional_string(gateway.get("instructions"), source, "gateway.instructions"),
+        pins=None if pins is None else base / _string(pins, source, "gateway.pins"),
+        audit=None if audit is None else base / _string(audit, source, "gateway.audit"),
+        audit_arguments=_bool(gateway.get("auditArguments", False), source, "gateway.auditArguments"),
+        filter=_filter(gateway, source, "gateway"),
+        policy=_target(gateway.get("policy"), base, source, "gateway.policy"),
+        prefix=prefix,
+        start_timeout=float(timeout),
+        base=base,
+    )
+
+
+def _local(value: object, base: Path, source: str) -> Section:
+    entry = _object(value, source, LOCAL)
+    _known(entry, _LOCAL_KEYS, source, LOCAL)
+    tools = entry.get("tools")
+    if not isinstance(tools, list) or not tools:
+        raise ConfigError(f"{source}: {LOCAL}.tools: must be a non-empty list of module:attr targets")
+    listed = cast("list[object]", tools)
+    targets = tuple(
+        _target(target, base, source, f"{LOCAL}.tools[{index}]") or "" for index, target in enumerate(listed)
+    )
+    return Section(
+        name=LOCAL,
+        targets=targets,
+        filter=_filter(entry, source, LOCAL),
+        policy=_target(entry.get("policy"), base, source, f"{LOCAL}.policy"),
+        prefix=_prefix(entry.get("prefix"), source, f"{LOCAL}.prefix"),
+    )
+
+
+def _remote(name: str, value: object, base: Path, source: str, where: str) -> Section:
+    entry = _object(value, source, where)
+    connection = {key: item for key, item in entry.items() if key not in _SECTION_KEYS}
+    if isinstance(connection.get("cwd"), str):
+        connection["cwd"] = str(base / connection["cwd"])
+    try:
+        spec = server_spec(connection)
+    except ValueError as error:
+        text = str(error)
+        if text.startswith("unknown key"):
+            known = sorted(
+                {*_SECTION_KEYS, "args", "command", "cwd", "env", "type"}
+                if "command" in entry
+                else {*_SECTION_KEYS, "headers", "type", "url"}
+            )
+            text = f"{text.split(' in ', maxsplit=1)[0]} (expected {', '.join(known)})"
+        raise ConfigError(f"{source}: {where}: {text}") from None
+    return Section(
+        name=name,
+        spec=spec,
+        filter=_filter(entry, source, where),
+        policy=_target(entry.get("policy"), base, source, f"{where}.policy"),
+        prefix=_prefix(entry.get("prefix"), source, f"{where}.prefix"),
+        trusted=_bool(entry.get("trusted", False), source, f"{where}.trusted"),
+    )
+
+
+def _object(value: object, source: str, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{source}: {where}: must be a JSON object, not {_kind(value)}")
+    return value  # pyright: ignore[reportUnknownVariableType] - JSON: str keys
+
+
+def _known(entry: Mapping[str, Any], keys: frozenset[str], source: str, where: str) -> None:
+    unknown = sorted(set(entry) - keys)
+    if unknown:
+        raise ConfigError(f"{source}: {where}: unknown key {unknown[0]!r} (expected {', '.join(sorted(keys))})")
+
+
+def _filter(entry: Mapping[str, Any], source: str, where: str) -> ToolFilter:
+    allow = entry.get("allow")
+    return ToolFilter(
+        allow=None if allow is None else _patterns(allow, source, f"{where}.allow"),
+        deny=_patterns(entry.get("deny", []), source, f"{where}.deny"),
+    )
+
+
+def _patterns(value: object, source: str, where: str) -> tuple[str, ...]:
+    items = cast("list[object]", value) if isinstance(value, list) else None
+    if items is None or not all(isinstance(item, str) and item for item in items):
+        raise ConfigError(f"{source}: {where}: must be a list of tool-name patterns (non-empty strings)")
+    return tuple(cast("list[str]", items))
+
+
+def _prefix(value: object, source: str, where: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _PREFIX.fullmatch(value):
+        raise ConfigError(f"{source}: {where}: must be 1 to 32 letters, digits, '_' or '-', not {value!r}")
+    return value
+
+
+def _target(value: object, base: Path, source: str, where: str) -> str | None:
+    """A ``module:attr`` or ``path.py:attr`` target, its relative path taken from `base`."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or ":" not in value.strip(":"):
+        raise ConfigError(f"{source}: {where}: must be module:attr or path/to/file.py:attr, not {value!r}")
+    location, _, attribute = value.rpartition(":")
+    if location.endswith(".py") or "/" in location:
+        location = str(base / location)
+    return f"{location}:{attribute}"
+
+
+def _string(value: object, source: str, where: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{source}: {where}: must be a non-empty string, not {_kind(value)}")
+    return value
+
+
+def _optional_string(value: object, source: str, where: str) -> str | None:
+    return None if value is None else _string(value, source, where)
+
+
+def _bool(value: object, source: str, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{source}: {where}: must be true or false, not {_kind(value)}")
+    return value
+
+
+def _kind(value: object) -> str:
+    kinds: dict[type, str] = {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}
+    return "null" if value is None else kinds.get(type(value), "a number")
+
+
+# -- names ---------------------------------------------------------------------------------------------
+
+
+def served_names(tools: Sequence[tuple[str, str]], *, always: bool = False) -> dict[tuple[str, str], str | None]:
+    """The name each ``(prefix, tool)`` is served under; None for one that cannot be served.
+
+    A tool keeps its own name unless another entry has the same one (or `always`); then it is
+    ``PREFIX__TOOL``. Entries are taken in order: a name that is still taken, or that breaks
+    scopetool's name rule (``[A-Za-z0-9_-]{1,64}``), gives None for the later entry.
+
+    Example:
+        ```python
+        from scopetool.mcp.gateway import served_names
+
+        names = served_names([("git", "status"), ("svn", "status"), ("git", "log")])
+        print(list(names.values()))
+        #> ['git__status', 'svn__status', 'log']
+        ```
+    """
+    counts = Counter(tool for _, tool in tools)
+    taken: set[str] = set()
+    names: dict[tuple[str, str], str | None] = {}
+    for prefix, tool in tools:
+        name = f"{prefix}{SEPARATOR}{tool}" if always or counts[tool] > 1 else tool
+        if name in taken or not NAME_PATTERN.fullmatch(name):
+            names[prefix, tool] = None
+            continue
+        taken.add(name)
+        names[prefix, tool] = name
+    return names
+
+
+def _safe_prefix(section: Section) -> str:
+    return section.prefix or _UNSAFE.sub("_", section.name)[:32] or "server"
+
+
+# -- the audit log ---------------------------------------------------------------------------------------
+
+
+@final
+class AuditLog:
+    """The gateway's audit log: one JSON object a line, appended and flushed as each event happens.
+
+    A call's line: ``{"time", "event": "call", "id", "server", "tool", "name", "admitted",
+    "reason", "outcome"}``. ``server`` and ``tool`` are the server's own names, ``name`` the name
+    served; ``admitted`` is whether the call was sent on (run, for a local tool); ``reason`` says why
+    not (`REASONS`); ``outcome`` is ``"result"``, ``"failed"``, ``"rejected"`` or ``"error"`` for a
+    call that was sent on, else null. ``"arguments"`` (the argument text as received) is there only
+    when the config asks for it. Other events: ``"server"`` (a server started, with its tool count,
+    or did not, with ``"error"``), ``"refused"`` (a tool not served: pinned and changed, or not
+    enforceable), ``"skipped"`` (a tool whose served name is taken or invalid) and ``"stop"``.
+    """
+
+    REASONS: Final = (
+        "too_large",
+        "not_i_json",
+        "invalid",
+        "denied",
+        "refused",
+        "unknown",
+        "policy",
+        "policy_error",
+    )
+    """Why a call was not sent on: its arguments were over the size cap, not I-JSON, or broke the
+    schema (or the tool's own validation); the tool is denied by the config, refused at start (a pin
+    or an unenforceable schema), or unknown; the policy refused the call, or raised."""
+
+    __slots__ = ("_arguments", "_stream")
+
+    def __init__(self, stream: TextIO | None, *, arguments: bool = False) -> None:
+        self._stream = stream
+        self._arguments = arguments
+
+    def write(self, event: str, **fields: Any) -> None:
+        """Append one line: the time (UTC, ISO 8601), the event, then `fields` in order."""
+        if self._stream is None:
+            return
+        now = datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        line = json.dumps({"time": now, "event": event, **fields}, ensure_ascii=False, separators=(",", ":"))
+        self._stream.write(line + "\n")
+        self._stream.flush()
+
+    def call(
+        self,
+        call: ToolCall,
+        *,
+        server: str | None,
+        tool: str | None,
+        reason: str | None,
+        outcome: str | None,
+    ) -> None:
+        """Append one call's line (see the class docstring)."""
+        fields: dict[str, Any] = {
+            "id": call.id,
+            "server": server,
+            "tool": tool,
+            "name": call.name,
+            "admitted": reason is None,
+            "reason": reason,
+            "outcome": outcome,
+        }
+        if self._arguments:
+            raw = call.request.arguments
+            fields["arguments"] = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+        self.write("call", **fields)
+
+
+# -- the gateway ----------------------------------------------------------------------------------------
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class _Served:
+    """Where one served name comes from."""
+
+    server: str
+    tool: str
+
+
+@final
+class _Forwarded:
+    """A bound tool served under `name` (a prefixed one, or its own with the gateway's guards around it).
+
+    The same schema, output schema and effect; each call the gateway admitted is admitted again by
+    the tool's own contract, under its own name, and run through its own binding (its middlewares).
+    """
+
+    __slots__ = ("_definition", "_inner")
+
+    def __init__(self, inner: Binding, name: str) -> None:
+        self._inner = inner
+        self._definition = Definition.from_dict({**inner.definition().to_dict(), "name": name})
+
+    def definition(self) -> Definition:
+        return self._definition
+
+    async def call(self, invocation: Invocation, /) -> Result:
+        inner = self._inner
+        admission = Admission(idempotency_key=invocation.idempotency_key, continuation=invocation.continuation)
+        return await inner.call(inner.contract.prepare(Request(inner.name, invocation.arguments), admission))
+
+
+@final
+class _PolicyGate:
+    """A `Guard` of the config's policy that remembers its refusals (for the audit log)."""
+
+    __slots__ = ("_guard", "_refusals")
+
+    def __init__(self, policy: Authorizer, refusals: weakref.WeakSet[BaseException]) -> None:
+        self._guard = Guard(policy)
+        self._refusals = refusals
+
+    async def __call__(self, invocation: Invocation, call_next: Caller, /) -> Result:
+        forwarded = False
+
+        async def forward(admitted: Invocation, /) -> Result:
+            nonlocal forwarded
+            forwarded = True
+            return await call_next(admitted)
+
+        try:
+            return await self._guard(invocation, forward)
+        except (Failure, AuthorizationError) as error:
+            if not forwarded:
+                self._refusals.add(error)
+            raise
+
+
+@final
+class Gateway:
+    """The running gateway's tools (made by `open_gateway`): what is served, and the audit of each call."""
+
+    __slots__ = ("_hidden", "_refusals", "_served", "audit", "registry", "skipped")
+
+    def __init__(
+        self,
+        registry: Registry,
+        served: Mapping[str, _Served],
+        hidden: Mapping[str, tuple[_Served, str]],
+        refusals: weakref.WeakSet[BaseException],
+        skipped: tuple[tuple[str, str], ...],
+    ) -> None:
+        self.registry = registry
+        """The tools served, under their served names, each bound with the config's guards."""
+        self.skipped = skipped
+        """The ``(server, tool)`` pairs that passed the guards but whose served name was taken or invalid."""
+        self.audit = AuditLog(None)
+        """Where `observe` writes (`open_gateway` sets the config's log)."""
+        self._served = dict(served)
+        self._hidden = dict(hidden)
+        self._refusals = refusals
+
+    def origin(self, name: str) -> tuple[str, str] | None:
+        """The server and the server's own tool name behind served name `name`, or None."""
+        found = self._served.get(name)
+        return None if found is None else (found.server, found.tool)
+
+    def origins(self) -> list[tuple[str, str]]:
+        """The ``(server, tool)`` behind every served tool, in the registry's (name) order."""
+        return [(self._served[name].server, self._served[name].tool) for name in self.registry.names()]
+
+    def observe(self, call: ToolCall, outcome: Result | BaseException) -> None:
+        """Write the audit line of one call's outcome (the server's `CallObserver`)."""
+        served = self._served.get(call.name)
+        if served is None:
+            hidden = self._hidden.get(call.name)
+            server, tool = (None, None) if hidden is None else (hidden[0].server, hidden[0].tool)
+            self.audit.call(
+                call, server=server, tool=tool, reason="unknown" if hidden is None else hidden[1], outcome=None
+            )
+            return
+        reason: str | None = None
+        kind: str | None = "result"
+        if isinstance(outcome, InvalidInvocationError):
+            reason, kind = _rejection_reason(call.request.arguments), None
+        elif outcome in self._refusals:
+            reason, kind = ("policy" if isinstance(outcome, Failure) else "policy_error"), None
+        elif isinstance(outcome, BaseException):
+            failure = classify_failure(outcome)
+            kind = "error" if failure is None else str(failure.kind)
+        self.audit.call(call, server=served.server, tool=served.tool, reason=reason, outcome=kind)
+
+
+def _rejection_reason(arguments: str | bytes) -> str:
+    """The kind of a rejection, found from the arguments themselves (never from the message)."""
+    raw = arguments.encode("utf-8", "surrogatepass") if isinstance(arguments, str) else arguments
+    if len(raw) > MAX_INPUT_BYTES:
+        return "too_large"
+    if raw.strip() and syntax_problem(raw) is not None:
+        return "not_i_json"
+    return "invalid"
+
+
+@final
+class _Connection:
+    """One remote server, connected in a task of its own so that its failure ends nothing else."""
+
+    __slots__ = ("client", "error", "ready", "scope", "section", "stop")
+
+    def __init__(self, section: Section) -> None:
+        self.section = section
+        self.client: MCPClient | None = None
+        self.error: str | None = None
+        self.ready = anyio.Event()
+        self.stop = anyio.Event()
+        self.scope = anyio.CancelScope()
+
+    def give_up(self) -> None:
+        """Stop waiting for a server that has not started."""
+        self.scope.cancel()
+
+    async def run(self, pins: PinFile | None, errlog: TextIO) -> None:
+        spec = self.section.spec
+        assert spec is not None
+        try:
+            with self.scope:
+                async with connect(
+                    spec, name=self.section.name, pins=pins, trusted=self.section.trusted, errlog=errlog
+                ) as client:
+                    self.client = client
+                    self.ready.set()
+                    await self.stop.wait()
+        except Exception as error:  # noqa: BLE001 - a server's failure is reported, never raised
+            self.error = _one_line(error)
+        finally:
+            self.ready.set()
+
+
+@contextlib.asynccontextmanager
+async def open_gateway(config: GatewayConfig, *, errlog: TextIO | None = None) -> AsyncGenerator[Gateway]:
+    """Start every server of `config`, load the local tools and policies, and build the `Gateway`.
+
+    What starts is said on `errlog` (standard error by default): each server's tool count, or why
+    it did not start; each tool refused by the pins; each tool whose name cannot be served. A server
+    that does not start within ``startTimeout`` is given up. On exit every server is closed.
+
+    Raises:
+        ConfigError: a local target or a policy cannot be loaded.
+    """
+    out = errlog or sys.stderr
+    policies = _policies(config)
+    local = _local_tools(config)
+    with contextlib.ExitStack() as files:
+        stream = None if config.audit is None else files.enter_context(config.audit.open("a", encoding="utf-8"))
+        audit = AuditLog(stream, arguments=config.audit_arguments)
+        try:
+            pins = None if config.pins is None else PinFile(config.pins)
+        except PinError as error:
+            raise ConfigError(str(error)) from None
+        connections = [_Connection(section) for section in config.sections if section.spec is not None]
+        async with anyio.create_task_group() as group:
+            children = out if _has_fileno(out) else sys.stderr  # a child process's stderr needs a real file
+            for connection in connections:
+                group.start_soon(connection.run, pins, children)
+            with anyio.move_on_after(config.start_timeout):
+                for connection in connections:
+                    await connection.ready.wait()
+            tools: list[tuple[Section, Tool | Binding]] = []
+            refused: list[tuple[Section, str, str]] = []
+            listed: dict[str, int | str] = {}  # the tools each server listed, or why it is not served
+            for section in config.sections:
+                if section.spec is None:
+                    tools.extend((section, binding) for binding in local)
+                    listed[section.name] = len(local)
+                    continue
+                connection = next(c for c in connections if c.section is section)
+                client = connection.client
+                if client is None:
+                    listed[section.name] = connection.error or f"it did not start within {config.start_timeout:g} s"
+                    connection.give_up()
+                    continue
+                tools.extend((section, tool) for tool in client.tools)
+                refused.extend((section, tool, why) for tool, why in client.refused.items())
+                listed[section.name] = len(client.tools) + len(client.refused)
+            gateway = _assemble(config, tools, refused, policies)
+            served = Counter(server for server, _ in gateway.origins())
+            for server, count in listed.items():
+                if isinstance(count, str):
+                    _say(out, f"{server}: not served: {count}")
+                    audit.write("server", server=server, error=count)
+                else:
+                    _say(out, f"{server}: {_tools(count)} listed, {served[server]} served")
+                    audit.write("server", server=server, listed=count, served=served[server])
+            for section, tool, why in refused:
+                _say(out, f"refused: {why}")
+                audit.write("refused", server=section.name, tool=tool, why=why)
+            for server, tool in gateway.skipped:
+                _say(out, f"skipped: tool {tool!r} of {server!r}: its served name is taken or invalid (set a prefix)")
+                audit.write("skipped", server=server, tool=tool)
+            gateway.audit = audit
+            try:
+                yield gateway
+            finally:
+                audit.write("stop")
+                for connection in connections:
+                    connection.stop.set()
+
+
+def _assemble(
+    config: GatewayConfig,
+    tools: Sequence[tuple[Section, Tool | Binding]],
+    refused: Sequence[tuple[Section, str, str]],
+    policies: Mapping[str | None, Authorizer],
+) -> Gateway:
+    """The registry of the tools that pass the guards, under their served names."""
+    refusals: weakref.WeakSet[BaseException] = weakref.WeakSet()
+    hidden: dict[str, tuple[_Served, str]] = {}
+    passing: list[tuple[Section, Tool | Binding, str]] = []
+    for section, tool in tools:
+        own = tool.definition().name
+        if section.filter.passes(own) and config.filter.passes(own):
+            passing.append((section, tool, own))
+        else:
+            hidden.setdefault(own, (_Served(section.name, own), "denied"))
+            hidden.setdefault(f"{_safe_prefix(section)}{SEPARATOR}{own}", (_Served(section.name, own), "denied"))
+    for section, own, _ in refused:
+        hidden.setdefault(own, (_Served(section.name, own), "refused"))
+        hidden.setdefault(f"{_safe_prefix(section)}{SEPARATOR}{own}", (_Served(section.name, own), "refused"))
+    names = served_names(
+        [(_safe_prefix(section), own) for section, _, own in passing], always=config.prefix == "always"
+    )
+    bindings: list[Binding] = []
+    served: dict[str, _Served] = {}
+    skipped: list[tuple[str, str]] = []
+    for section, tool, own in passing:
+        name = names[_safe_prefix(section), own]
+        if name is None:
+            skipped.append((section.name, own))
+            continue
+        middlewares: list[CallMiddleware] = [
+            _PolicyGate(policies[target], refusals) for target in (config.policy, section.policy) if target is not None
+        ]
+        if name == own and not middlewares:
+            bindings.append(tool if isinstance(tool, Binding) else bind(tool))
+        elif name == own and not isinstance(tool, Binding):
+            bindings.append(bind(tool, *middlewares))
+        else:
+            bindings.append(bind(_Forwarded(tool if isinstance(tool, Binding) else bind(tool), name), *middlewares))
+        served[name] = _Served(section.name, own)
+    for name in served:
+        hidden.pop(name, None)
+    return Gateway(Registry(*bindings), served, hidden, refusals, tuple(skipped))
+
+
+def _policies(config: GatewayConfig) -> dict[str | None, Authorizer]:
+    from ..cli._common import UsageError  # noqa: PLC0415 - the CLI's loader is the one users know
+    from ..cli._target import load_object  # noqa: PLC0415
+
+    found: dict[str | None, Authorizer] = {}
+    for target in (config.policy, *(section.policy for section in config.sections)):
+        if target is None or target in found:
+            continue
+        try:
+            policy = load_object(target)
+        except UsageError as error:
+            raise ConfigError(f"policy: {error}") from None
+        if not callable(policy):
+            raise ConfigError(f"policy: {target!r} is {type(policy).__name__}, not a function")
+        found[target] = policy  # pyright: ignore[reportArgumentType] - called as an Authorizer; Guard checks each answer
+    return found
+
+
+def _local_tools(config: GatewayConfig) -> list[Binding]:
+    from ..cli._common import UsageError  # noqa: PLC0415
+    from ..cli._target import load_registry  # noqa: PLC0415
+
+    bindings: list[Binding] = []
+    for section in config.sections:
+        for target in section.targets:
+            try:
+                bindings.extend(load_registry(target))
+            except UsageError as error:
+                raise ConfigError(f"{LOCAL}.tools: {error}") from None
+    return bindings
+
+
+def _has_fileno(stream: TextIO) -> bool:
+    try:
+        stream.fileno()
+    except (OSError, ValueError):  # io.UnsupportedOperation is both
+        return False
+    return True
+
+
+def _tools(count: int) -> str:
+    return f"{count} tool" if count == 1 else f"{count} tools"
+
+
+def _say(out: TextIO, message: str) -> None:
+    out.write(f"scopetool proxy: {message}\n")
+    out.flush()
+
+
+def _innermost(error: BaseException) -> BaseException:
+    """The one error inside nested groups of one (what a task group raises), or `error` itself."""
+    while isinstance(error, BaseExceptionGroup):
+        members = cast("tuple[BaseException, ...]", error.exceptions)  # pyright: ignore[reportUnknownMemberType]
+        if len(members) != 1:
+            return cast("BaseException", error)
+        error = members[0]
+    return error
+
+
+def _one_line(error: BaseException) -> str:
+    error = _innermost(error)
+    text = " ".join(str(error).split())
+    if isinstance(error, ConnectError):
+        return text
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+async def serve_gateway(
+    config: GatewayConfig, *, http: tuple[str, int] | None = None, errlog: TextIO | None = None
+) -> None:
+    """Serve the gateway of `config` over stdio until the client disconnects, or over HTTP at `http` until cancelled.
+
+    `http` is ``(host, port)``: the endpoint is ``http://HOST:PORT/mcp`` (`scopetool.mcp.server.serve_http`).
+    """
+    out = errlog or sys.stderr
+    async with open_gateway(config, errlog=out) as gateway:
+        served = f"serving {_tools(len(gateway.registry))} as MCP server {config.name!r}"
+        if http is None:  # pragma: no cover - run in a subprocess by the tests (this process's stdio)
+            _say(out, f"{served} over stdio")
+            await serve_stdio(
+                gateway.registry, name=config.name, instructions=config.instructions, on_call=gateway.observe
+            )
+            return
+        host, port = http
+        await serve_http(
+            gateway.registry,
+            host=host,
+            port=port,
+            name=config.name,
+            instructions=config.instructions,
+            on_call=gateway.observe,
+            ready=lambda url: _say(out, f"{served} at {url} (Streamable HTTP)"),
+        )
+
+
+def run_gateway(config: GatewayConfig, *, http: tuple[str, int] | None = None) -> None:
+    """`serve_gateway`, blocking until the client disconnects or Ctrl-C (what ``scopetool proxy`` runs)."""
+    asyncio.run(serve_gateway(config, http=http))  # pragma: no cover - run in a subprocess by the tests
