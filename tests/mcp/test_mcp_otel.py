@@ -8,7 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
 from mcp_fixture_tools import registry
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -35,8 +37,9 @@ async def test_server_spans_nest_under_the_clients_span_and_hold_no_argument(tmp
             await client.initialize()
             greeted = await client.call_tool("greet", {"name": CANARY})
             rejected = await client.call_tool("add", {"a": CANARY, "b": 1})
-            unknown = await client.call_tool("drop_tables", {"why": CANARY})
-    assert (greeted.is_error, rejected.is_error, unknown.is_error) == (False, True, True)
+            with pytest.raises(MCPError) as unknown:  # MCP 2026-07-28: an unknown tool is a protocol error
+                await client.call_tool("drop_tables", {"why": CANARY})
+    assert (greeted.is_error, rejected.is_error, unknown.value.code) == (False, True, -32602)
     text = spans_file.read_text(encoding="utf-8")
     assert CANARY not in text
     spans: list[dict[str, Any]] = [json.loads(line) for line in text.splitlines()]
@@ -70,7 +73,8 @@ async def test_an_in_process_server_traces_calls_and_unknown_names_under_the_cal
     with instrument(tracer_provider=provider), provider.get_tracer("client").start_as_current_span("turn") as turn:
         async with Client(create_server(registry, name="fixture-tools"), raise_exceptions=True) as client:
             await client.call_tool("greet", {"name": CANARY})
-            await client.call_tool("drop_tables", {"why": CANARY})
+            with pytest.raises(MCPError):
+                await client.call_tool("drop_tables", {"why": CANARY})
     spans = {span.name: span for span in exporter.get_finished_spans()}
     assert set(spans) == {"admit_tool greet", "execute_tool greet", "admit_tool", "turn"}
     assert (spans["admit_tool"].attributes or {})["error.type"] == "unknown_tool"
