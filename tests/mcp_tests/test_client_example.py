@@ -7,6 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.needs("mcp")  # runs the MCP SDK in a subprocess
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "mcp_client.py"
 
 

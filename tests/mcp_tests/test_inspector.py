@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 from third_party import inspector_cli
 
+pytestmark = pytest.mark.needs("mcp")  # runs the MCP SDK in a subprocess
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "mcp_server.py"
 TOOLS = ("find_notes", "list_notes", "save_contact", "save_note")
