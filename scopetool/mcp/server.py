@@ -471,7 +471,8 @@ async def _lines(stream: BinaryIO) -> AsyncGenerator[bytes]:
     waits for. A stream with a descriptor is read with ``os.read``, which holds no lock a close would wait for.
     """
     loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=1)
+    queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+    room = threading.Semaphore(1)  # one line read ahead at most: the reader waits for the server
     descriptor = _descriptor(stream)
 
     def chunks() -> Iterator[bytes]:
@@ -486,16 +487,17 @@ async def _lines(stream: BinaryIO) -> AsyncGenerator[bytes]:
             yield rest
 
     def pump() -> None:
-        try:
+        # No coroutine is made on this thread: one made for a loop that has closed would never be awaited.
+        with contextlib.suppress(Exception):  # the loop is gone (or the input broke): the input has ended
             for line in chunks():
-                asyncio.run_coroutine_threadsafe(queue.put(line), loop).result()
-        except Exception:  # noqa: BLE001 - the loop is gone (or the input broke): the input has ended
-            pass
+                room.acquire()
+                loop.call_soon_threadsafe(queue.put_nowait, line)
         with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is reading
-            asyncio.run_coroutine_threadsafe(queue.put(None), loop)
+            loop.call_soon_threadsafe(queue.put_nowait, None)
 
     threading.Thread(target=pump, name="scopetool-stdin", daemon=True).start()
     while (line := await queue.get()) is not None:
+        room.release()
         yield line
 
 

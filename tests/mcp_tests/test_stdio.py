@@ -8,6 +8,8 @@ with this process's stdin and stdout pointed at files or OS pipes.
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import io
 import json
 import math
@@ -17,6 +19,7 @@ import signal
 import subprocess
 import sys
 import threading
+import warnings
 from collections.abc import AsyncGenerator, Iterator
 from contextlib import ExitStack, asynccontextmanager
 from pathlib import Path
@@ -535,6 +538,30 @@ def test_scopetool_serve_at_a_terminal_says_so_and_stops_on_one_ctrl_c() -> None
         "waiting for a client on standard input (Ctrl-C stops)\n"
     )
     assert (code, rest) == (130, "scopetool: interrupted\n")
+
+
+def test_the_stdin_reader_leaves_nothing_unawaited_when_its_loop_has_closed() -> None:
+    """A line that arrives after the server's loop closed is dropped; no coroutine is left never awaited."""
+    read_end, write_end = os.pipe()
+
+    async def first_line() -> bytes:
+        with open(read_end, "rb", buffering=0, closefd=False) as stream:
+            async for line in _lines(stream):
+                return line
+        raise AssertionError("no line")
+
+    os.write(write_end, b"one\n")
+    assert asyncio.run(first_line()) == b"one\n"
+    (reader,) = (thread for thread in threading.enumerate() if thread.name == "scopetool-stdin")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        os.write(write_end, b"two\n")  # the reader hands this line to a loop that is gone
+        os.close(write_end)
+        reader.join(10)
+        gc.collect()
+    os.close(read_end)
+    assert not reader.is_alive()
+    assert [str(warning.message) for warning in caught] == []
 
 
 async def test_the_stdin_reader_gives_every_line_of_any_stream(tmp_path: Path) -> None:
