@@ -711,7 +711,42 @@ def shortfalls(turns: dict[str, Any]) -> list[str]:
             "OpenAI Chat), where the target leaves 50% for everything the Driver adds; both are the same bytes in "
             "every backend and version (durable stores keep them), so they are computed for every call."
         )
-    return lines
+    return lines + _why_sync_turns_miss(turns)
+
+
+def _why_sync_turns_miss(turns: dict[str, Any]) -> list[str]:
+    """A bullet on the sync-tool turns behind a peer: what the hop to a thread takes of scopetool's turn."""
+    rows = {row["case"]: row for row in turns["rows"]}
+    pool = (turns.get("hops") or {}).get(POOL)
+    hop_counted = (turns.get("parts") or {}).get(f"hop: {POOL}")
+    cases = []
+    for case, row in rows.items():
+        us, twin = row["us"], rows.get(case.replace("sync/", "async/", 1), {}).get("us")
+        behind = [p for p in PEERS if p in us and us[p] / us[BASE] < 1.5]
+        if not case.startswith("sync/") or not behind or not twin:
+            continue
+        hop = us[BASE] - twin[BASE]  # the same turn with an async tool: all but the hop
+        peer = min(behind, key=lambda p: us[p])
+        counted = row.get("instructions", {}).get(BASE, 0) - rows[case.replace("sync/", "async/", 1)].get(
+            "instructions", {}
+        ).get(BASE, 0)
+        instructions = f" ({counted:,.0f} instructions more than the async turn's)" if counted > 0 else ""
+        cases.append(
+            f"{case}: scopetool {us[BASE]:.0f} µs, {hop:.0f} µs of it ({hop / us[BASE]:.0%}) the hop, the async "
+            f"turn's {twin[BASE]:.1f} µs the rest{instructions}; the {LABELS[peer]} {us[peer]:.0f} µs, "
+            f"{us[peer] / hop:.2f}x the hop alone"
+        )
+    if not cases or pool is None:
+        return []
+    alone = f"; {hop_counted:,.0f} instructions" if hop_counted else ""
+    return [
+        "- Why the sync one-call turns miss: a sync tool's turn is mostly its hop to a worker thread and back, two "
+        "thread wake-ups every runner pays (the Agents SDK through `asyncio.to_thread`). "
+        f"{'; '.join(cases)}. The hop costs more in a turn than back to back in the hop table ({pool:.0f} µs"
+        f"{alone}): there, the worker is handed its next call before it has gone to sleep. Where a peer's "
+        "whole turn is under 1.5x the hop alone, no cut to the rest of scopetool's turn reaches the target; only a "
+        "cheaper wake-up would, and the pool already does the least a correct hop needs (`scopetool/_threads.py`)."
+    ]
 
 
 def skipped(notes: dict[str, str]) -> list[str]:
