@@ -233,6 +233,38 @@ def test_keys_are_base32_of_the_digest_for_any_digest() -> None:
             assert _base32_text(digest) == base64.b32encode(digest).decode("ascii").rstrip("=").lower()
 
 
+# Keys and digests computed by the code at commit 1668bb3, before the driver's speed work (issue 20): durable
+# backends store both, so every later version must give exactly these bytes.
+PINNED_KEYS = [
+    ((b"s" * 32, "conversation-42", "call_1", 0), "m3yymrb4n3vpxqdt65hjy7577tw54m4v35ore5kggdj4j37lefpq"),
+    ((b"s" * 32, "conversation-42", None, 7), "clihjuhrgwt5kenvqi77jqds6z6qxufllugjdabq4zm24f3cd2ma"),
+    ((b"x" * 65, 'run "\u00e9"\\', "\ud800\n", 0), "c72uljaziy437iiw6swzlupa65dc6d2kpys52hxg3dpyacqnbcaa"),
+    ((b"", "\U0001f600", "", 3), "7fdf2olgjepjpdeogxszve5lnvqprqe73wn5su2hjw2k4v3vdrmq"),
+]
+PINNED_DIGESTS = [
+    (b'{"a": 1, "b": 3}', "5218caac40f864ae8689536faff02c448c6ca16be6c2ba363c73aec29d90af84"),
+    (b"{}", "8cd3d75d37b27583f190cfc6386ab624a27849c872fbe8a7f13d880418017581"),
+    (
+        b' { "z" : [1.50, -0, -0.0, 1e5, 1E-7, 123456789012345678901234567890, true, false, null] , '
+        b'"a":{"y":"\\u00e9\\ud83d\\ude00 \\u2028/\\/\\"\\\\\\b\\f\\n\\r\\t\\u0001\\u001f\\u007f"}}',
+        "f2d1ef3440cd8934933ded32f12ebb1653a098bd2282bd47d01a06f72c38df9b",
+    ),
+    (
+        '{"\uffff": 1, "\U0001f600": 2, "\u00e9": [], "a": {}}'.encode(),
+        "90446727aef0f801b6ee8770723b48ddcb5e0d6dc50aaa2998144ecf1c4c2b84",
+    ),
+    (b'{"n": [[], [{}], -12.5e+3, 0.0]}', "303773dbf6b3d3ef66ea60ce193a8738233e7307cb8adb36b83cfa43562c61bb"),
+]
+
+
+def test_keys_and_digests_are_the_bytes_stored_before() -> None:
+    """Keys and digests equal those today's durable stores hold (pinned from the code before the speed work)."""
+    for arguments, key in PINNED_KEYS:
+        assert mint_key(*arguments) == key
+    for raw, digest in PINNED_DIGESTS:
+        assert call_digest("add", raw) == digest
+
+
 def test_keys_accept_any_text() -> None:
     """Run and call ids with lone surrogates or quotes still give distinct keys."""
     assert mint_key(b"k", "run\ud800", '"', 0) != mint_key(b"k", "run\ud801", '"', 0)
