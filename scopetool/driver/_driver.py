@@ -12,6 +12,8 @@ from enum import StrEnum
 from types import ModuleType
 from typing import Any, Final, TypeAlias, final
 
+from jiter import LosslessFloat
+
 from .. import _observe
 from .._contract import Admission, IdempotencyKey
 from .._definition import Effect
@@ -276,7 +278,30 @@ _base32_text: Final[Callable[[bytes], str]] = _base32_in_c() or _base32
 
 def call_digest(name: str, arguments: bytes) -> str:
     """SHA-256 (hex) of a tool name and admitted arguments in canonical JSON (member order and spacing ignored)."""
-    return hashlib.sha256(name.encode("ascii") + b"\x00" + canonical_json(loads_exact(arguments))).hexdigest()
+    prefix = name.encode("ascii") + b"\x00"
+    value = loads_exact(arguments)
+    if _canonical is not None:
+        text = _canonical(prefix, value, LosslessFloat)
+        if text is not None:
+            return hashlib.sha256(text).hexdigest()
+    return hashlib.sha256(prefix + canonical_json(value)).hexdigest()
+
+
+def _canonical_in_c() -> Callable[[bytes, Any, type], bytes | None] | None:
+    """`scopetool._speedups.canonical`, unless the C extension is missing or turned off.
+
+    It gives the prefix and `canonical_json`'s bytes, or None where only that encoder can say.
+    """
+    from .._contract import SPEEDUPS  # noqa: PLC0415 - read once, at import
+
+    if not SPEEDUPS:
+        return None
+    from .. import _speedups  # noqa: PLC0415 - present when SPEEDUPS is set
+
+    return _speedups.canonical
+
+
+_canonical: Final = _canonical_in_c()
 
 
 @final

@@ -10,6 +10,8 @@ import sys
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from scopetool import (
@@ -263,6 +265,73 @@ def test_keys_and_digests_are_the_bytes_stored_before() -> None:
         assert mint_key(*arguments) == key
     for raw, digest in PINNED_DIGESTS:
         assert call_digest("add", raw) == digest
+
+
+_JSON_TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=6)
+_JSON_VALUES = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-(10**30), 10**30),
+        st.floats(allow_nan=False, allow_infinity=False),
+        _JSON_TEXT,
+    ),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_JSON_TEXT, inner, max_size=5)),
+    max_leaves=16,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_JSON_VALUES, ascii_only=st.booleans(), indent=st.sampled_from([None, 1]))
+def test_digests_are_the_canonical_forms_whichever_encoder(value: Any, ascii_only: bool, indent: int | None) -> None:
+    """The C encoder gives the Python one's canonical bytes for every parsed document, or leaves it to it."""
+    import hashlib
+
+    from jiter import LosslessFloat
+
+    from scopetool._json import canonical_json, loads_exact
+
+    raw = json.dumps({"v": value}, ensure_ascii=ascii_only, indent=indent).encode("utf-8")
+    parsed = loads_exact(raw)
+    expected = hashlib.sha256(b"add\x00" + canonical_json(parsed)).hexdigest()
+    assert call_digest("add", raw) == expected
+    from scopetool.driver._driver import _canonical  # pyright: ignore[reportPrivateUsage]
+
+    if _canonical is not None:
+        text = _canonical(b"add\x00", parsed, LosslessFloat)
+        assert text is None or text == b"add\x00" + canonical_json(parsed)
+
+
+def test_the_c_encoder_leaves_what_it_cannot_order_or_type_to_python() -> None:
+    """Names beyond the BMP, other types, lone surrogates and deep nesting are the Python encoder's."""
+    from jiter import LosslessFloat
+
+    from scopetool._contract import SPEEDUPS
+    from scopetool._json import canonical_json
+    from scopetool.driver._driver import _canonical  # pyright: ignore[reportPrivateUsage]
+
+    assert (_canonical is None) is not SPEEDUPS
+    if _canonical is None:
+        return
+    deep: Any = 1
+    for _ in range(150):
+        deep = [deep]
+    for value in [{"\U0001f600": 1}, 1.5, {1: 2}, "\ud800", deep, [True, 1 << 70, -(1 << 63), (1 << 63) - 1]]:
+        text = _canonical(b"", value, LosslessFloat)
+        if text is not None:
+            assert text == canonical_json(value)
+        else:
+            assert value != [True, 1 << 70, -(1 << 63), (1 << 63) - 1]
+    assert (
+        _canonical(b"p", [True, 1 << 70, -(1 << 63)], LosslessFloat)
+        == b"p[true,1180591620717411303424,-9223372036854775808]"
+    )
+    assert _canonical(b"", {"\U0001f600": 1}, LosslessFloat) is None
+    assert _canonical(b"", {"a": "x" * 400, "b": list(range(40))}, LosslessFloat) == canonical_json(
+        {"a": "x" * 400, "b": list(range(40))}
+    )
+    with pytest.raises(TypeError):
+        _canonical("p", 1, LosslessFloat)  # type: ignore[arg-type]
 
 
 def test_keys_accept_any_text() -> None:
