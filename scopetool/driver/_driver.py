@@ -163,10 +163,7 @@ class Turn:
         pairs: list[tuple[ToolCall, Result | BaseException]] = []
         for result in self.results:
             if result.outcome is None:
-                raise IncompleteTurnError(
-                    f"driver: call {result.call.name!r} is {result.status.value}; answer its input request and run "
-                    "the turn again"
-                )
+                raise _incomplete(result)
             pairs.append((result.call, result.outcome))
         return pairs
 
@@ -180,7 +177,19 @@ class Turn:
             IncompleteTurnError: a call waits for input or is held.
         """
         render: ResultMessage = provider.result_message if isinstance(provider, ModuleType) else provider
-        return [render(call, outcome) for call, outcome in self.outcomes()]
+        messages: list[dict[str, Any]] = []
+        for result in self.results:  # `outcomes` and the rendering in one pass
+            outcome = result.outcome
+            if outcome is None:
+                raise _incomplete(result)
+            messages.append(render(result.call, outcome))
+        return messages
+
+
+def _incomplete(result: CallResult) -> IncompleteTurnError:
+    return IncompleteTurnError(
+        f"driver: call {result.call.name!r} is {result.status.value}; answer its input request and run the turn again"
+    )
 
 
 _set_results = Turn.__dict__["results"].__set__

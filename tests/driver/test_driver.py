@@ -509,6 +509,8 @@ async def test_a_waiting_call_holds_later_calls_until_answered(driver: Driver, l
     assert "start write w" not in log.events
     with pytest.raises(IncompleteTurnError, match="'approve' is waiting"):
         turn.outcomes()
+    with pytest.raises(IncompleteTurnError, match="'approve' is waiting"):
+        turn.messages(openai_chat)
 
     assert await driver.answer(waiting.key, True)
     resumed = await driver.run("run-1", calls)
