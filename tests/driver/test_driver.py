@@ -476,11 +476,11 @@ async def test_safe_tools_named_serial_run_alone(log: Log) -> None:
 
 
 async def test_concurrent_drives_of_one_call_run_it_once(driver: Driver, log: Log) -> None:
-    """Two tasks driving the same turn at once share one execution."""
+    """Tasks driving the same turn at once share one execution (the later ones wait for the first)."""
     calls = [call("write", {"label": "a"})]
-    first, second = await asyncio.gather(driver.run("run-1", calls), driver.run("run-1", calls))
+    first, second, third = await asyncio.gather(*(driver.run("run-1", calls) for _ in range(3)))
     assert log.events.count("start write a") == 1
-    assert texts(first) == texts(second) == ["wrote a"]
+    assert texts(first) == texts(second) == texts(third) == ["wrote a"]
 
 
 async def test_a_repeated_call_id_in_one_turn_is_one_call(driver: Driver, log: Log) -> None:
@@ -694,3 +694,12 @@ def test_keys_fall_back_to_the_pure_base32_without_the_extension(monkeypatch: py
 
     monkeypatch.setattr(_contract, "SPEEDUPS", False)
     assert _base32_in_c() is None
+
+
+def test_digests_fall_back_to_the_python_encoder_without_the_extension(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the C prepare off (SCOPETOOL_PURE_PYTHON=1, or no extension), digests are not encoded in C either."""
+    from scopetool import _contract
+    from scopetool.driver._driver import _canonical_in_c  # pyright: ignore[reportPrivateUsage]
+
+    monkeypatch.setattr(_contract, "SPEEDUPS", False)
+    assert _canonical_in_c() is None
