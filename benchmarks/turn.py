@@ -700,16 +700,21 @@ def shortfalls(turns: dict[str, Any]) -> list[str]:
     parts = turns.get("parts") or {}
     rows = {row["case"]: row for row in turns["rows"]}
     base = rows.get("async/openai-chat/1", {}).get("instructions", {}).get(BASE)
-    if slow_driver and MINT in parts and DIGEST in parts and base:
+    driver = rows.get("async/openai-chat/1", {}).get("instructions", {}).get("driver")
+    if slow_driver and MINT in parts and DIGEST in parts and base and driver:
         mint, digest = parts[MINT], parts[DIGEST]
+        rest = driver - base - mint - digest
         lines.append(
             f"- Why the Driver misses: beyond the plain loop, it mints each call's key ({mint:,.0f} instructions: "
-            f"HMAC-SHA256 of the call's identity, in base32) and digests its arguments ({digest:,.0f}: the strict "
-            "parse, canonical JSON and SHA-256 that let a durable backend tell a replay from a conflict), then keeps "
-            "a record of the outcome and returns a `Turn`. The key and the digest alone are "
+            "HMAC-SHA256 of the call's identity, two copies of hashlib's keyed states, in base32) and digests its "
+            f"arguments ({digest:,.0f}: the strict parse, the canonical JSON and SHA-256 that let a durable backend "
+            "tell a replay from a conflict). The key and the digest alone are "
             f"{(mint + digest) / base:.0%} of a whole plain one-call turn ({base:,.0f} instructions, async tool, "
             "OpenAI Chat), where the target leaves 50% for everything the Driver adds; both are the same bytes in "
-            "every backend and version (durable stores keep them), so they are computed for every call."
+            "every backend and version (durable stores keep them), so they are computed for every call. The rest, "
+            f"{rest:,.0f} instructions ({rest / base:.0%}), is the Driver's own Python: the admission under the "
+            "minted key, the admitted call and its entry in the backend's store (kept for replays, so the garbage "
+            "collector walks it), the backend's coroutine, the call's result and the `Turn`."
         )
     return lines + _why_sync_turns_miss(turns)
 

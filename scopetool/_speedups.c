@@ -524,6 +524,263 @@ static PyObject *base32(PyObject *module, PyObject *digest)
     return text;
 }
 
+/* -- canonical JSON of a parsed value (the driver's call digest) */
+
+/* The bytes `scopetool._json.canonical_json` gives, for the values jiter parses (exact dicts with str
+ * names, lists, str, int, True/False/None, LosslessFloat); anything else, an object with a name beyond
+ * the BMP (where UTF-16 order and UTF-8 order differ) or any error makes `canonical` return None, and
+ * the Python encoder, the reference, does the whole value. */
+
+typedef struct {
+    char *data;
+    Py_ssize_t size, capacity;
+    char inline_data[256];
+} Out;
+
+static int out_reserve(Out *out, Py_ssize_t more)
+{
+    if (out->size + more <= out->capacity) {
+        return 0;
+    }
+    if (more > PY_SSIZE_T_MAX / 4 - out->size) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t capacity = (out->size + more) * 2;
+    char *data = out->data == out->inline_data ? PyMem_Malloc(capacity) : PyMem_Realloc(out->data, capacity);
+    if (data == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (out->data == out->inline_data) {
+        memcpy(data, out->inline_data, out->size);
+    }
+    out->data = data;
+    out->capacity = capacity;
+    return 0;
+}
+
+static inline int out_write(Out *out, const char *bytes, Py_ssize_t size)
+{
+    if (out_reserve(out, size) < 0) {
+        return -1;
+    }
+    memcpy(out->data + out->size, bytes, size);
+    out->size += size;
+    return 0;
+}
+
+/* `json.encoder.encode_basestring` of the text, in UTF-8 (its escapes, everything else raw). */
+static int out_string(Out *out, const char *text, Py_ssize_t size)
+{
+    static const char hex[] = "0123456789abcdef";
+    if (out_reserve(out, size * 6 + 2) < 0) {
+        return -1;
+    }
+    char *w = out->data + out->size;
+    *w++ = '"';
+    for (Py_ssize_t i = 0; i < size; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (c >= 0x20 && c != '"' && c != '\\') {
+            *w++ = (char)c;
+            continue;
+        }
+        *w++ = '\\';
+        switch (c) {
+        case '"': *w++ = '"'; break;
+        case '\\': *w++ = '\\'; break;
+        case '\n': *w++ = 'n'; break;
+        case '\r': *w++ = 'r'; break;
+        case '\t': *w++ = 't'; break;
+        case '\b': *w++ = 'b'; break;
+        case '\f': *w++ = 'f'; break;
+        default:
+            *w++ = 'u';
+            *w++ = '0';
+            *w++ = '0';
+            *w++ = hex[c >> 4];
+            *w++ = hex[c & 15];
+        }
+    }
+    *w++ = '"';
+    out->size = w - out->data;
+    return 0;
+}
+
+typedef struct {
+    const char *name;
+    Py_ssize_t size;
+    PyObject *value;
+} Member;
+
+static int member_order(const void *a, const void *b)
+{
+    const Member *x = a, *y = b;
+    int c = memcmp(x->name, y->name, x->size < y->size ? x->size : y->size);
+    return c != 0 ? c : (x->size > y->size) - (x->size < y->size);
+}
+
+#define CANONICAL_UNSURE 1
+
+static int canonical_value(Out *out, PyObject *value, PyObject *lossless, int depth);
+
+static int canonical_object(Out *out, PyObject *value, PyObject *lossless, int depth)
+{
+    Py_ssize_t count = PyDict_GET_SIZE(value);
+    Member inline_members[16];
+    Member *members = count <= 16 ? inline_members : PyMem_Malloc(sizeof(Member) * count);
+    if (members == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int status = 0;
+    Py_ssize_t position = 0, k = 0;
+    PyObject *name, *member;
+    while (PyDict_Next(value, &position, &name, &member)) {
+        if (!PyUnicode_CheckExact(name)) {
+            status = CANONICAL_UNSURE;
+            goto done;
+        }
+        members[k].name = PyUnicode_AsUTF8AndSize(name, &members[k].size);
+        if (members[k].name == NULL) {
+            status = -1;
+            goto done;
+        }
+        if (!PyUnicode_IS_ASCII(name) && PyUnicode_MAX_CHAR_VALUE(name) > 0xFFFF) {
+            status = CANONICAL_UNSURE; /* UTF-16 order differs from code point order beyond the BMP */
+            goto done;
+        }
+        members[k].value = member;
+        k++;
+    }
+    if (k != count) {
+        status = CANONICAL_UNSURE;
+        goto done;
+    }
+    qsort(members, count, sizeof(Member), member_order);
+    if (out_write(out, "{", 1) < 0) {
+        status = -1;
+        goto done;
+    }
+    for (k = 0; k < count; k++) {
+        if ((k && out_write(out, ",", 1) < 0) || out_string(out, members[k].name, members[k].size) < 0 ||
+            out_write(out, ":", 1) < 0) {
+            status = -1;
+            goto done;
+        }
+        status = canonical_value(out, members[k].value, lossless, depth + 1);
+        if (status != 0) {
+            goto done;
+        }
+    }
+    status = out_write(out, "}", 1);
+done:
+    if (members != inline_members) {
+        PyMem_Free(members);
+    }
+    return status;
+}
+
+static int canonical_value(Out *out, PyObject *value, PyObject *lossless, int depth)
+{
+    if (depth > MAX_DEPTH) {
+        return CANONICAL_UNSURE;
+    }
+    if (PyDict_CheckExact(value)) {
+        return canonical_object(out, value, lossless, depth);
+    }
+    if (PyList_CheckExact(value)) {
+        if (out_write(out, "[", 1) < 0) {
+            return -1;
+        }
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(value); i++) {
+            if (i && out_write(out, ",", 1) < 0) {
+                return -1;
+            }
+            int status = canonical_value(out, PyList_GET_ITEM(value, i), lossless, depth + 1);
+            if (status != 0) {
+                return status;
+            }
+        }
+        return out_write(out, "]", 1);
+    }
+    if (PyUnicode_CheckExact(value)) {
+        Py_ssize_t size;
+        const char *text = PyUnicode_AsUTF8AndSize(value, &size);
+        return text == NULL ? -1 : out_string(out, text, size);
+    }
+    if (value == Py_True) {
+        return out_write(out, "true", 4);
+    }
+    if (value == Py_False) {
+        return out_write(out, "false", 5);
+    }
+    if (value == Py_None) {
+        return out_write(out, "null", 4);
+    }
+    PyObject *text;
+    if (PyLong_CheckExact(value)) {
+        int overflow;
+        long long number = PyLong_AsLongLongAndOverflow(value, &overflow);
+        if (!overflow && !(number == -1 && PyErr_Occurred())) {
+            char digits[24], *end = digits + sizeof digits, *w = end;
+            unsigned long long magnitude = number < 0 ? 0ULL - (unsigned long long)number : (unsigned long long)number;
+            do {
+                *--w = (char)('0' + magnitude % 10);
+                magnitude /= 10;
+            } while (magnitude);
+            if (number < 0) {
+                *--w = '-';
+            }
+            return out_write(out, w, end - w);
+        }
+        PyErr_Clear();
+        text = PyObject_Str(value);
+    } else if ((PyObject *)Py_TYPE(value) == lossless) {
+        text = PyObject_Bytes(value);
+    } else {
+        return CANONICAL_UNSURE;
+    }
+    if (text == NULL) {
+        return -1;
+    }
+    int status;
+    if (PyBytes_Check(text)) {
+        status = out_write(out, PyBytes_AS_STRING(text), PyBytes_GET_SIZE(text));
+    } else {
+        Py_ssize_t size;
+        const char *digits = PyUnicode_AsUTF8AndSize(text, &size);
+        status = digits == NULL ? -1 : out_write(out, digits, size);
+    }
+    Py_DECREF(text);
+    return status;
+}
+
+static PyObject *canonical(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyBytes_CheckExact(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "canonical() takes a bytes prefix, a parsed JSON value and jiter's LosslessFloat");
+        return NULL;
+    }
+    Out out = {.data = NULL, .size = 0, .capacity = sizeof out.inline_data};
+    out.data = out.inline_data;
+    int status = out_write(&out, PyBytes_AS_STRING(args[0]), PyBytes_GET_SIZE(args[0]));
+    if (status == 0) {
+        status = canonical_value(&out, args[1], args[2], 0);
+    }
+    PyObject *result = NULL;
+    if (status == 0) {
+        result = PyBytes_FromStringAndSize(out.data, out.size);
+    } else {
+        PyErr_Clear(); /* the Python encoder does the value again, and raises what it raises */
+        result = Py_NewRef(Py_None);
+    }
+    if (out.data != out.inline_data) {
+        PyMem_Free(out.data);
+    }
+    return result;
+}
+
 /* -- prepare */
 
 /* What `install` resolved once: the classes, the private slots' offsets and the Python fallbacks. */
@@ -986,6 +1243,9 @@ static PyMethodDef methods[] = {
      "apart."},
     {"base32", (PyCFunction)base32, METH_O,
      "base32(digest, /)\n--\n\nLowercase, unpadded RFC 4648 base32 of bytes (the driver's key text)."},
+    {"canonical", (PyCFunction)(void (*)(void))canonical, METH_FASTCALL,
+     "canonical(prefix, value, lossless_float, /)\n--\n\nThe prefix and the canonical JSON of a parsed value, "
+     "as scopetool._json.canonical_json writes it; None where that encoder must do it."},
     {"installed", installed, METH_NOARGS, "installed()\n--\n\nWhether install() has run in this process."},
     {"install", (PyCFunction)(void (*)(void))install, METH_VARARGS | METH_KEYWORDS,
      "Resolve the classes and slots once; return the C `prepare` as a method descriptor of the contract class."},

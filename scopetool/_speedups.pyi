@@ -19,6 +19,9 @@ def validate(contract: Any, raw: str | bytes, /) -> Any:
 def base32(digest: bytes, /) -> str:
     """Lowercase, unpadded RFC 4648 base32 of `digest` (the driver's key text)."""
 
+def canonical(prefix: bytes, value: Any, lossless_float: type, /) -> bytes | None:
+    """`prefix` and `canonical_json(value)`'s bytes; None where only that encoder can say (the driver's digest)."""
+
 def installed() -> bool:
     """Whether `install` has run in this process (it runs once)."""
 

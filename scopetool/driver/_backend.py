@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias, final, runtime_checkable
 
 from .._binding import Binding
@@ -128,14 +128,24 @@ class Backend(Protocol):
         ...
 
 
-@dataclass(slots=True, eq=False)
+@final
 class _Entry:
-    call: AdmittedCall
-    record: Record | None = None
-    """The latest record: the final outcome, or the input request the call waits on."""
-    answer: Continuation | None = None
-    """The accepted answer to the request in `record`, until the resumed attempt finishes."""
-    running: asyncio.Future[None] | None = field(default=None)
+    """What the memory backend keeps of one key."""
+
+    __slots__ = ("answer", "call", "finished", "record", "running", "waiters")
+
+    def __init__(self, call: AdmittedCall) -> None:
+        self.call = call
+        self.finished: Finished | None = None
+        """The state of a call that completed with a result: kept as it is (a `Result` has no private cause)."""
+        self.record: Record | None = None
+        """The latest record otherwise: the final error outcome, or the input request the call waits on."""
+        self.answer: Continuation | None = None
+        """The accepted answer to the request in `record`, until the resumed attempt finishes."""
+        self.running = False
+        """Whether a task runs the call now."""
+        self.waiters: asyncio.Future[None] | None = None
+        """Done when the running attempt ends: made by the first task that waits for it, if any does."""
 
 
 @final
@@ -184,14 +194,26 @@ class MemoryBackend:
             entry = self._calls[call.key] = _Entry(call)
         elif entry.call.digest != call.digest:
             return Conflict()
-        while entry.running is not None:  # another task runs this call: share its outcome
-            await asyncio.shield(entry.running)
+        while entry.running:  # another task runs this call: share its outcome
+            if entry.waiters is None:
+                entry.waiters = asyncio.get_running_loop().create_future()
+            await asyncio.shield(entry.waiters)
+        if entry.finished is not None:
+            return entry.finished
         record = entry.record
         if record is not None and not (is_input(record) and entry.answer is not None):
             return _state(record)
-        entry.running = asyncio.get_running_loop().create_future()
+        entry.running = True
         try:
-            entry.record, state = await self._attempt(entry)
+            if entry.answer is None:
+                outcome = await invocation_outcome(call.binding, call.invocation)
+                if isinstance(outcome, Result) and outcome.input_request is None:
+                    entry.finished = new_finished(outcome)
+                    return entry.finished
+                entry.record = outcome_record(call.name, outcome)
+            else:
+                admission = Admission(idempotency_key=call.key, continuation=entry.answer)
+                entry.record = await run_request(call.binding, call.name, call.arguments, admission)
             entry.answer = None
         except BaseException:
             if not call.replayable:
@@ -199,9 +221,11 @@ class MemoryBackend:
                 entry.answer = None
             raise
         finally:
-            entry.running.set_result(None)
-            entry.running = None
-        return _state(entry.record) if state is None else state
+            entry.running = False
+            waiters, entry.waiters = entry.waiters, None
+            if waiters is not None:
+                waiters.set_result(None)
+        return _state(entry.record)
 
     async def answer(self, key: IdempotencyKey, response: Any) -> bool:
         """Accept the answer to the request `key` waits on; the next start resumes the call with it."""
@@ -210,20 +234,6 @@ class MemoryBackend:
             return False
         entry.answer = record_request(entry.record).continuation(response)
         return True
-
-    @staticmethod
-    async def _attempt(entry: _Entry) -> tuple[Record, CallState | None]:
-        """Run the call once: its record, and its state when that is known without reading the record back."""
-        call = entry.call
-        if entry.answer is None:
-            outcome = await invocation_outcome(call.binding, call.invocation)
-            record = outcome_record(call.name, outcome)
-            if isinstance(outcome, Result) and outcome.input_request is None:
-                # A completed result is its own state: its record reads back as an equal Result.
-                return record, new_finished(outcome)
-            return record, None
-        admission = Admission(idempotency_key=call.key, continuation=entry.answer)
-        return await run_request(call.binding, call.name, call.arguments, admission), None
 
 
 def _state(record: Record) -> CallState:

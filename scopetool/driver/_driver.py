@@ -10,7 +10,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from types import ModuleType
-from typing import Any, Final, TypeAlias, final
+from typing import Any, Final, TypeAlias, cast, final
+
+from jiter import LosslessFloat
 
 from .. import _observe
 from .._contract import Admission, IdempotencyKey
@@ -161,10 +163,7 @@ class Turn:
         pairs: list[tuple[ToolCall, Result | BaseException]] = []
         for result in self.results:
             if result.outcome is None:
-                raise IncompleteTurnError(
-                    f"driver: call {result.call.name!r} is {result.status.value}; answer its input request and run "
-                    "the turn again"
-                )
+                raise _incomplete(result)
             pairs.append((result.call, result.outcome))
         return pairs
 
@@ -178,7 +177,39 @@ class Turn:
             IncompleteTurnError: a call waits for input or is held.
         """
         render: ResultMessage = provider.result_message if isinstance(provider, ModuleType) else provider
-        return [render(call, outcome) for call, outcome in self.outcomes()]
+        messages: list[dict[str, Any]] = []
+        for result in self.results:  # `outcomes` and the rendering in one pass
+            outcome = result.outcome
+            if outcome is None:
+                raise _incomplete(result)
+            messages.append(render(result.call, outcome))
+        return messages
+
+
+def _incomplete(result: CallResult) -> IncompleteTurnError:
+    return IncompleteTurnError(
+        f"driver: call {result.call.name!r} is {result.status.value}; answer its input request and run the turn again"
+    )
+
+
+_set_results = Turn.__dict__["results"].__set__
+_set_admission_key = Admission.__dict__["idempotency_key"].__set__
+_set_admission_continuation = Admission.__dict__["continuation"].__set__
+
+
+def _turn(results: tuple[CallResult, ...]) -> Turn:
+    """``Turn(results)``, built without its __init__ (one per turn)."""
+    turn = _new(Turn)
+    _set_results(turn, results)
+    return turn
+
+
+def _admission(key: IdempotencyKey) -> Admission:
+    """``Admission(idempotency_key=key)`` for a key the driver minted (a str), built without its checks."""
+    admission = _new(Admission)
+    _set_admission_key(admission, key)
+    _set_admission_continuation(admission, None)
+    return admission
 
 
 def mint_key(secret: bytes, run_id: str, call_id: str | None, position: int) -> IdempotencyKey:
@@ -209,16 +240,20 @@ class KeyMinter:
 
     def key(self, run_id: str, call_id: str | None, position: int) -> IdempotencyKey:
         """The key of one call (see `mint_key`)."""
+        return self.key_in_run(_json_quote(run_id), call_id, position)
+
+    def key_in_run(self, quoted_run_id: str, call_id: str | None, position: int) -> IdempotencyKey:
+        """The key of one call, the run id already quoted as JSON text (a turn quotes it once)."""
         # json.dumps's own string quoting, without its encoder setup: the same bytes.
         if call_id is not None:
-            identity = f'["id",{_json_quote(run_id)},{_json_quote(call_id)}]'
+            identity = f'["id",{quoted_run_id},{_json_quote(call_id)}]'
         else:
-            identity = f'["position",{_json_quote(run_id)},{int.__repr__(position)}]'
+            identity = f'["position",{quoted_run_id},{int.__repr__(position)}]'
         inner = self._inner.copy()
         inner.update(identity.encode("ascii"))
         outer = self._outer.copy()
         outer.update(inner.digest())
-        return IdempotencyKey(_base32_text(outer.digest()))
+        return _key_text(outer.digest())
 
 
 _BLOCK: Final = 64
@@ -272,11 +307,36 @@ def _base32_in_c() -> Callable[[bytes], str] | None:
 
 _base32_text: Final[Callable[[bytes], str]] = _base32_in_c() or _base32
 """A digest as the key's text: in C where scopetool._speedups is installed, else `_base32`."""
+_key_text: Final = cast("Callable[[bytes], IdempotencyKey]", _base32_text)
+"""`_base32_text`, typed as making keys (an `IdempotencyKey` is its text; calling the NewType costs a call)."""
 
 
 def call_digest(name: str, arguments: bytes) -> str:
     """SHA-256 (hex) of a tool name and admitted arguments in canonical JSON (member order and spacing ignored)."""
-    return hashlib.sha256(name.encode("ascii") + b"\x00" + canonical_json(loads_exact(arguments))).hexdigest()
+    prefix = name.encode("ascii") + b"\x00"
+    value = loads_exact(arguments)
+    if _canonical is not None:
+        text = _canonical(prefix, value, LosslessFloat)
+        if text is not None:
+            return hashlib.sha256(text).hexdigest()
+    return hashlib.sha256(prefix + canonical_json(value)).hexdigest()
+
+
+def _canonical_in_c() -> Callable[[bytes, Any, type], bytes | None] | None:
+    """`scopetool._speedups.canonical`, unless the C extension is missing or turned off.
+
+    It gives the prefix and `canonical_json`'s bytes, or None where only that encoder can say.
+    """
+    from .._contract import SPEEDUPS  # noqa: PLC0415 - read once, at import
+
+    if not SPEEDUPS:
+        return None
+    from .. import _speedups  # noqa: PLC0415 - present when SPEEDUPS is set
+
+    return _speedups.canonical
+
+
+_canonical: Final = _canonical_in_c()
 
 
 @final
@@ -379,11 +439,13 @@ class Driver:
         minter = self._minter
         if minter is None:
             minter = self._minter = KeyMinter(await self._backend.secret())
+        key_in_run, quoted_run_id = minter.key_in_run, _json_quote(run_id)
+        resolve = self._registry.resolve
         results: list[CallResult | None] = [None] * len(calls)
         admitted: list[tuple[int, AdmittedCall]] = []
         for position, call in enumerate(calls):
-            key = minter.key(run_id, call.id, position)
-            binding = self._registry.resolve(call.name)
+            key = key_in_run(quoted_run_id, call.id, position)
+            binding = resolve(call.name)
             observer = _observe.current
             if binding is None:
                 if observer is not None:
@@ -392,15 +454,20 @@ class Driver:
                 continue
             try:
                 if observer is None:
-                    invocation = binding.contract.prepare(call.request, Admission(idempotency_key=key))
+                    invocation = binding.contract.prepare(call.request, _admission(key))
                 else:
-                    invocation = observer.admit(binding.contract, call.request, Admission(idempotency_key=key), call.id)
+                    invocation = observer.admit(binding.contract, call.request, _admission(key), call.id)
             except InvalidInvocationError as error:
                 results[position] = self._rejection(run_id, call, key, error)
                 continue
             admitted.append(
                 (position, new_admitted_call(key, call_digest(call.name, invocation.arguments), binding, invocation))
             )
+        if len(admitted) == 1:  # one call to run: no segments to cut, no tasks to start
+            position, admitted_call = admitted[0]
+            state = await self._backend.start(admitted_call)
+            results[position] = self._result(calls[position], admitted_call, state)
+            return _turn(cast("tuple[CallResult, ...]", tuple(results)))  # every position has its result now
         held = False
         for segment in self._segments(admitted):
             if held:
@@ -411,7 +478,7 @@ class Driver:
             for (position, admitted_call), state in zip(segment, states, strict=True):
                 results[position] = self._result(calls[position], admitted_call, state)
             held = any(isinstance(state, Waiting) for state in states)
-        return Turn(tuple(r for r in results if r is not None))
+        return _turn(cast("tuple[CallResult, ...]", tuple(results)))  # every position has its result now
 
     async def answer(self, key: IdempotencyKey, response: Any) -> bool:
         """Answer the input request the call `key` waits on; False when it waits on none (a duplicate).

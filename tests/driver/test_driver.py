@@ -10,6 +10,8 @@ import sys
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from scopetool import (
@@ -233,6 +235,105 @@ def test_keys_are_base32_of_the_digest_for_any_digest() -> None:
             assert _base32_text(digest) == base64.b32encode(digest).decode("ascii").rstrip("=").lower()
 
 
+# Keys and digests computed by the code at commit 1668bb3, before the driver's speed work (issue 20): durable
+# backends store both, so every later version must give exactly these bytes.
+PINNED_KEYS = [
+    ((b"s" * 32, "conversation-42", "call_1", 0), "m3yymrb4n3vpxqdt65hjy7577tw54m4v35ore5kggdj4j37lefpq"),
+    ((b"s" * 32, "conversation-42", None, 7), "clihjuhrgwt5kenvqi77jqds6z6qxufllugjdabq4zm24f3cd2ma"),
+    ((b"x" * 65, 'run "\u00e9"\\', "\ud800\n", 0), "c72uljaziy437iiw6swzlupa65dc6d2kpys52hxg3dpyacqnbcaa"),
+    ((b"", "\U0001f600", "", 3), "7fdf2olgjepjpdeogxszve5lnvqprqe73wn5su2hjw2k4v3vdrmq"),
+]
+PINNED_DIGESTS = [
+    (b'{"a": 1, "b": 3}', "5218caac40f864ae8689536faff02c448c6ca16be6c2ba363c73aec29d90af84"),
+    (b"{}", "8cd3d75d37b27583f190cfc6386ab624a27849c872fbe8a7f13d880418017581"),
+    (
+        b' { "z" : [1.50, -0, -0.0, 1e5, 1E-7, 123456789012345678901234567890, true, false, null] , '
+        b'"a":{"y":"\\u00e9\\ud83d\\ude00 \\u2028/\\/\\"\\\\\\b\\f\\n\\r\\t\\u0001\\u001f\\u007f"}}',
+        "f2d1ef3440cd8934933ded32f12ebb1653a098bd2282bd47d01a06f72c38df9b",
+    ),
+    (
+        '{"\uffff": 1, "\U0001f600": 2, "\u00e9": [], "a": {}}'.encode(),
+        "90446727aef0f801b6ee8770723b48ddcb5e0d6dc50aaa2998144ecf1c4c2b84",
+    ),
+    (b'{"n": [[], [{}], -12.5e+3, 0.0]}', "303773dbf6b3d3ef66ea60ce193a8738233e7307cb8adb36b83cfa43562c61bb"),
+]
+
+
+def test_keys_and_digests_are_the_bytes_stored_before() -> None:
+    """Keys and digests equal those today's durable stores hold (pinned from the code before the speed work)."""
+    for arguments, key in PINNED_KEYS:
+        assert mint_key(*arguments) == key
+    for raw, digest in PINNED_DIGESTS:
+        assert call_digest("add", raw) == digest
+
+
+_JSON_TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=6)
+_JSON_VALUES = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-(10**30), 10**30),
+        st.floats(allow_nan=False, allow_infinity=False),
+        _JSON_TEXT,
+    ),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_JSON_TEXT, inner, max_size=5)),
+    max_leaves=16,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_JSON_VALUES, ascii_only=st.booleans(), indent=st.sampled_from([None, 1]))
+def test_digests_are_the_canonical_forms_whichever_encoder(value: Any, ascii_only: bool, indent: int | None) -> None:
+    """The C encoder gives the Python one's canonical bytes for every parsed document, or leaves it to it."""
+    import hashlib
+
+    from jiter import LosslessFloat
+
+    from scopetool._json import canonical_json, loads_exact
+
+    raw = json.dumps({"v": value}, ensure_ascii=ascii_only, indent=indent).encode("utf-8")
+    parsed = loads_exact(raw)
+    expected = hashlib.sha256(b"add\x00" + canonical_json(parsed)).hexdigest()
+    assert call_digest("add", raw) == expected
+    from scopetool.driver._driver import _canonical  # pyright: ignore[reportPrivateUsage]
+
+    if _canonical is not None:
+        text = _canonical(b"add\x00", parsed, LosslessFloat)
+        assert text is None or text == b"add\x00" + canonical_json(parsed)
+
+
+def test_the_c_encoder_leaves_what_it_cannot_order_or_type_to_python() -> None:
+    """Names beyond the BMP, other types, lone surrogates and deep nesting are the Python encoder's."""
+    from jiter import LosslessFloat
+
+    from scopetool._contract import SPEEDUPS
+    from scopetool._json import canonical_json
+    from scopetool.driver._driver import _canonical  # pyright: ignore[reportPrivateUsage]
+
+    assert (_canonical is None) is not SPEEDUPS
+    if _canonical is None:
+        return
+    deep: Any = 1
+    for _ in range(150):
+        deep = [deep]
+    for value in [{"\U0001f600": 1}, 1.5, {1: 2}, "\ud800", deep, [True, 1 << 70, -(1 << 63), (1 << 63) - 1]]:
+        text = _canonical(b"", value, LosslessFloat)
+        if text is not None:
+            assert text == canonical_json(value)
+        else:
+            assert value != [True, 1 << 70, -(1 << 63), (1 << 63) - 1]
+    assert (
+        _canonical(b"p", [True, 1 << 70, -(1 << 63)], LosslessFloat)
+        == b"p[true,1180591620717411303424,-9223372036854775808]"
+    )
+    assert _canonical(b"", {"\U0001f600": 1}, LosslessFloat) is None
+    assert _canonical(b"", {"a": "x" * 400, "b": list(range(40))}, LosslessFloat) == canonical_json(
+        {"a": "x" * 400, "b": list(range(40))}
+    )
+    with pytest.raises(TypeError):
+        _canonical("p", 1, LosslessFloat)  # type: ignore[arg-type]
+
+
 def test_keys_accept_any_text() -> None:
     """Run and call ids with lone surrogates or quotes still give distinct keys."""
     assert mint_key(b"k", "run\ud800", '"', 0) != mint_key(b"k", "run\ud801", '"', 0)
@@ -375,11 +476,11 @@ async def test_safe_tools_named_serial_run_alone(log: Log) -> None:
 
 
 async def test_concurrent_drives_of_one_call_run_it_once(driver: Driver, log: Log) -> None:
-    """Two tasks driving the same turn at once share one execution."""
+    """Tasks driving the same turn at once share one execution (the later ones wait for the first)."""
     calls = [call("write", {"label": "a"})]
-    first, second = await asyncio.gather(driver.run("run-1", calls), driver.run("run-1", calls))
+    first, second, third = await asyncio.gather(*(driver.run("run-1", calls) for _ in range(3)))
     assert log.events.count("start write a") == 1
-    assert texts(first) == texts(second) == ["wrote a"]
+    assert texts(first) == texts(second) == texts(third) == ["wrote a"]
 
 
 async def test_a_repeated_call_id_in_one_turn_is_one_call(driver: Driver, log: Log) -> None:
@@ -408,6 +509,8 @@ async def test_a_waiting_call_holds_later_calls_until_answered(driver: Driver, l
     assert "start write w" not in log.events
     with pytest.raises(IncompleteTurnError, match="'approve' is waiting"):
         turn.outcomes()
+    with pytest.raises(IncompleteTurnError, match="'approve' is waiting"):
+        turn.messages(openai_chat)
 
     assert await driver.answer(waiting.key, True)
     resumed = await driver.run("run-1", calls)
@@ -591,3 +694,12 @@ def test_keys_fall_back_to_the_pure_base32_without_the_extension(monkeypatch: py
 
     monkeypatch.setattr(_contract, "SPEEDUPS", False)
     assert _base32_in_c() is None
+
+
+def test_digests_fall_back_to_the_python_encoder_without_the_extension(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the C prepare off (SCOPETOOL_PURE_PYTHON=1, or no extension), digests are not encoded in C either."""
+    from scopetool import _contract
+    from scopetool.driver._driver import _canonical_in_c  # pyright: ignore[reportPrivateUsage]
+
+    monkeypatch.setattr(_contract, "SPEEDUPS", False)
+    assert _canonical_in_c() is None
