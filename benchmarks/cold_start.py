@@ -53,7 +53,7 @@ def add(a: int, b: int) -> int:
 registry = Registry(add)
 '''
 
-PYDANTIC_ADD = '''
+PYDANTIC_ADD = """
 from pydantic import BaseModel
 
 
@@ -63,7 +63,7 @@ class Add(BaseModel):
 
 
 print(Add.model_json_schema())
-'''
+"""
 
 _PLUGIN_LOOKUP = """
 import time
@@ -290,7 +290,7 @@ def table(figures: dict[str, Any]) -> list[str]:
 
 def _group(module: str) -> str:
     """The package a module's import time is counted under."""
-    top = module.split(".")[0]
+    top = module.split(".", maxsplit=1)[0]
     if module.startswith(("scopetool.cli", "scopetool.mcp")):
         return "scopetool's CLI"
     if top == "scopetool":
@@ -337,7 +337,8 @@ def explain(figures: dict[str, Any]) -> list[str]:
         + f". The user's module body (decorating and binding its one tool) took {where['tools_body'] / 1000:.1f} ms "
         f"against {where['floor_body'] / 1000:.1f} ms for the model's (building `Add` and printing its schema). "
         f"Both include pydantic's plugin lookup, which the first model of any process pays: reading the "
-        f"entry points of the {where['distributions']} distributions installed took {where['plugin_lookup'] / 1000:.1f} ms, "
+        f"entry points of the {where['distributions']} distributions installed took "
+        f"{where['plugin_lookup'] / 1000:.1f} ms, "
         f"beside {where['plugin_import'] / 1000:.1f} ms importing `importlib.metadata` for it."
     )
     return lines
