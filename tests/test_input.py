@@ -1060,6 +1060,9 @@ def test_a_deferred_schema_always_compiles_and_validates_as_jsonschema_rs(schema
         {"properties": {"a": {"$ref": "https://example.com/schema.json"}}},
         {"title": 3},
         {"type": "number", "maximum": float("inf")},
+        {"items": "integer"},
+        {"properties": [{"type": "integer"}]},
+        {"required": [1]},
     ],
 )
 def test_an_invalid_schema_is_still_refused_at_once(schema: dict[str, Any]) -> None:

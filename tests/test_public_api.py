@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import types
 
 import pytest
 
@@ -119,18 +120,15 @@ def test_a_plain_function_tool_loads_only_what_it_uses() -> None:
     ]
 
 
-def test_a_module_still_being_imported_is_not_read_half_done() -> None:
+def test_a_module_still_being_imported_is_not_read_half_done(monkeypatch: pytest.MonkeyPatch) -> None:
     """A private module in sys.modules without its names yet is skipped, then read in full when its name is."""
-    code = (
-        "import sys, types, scopetool; "
-        "sys.modules['scopetool._guard'] = types.ModuleType('scopetool._guard'); "
-        "scopetool.tool; "
-        "print('Guard' in vars(scopetool)); "
-        "scopetool.Guard"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
-    assert result.stdout.split() == ["False"]
-    assert "AttributeError" in result.stderr and "'Guard'" in result.stderr
+    names = vars(scopetool)
+    monkeypatch.delitem(names, "Guard", raising=False)
+    monkeypatch.setitem(sys.modules, "scopetool._guard", types.ModuleType("scopetool._guard"))
+    assert scopetool.__getattr__("tool") is scopetool.tool  # pyright: ignore[reportAttributeAccessIssue]
+    assert "Guard" not in names
+    with pytest.raises(AttributeError, match="'Guard'"):
+        scopetool.__getattr__("Guard")  # pyright: ignore[reportAttributeAccessIssue]
 
 
 def test_an_unknown_name_is_an_attribute_error_and_dir_lists_the_public_names() -> None:
