@@ -244,7 +244,18 @@ def profile(folder: Path, environment: dict[str, str], runs: int) -> dict[str, A
     floor, floor_whole = _importtime([python, "-c", "import pydantic_add"], folder, environment, runs)
     tools, _ = _importtime([python, "-c", "import tools"], folder, environment, runs)
     command, _ = _importtime([python, "-m", "scopetool", "definitions", "tools.py:add"], folder, environment, runs)
-    beyond = {module: us for module, us in command.items() if module not in floor}
+    # -X importtime does not list every module the floor loads (pydantic.main, read through pydantic's
+    # lazy attributes, may be missing), so the floor's modules are those its process holds at the end.
+    held = subprocess.run(
+        [python, "-c", "import pydantic_add, sys; print(*sys.modules, file=sys.stderr)"],
+        cwd=folder,
+        env=environment,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    ).stderr.split()
+    beyond = {module: us for module, us in command.items() if module not in floor and module not in held}
     lookups = []
     for _ in range(runs):
         done = subprocess.run(
