@@ -96,7 +96,8 @@ __all__ = [
 ]
 
 # The private module each public name lives in. Importing scopetool loads none of them (nor pydantic),
-# as ``import pydantic`` loads none of its own: the first public name read loads them all.
+# as ``import pydantic`` loads none of its own: reading a public name loads its module alone (with what
+# that module imports), so ``from scopetool import tool`` does not load the registry or the contract.
 _HOMES: typing.Final = {
     "Admission": "_contract",
     "Authorization": "_guard",
@@ -155,25 +156,40 @@ _HOMES: typing.Final = {
 }
 
 
-def _load() -> None:
-    """Import every public name from its private module, presented as scopetool's own."""
-    import importlib  # noqa: PLC0415 - only the first public name read needs it
+def _load(name: str, home: str) -> object:
+    """`name`, imported from its private module `home`.
 
+    The public names of every private module loaded so far (`home` and those it imported) are presented
+    as scopetool's own.
+    """
+    import importlib  # noqa: PLC0415 - only reading a public name needs it
+    import sys  # noqa: PLC0415 - built in: importing it costs nothing
+
+    getattr(importlib.import_module(f"{__name__}.{home}"), name)  # raises as ``from module import name`` would
     names = globals()
-    for name, home in _HOMES.items():
-        value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    for public, where in _HOMES.items():
+        module = sys.modules.get(f"{__name__}.{where}")
+        if public in names or module is None:
+            continue
+        value = getattr(module, public, _MISSING)
+        if value is _MISSING:  # a module still being imported: its names are presented when next read
+            continue
         if getattr(value, "__module__", "").startswith("scopetool._"):
             with contextlib.suppress(AttributeError, TypeError):  # aliases and constants keep theirs
                 value.__module__ = "scopetool"
-        names[name] = value
+        names[public] = value
+    return names[name]
+
+
+_MISSING: typing.Final = object()
 
 
 if not typing.TYPE_CHECKING:  # pragma: no branch - type checkers see the imports above, not a catch-all
 
     def __getattr__(name: str) -> object:
-        if name in _HOMES:
-            _load()
-            return globals()[name]
+        home = _HOMES.get(name)
+        if home is not None:
+            return _load(name, home)
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

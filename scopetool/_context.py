@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, Final, Generic, cast, final
+from typing import TYPE_CHECKING, Any, Final, Generic, cast, final
 
 from typing_extensions import TypeVar
 
 from ._codec import type_adapter
-from ._contract import IdempotencyKey, Invocation
 from ._errors import ScopetoolError
 from ._input import Continuation, InputRequest
 from ._json import canonical_json
 from ._progress import Progress, report_progress
+
+if TYPE_CHECKING:
+    from ._contract import IdempotencyKey, Invocation  # a context is made for an admitted call: `prepare` loaded them
 
 __all__ = ["APPROVAL_DECLINED", "CONTEXT_TOKEN", "NO_DEPS", "CallContext", "InputNeeded", "close_context"]
 

@@ -14,7 +14,6 @@ from pydantic_core import PydanticUndefined, core_schema
 
 from ._codec import NOTHING, InputDecoder, OutputEncoder, caller_namespace, take_decoded, type_adapter
 from ._context import APPROVAL_DECLINED, CONTEXT_TOKEN, CallContext, InputNeeded, close_context
-from ._contract import Invocation
 from ._definition import NAME_PATTERN, Definition, Effect
 from ._errors import InvalidDefinitionError, InvalidOutputError, InvalidToolError
 from ._outcome import Failure, FailureKind
@@ -24,6 +23,8 @@ from ._timeout import UNDER_TIMEOUT, check_timeout, run_in_own_thread
 if TYPE_CHECKING:
     import docstring_parser
     from pydantic.fields import FieldInfo
+
+    from ._contract import Invocation  # only a call needs one, and `prepare` made it: decorating loads no contract
 
 __all__ = ["Func", "tool"]
 

@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import logging
 import math
 import os
-import queue
 import threading
 import time
 from collections.abc import Callable, Coroutine
@@ -35,6 +33,8 @@ from ._output import Output
 
 if TYPE_CHECKING:
     import asyncio
+    import logging
+    import queue
 
     from ._binding import Caller
     from ._contract import Invocation
@@ -52,7 +52,13 @@ __all__ = [
     "timed",
 ]
 
-logger: Final = logging.getLogger("scopetool.timeouts")
+
+def _logger() -> logging.Logger:
+    """The ``scopetool.timeouts`` logger: logging loads when a timeout first has something to tell."""
+    import logging  # noqa: PLC0415 - a tool that never overruns its timeout needs no logging
+
+    return logging.getLogger("scopetool.timeouts")
+
 
 TIMED_OUT: Final = 'error: tool "{name}" timed out'
 """What the model is shown for a SAFE call that timed out (a definite `FAILED` outcome)."""
@@ -138,7 +144,7 @@ def timed(
             if not scope.expired():
                 raise  # the tool's own TimeoutError, not this timeout
             error = ToolTimeoutError(name, seconds, time.monotonic() - started)
-            logger.warning("%s; %s", error, "it definitely failed" if safe else "its outcome is unknown")
+            _logger().warning("%s; %s", error, "it definitely failed" if safe else "its outcome is unknown")
             if safe:
                 raise Failure(kind=FailureKind.FAILED, output=public, cause=error) from None
             raise error from None
@@ -187,6 +193,8 @@ class _Thread:
     __slots__ = ("jobs",)
 
     def __init__(self) -> None:
+        import queue  # noqa: PLC0415 - only a timed sync call starts a thread of its own
+
         self.jobs: Final[queue.SimpleQueue[_Work]] = queue.SimpleQueue()
         threading.Thread(target=self.serve, name="scopetool timed tool", daemon=True).start()
 
@@ -244,7 +252,7 @@ class _Work:
                     del _overrunning[self.name]
         if abandoned:
             ended = f"raised {type(error).__name__}" if error is not None else "returned"
-            logger.warning(
+            _logger().warning(
                 "tool %r: its abandoned sync function %s %.3f s after its call ended; that was discarded",
                 self.name,
                 ended,
@@ -269,7 +277,7 @@ class _Work:
             self.abandoned = True
             self.since = time.monotonic()
             running = _overrunning[self.name] = _overrunning.get(self.name, 0) + 1
-        logger.warning(
+        _logger().warning(
             "tool %r: its sync function cannot be stopped; it runs on in its thread and its result will be "
             "discarded (%d of this tool's now)",
             self.name,

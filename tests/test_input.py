@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 
 from scopetool import (
     MAX_INPUT_BYTES,
@@ -32,6 +32,7 @@ from scopetool import (
     Signature,
     bind,
 )
+from scopetool import _input as input_module
 
 BIG = 123456789012345678901234567890
 SECRET = "hunter2-SECRET-value"
@@ -988,3 +989,124 @@ def test_input_request_result_carries_no_output() -> None:
     with pytest.raises(InvalidOutputError):
         Result(output=Output.from_text("partial"), input_request=request())
     assert Result(input_request=request()).output == Output()
+
+
+# -- compile_schema: a plain schema is compiled at its first use, any other at once
+
+_PLAIN_TYPES = st.sampled_from(["array", "boolean", "integer", "null", "number", "object", "string"])
+
+
+def _plain_schemas() -> st.SearchStrategy[Any]:
+    """Schemas of the keywords `compile_schema` defers, with values as the metaschema wants them."""
+    numbers = st.integers(-(2**60), 2**60) | st.floats(allow_nan=False, allow_infinity=False)
+    counts = st.integers(0, 2**40)
+    leaves = st.fixed_dictionaries(
+        {},
+        optional={
+            "type": _PLAIN_TYPES | st.lists(_PLAIN_TYPES, min_size=1, unique=True),
+            "title": st.text(max_size=5),
+            "description": st.text(max_size=5),
+            "minimum": numbers,
+            "exclusiveMaximum": numbers,
+            "maxLength": counts,
+            "minItems": counts,
+            "default": st.none() | st.booleans() | st.integers() | st.text(max_size=3) | numbers,
+        },
+    )
+
+    def nested(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+        return st.fixed_dictionaries(
+            {},
+            optional={
+                "type": _PLAIN_TYPES,
+                "properties": st.dictionaries(st.text(max_size=3), inner, max_size=3),
+                "required": st.lists(st.text(max_size=3), unique=True, max_size=3),
+                "additionalProperties": inner,
+                "items": inner,
+                "anyOf": st.lists(inner, min_size=1, max_size=3),
+            },
+        )
+
+    return st.recursive(leaves | st.booleans(), nested, max_leaves=8)
+
+
+@settings(max_examples=150, deadline=None)
+@given(schema=_plain_schemas(), instance=st.none() | st.integers() | st.text(max_size=3) | st.lists(st.integers()))
+def test_a_deferred_schema_always_compiles_and_validates_as_jsonschema_rs(schema: Any, instance: Any) -> None:
+    """Every schema `compile_schema` leaves for first use compiles under jsonschema-rs, and judges alike."""
+    import jsonschema_rs
+
+    validator = input_module.compile_schema(schema, "schema", InvalidInputRequestError)
+    assert isinstance(validator, input_module._CompiledOnFirstUse)  # pyright: ignore[reportPrivateUsage]
+    direct = jsonschema_rs.validator_for(schema, validate_formats=True, offline=True)
+    assert validator.is_valid(instance) == direct.is_valid(instance)
+    assert len(list(validator.iter_errors(instance))) == len(list(direct.iter_errors(instance)))
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "intger"},
+        {"type": ["integer", "integer"]},
+        {"type": []},
+        {"minimum": "1"},
+        {"minLength": -1},
+        {"maxItems": True},
+        {"required": ["a", "a"]},
+        {"required": "a"},
+        {"properties": {"a": {"type": 1}}},
+        {"items": {"anyOf": []}},
+        {"pattern": "("},
+        {"properties": {"a": {"$ref": "https://example.com/schema.json"}}},
+        {"title": 3},
+        {"type": "number", "maximum": float("inf")},
+        {"items": "integer"},
+        {"properties": [{"type": "integer"}]},
+        {"required": [1]},
+    ],
+)
+def test_an_invalid_schema_is_still_refused_at_once(schema: dict[str, Any]) -> None:
+    """A schema with a keyword or value outside the plain ones is compiled at once, and refused there."""
+    with pytest.raises(InvalidInputRequestError, match="not a valid JSON Schema"):
+        input_module.compile_schema(schema, "schema", InvalidInputRequestError)
+
+
+@pytest.mark.parametrize(
+    ("schema", "deferred"),
+    [
+        ({"type": "string", "format": "date"}, False),
+        ({"$defs": {}, "type": "object"}, False),
+        ({"type": "number", "default": 1.5}, True),
+        ({"type": "number", "default": [1]}, False),
+        ({"enum": [1, 2]}, False),
+        ({"items": {"items": {"items": {}}}}, True),
+    ],
+)
+def test_only_plain_keywords_are_deferred(schema: dict[str, Any], deferred: bool) -> None:
+    """Formats, definitions, enums and non-JSON or non-finite values are compiled at once."""
+    validator = input_module.compile_schema(schema, "schema", InvalidInputRequestError)
+    assert isinstance(validator, input_module._CompiledOnFirstUse) is deferred  # pyright: ignore[reportPrivateUsage]
+
+
+def test_a_too_deep_schema_is_compiled_at_once() -> None:
+    """A schema nested deeper than the plain walk goes is compiled at once, not walked further."""
+    schema: dict[str, Any] = {"type": "integer"}
+    for _ in range(40):
+        schema = {"items": schema}
+    validator = input_module.compile_schema(schema, "schema", InvalidInputRequestError)
+    assert not isinstance(validator, input_module._CompiledOnFirstUse)  # pyright: ignore[reportPrivateUsage]
+    assert validator.is_valid([[1]])
+
+
+def test_pydantic_output_schemas_of_plain_types_are_deferred() -> None:
+    """The output schemas pydantic writes for scalars, lists, optionals and flat models wait for first use."""
+
+    class Point(BaseModel):
+        x: int
+        y: float = 0.0
+        label: str | None = None
+
+    for declared in (int, float, bool, list[int], dict[str, int], int | None, Point):
+        schema = TypeAdapter(declared).json_schema(mode="serialization")
+        validator = input_module.compile_schema(schema, "output schema", InvalidOutputError)
+        assert isinstance(validator, input_module._CompiledOnFirstUse), declared  # pyright: ignore[reportPrivateUsage]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..mcp.pins import PinError, PinFile
 from ._common import ExitCode, UsageError, stdout
 
 __all__ = ["add_parser", "run"]
@@ -34,6 +33,8 @@ def add_parser(commands: argparse._SubParsersAction[Any]) -> None:  # pyright: i
 
 def run(args: argparse.Namespace) -> int:
     """Run ``pins show`` or ``pins accept``."""
+    from ..mcp.pins import PinError, PinFile  # noqa: PLC0415 - the parser of every other command needs none of it
+
     try:
         pins = PinFile(args.lockfile)
         if args.action == "show":
