@@ -314,7 +314,7 @@ def remote_definition(listed: Mapping[str, Any], *, trusted: bool) -> Definition
 def _enforceable(schema: object, what: str) -> None:
     """Refuse a schema the contract would not enforce whole: invalid, or with a format it does not know."""
     compile_schema(schema, what, InvalidToolError)
-    import jsonschema_rs  # noqa: PLC0415 - compile_schema has just loaded it
+    import jsonschema_rs  # noqa: PLC0415 - the hand-written-schema extra, loaded where it is needed
 
     try:
         jsonschema_rs.validator_for(
