@@ -77,12 +77,15 @@ def _line(value: object) -> bytes:
     return json.dumps(value).encode() + b"\n"
 
 
-_WRONG = ({"a": 1}, {"a": "1", "b": 2}, {"a": 1, "b": 2, "c": 3})  # a missing, a mistyped, an unknown field
-
-
 def _arguments(i: int, rejected_every: int) -> dict[str, Any]:
+    """The arguments of call `i`: every `rejected_every`-th one a missing, a mistyped or an unknown field in turn."""
     if rejected_every and i % rejected_every == 0:
-        return dict(_WRONG[(i // rejected_every) % len(_WRONG)], a=i)
+        wrong = (i // rejected_every) % 3
+        if wrong == 0:
+            return {"a": i}
+        if wrong == 1:
+            return {"a": str(i), "b": i % 7}
+        return {"a": i, "b": i % 7, "c": 3}
     return {"a": i, "b": i % 7}
 
 

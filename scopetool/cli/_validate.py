@@ -40,6 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Final, TextIO, TypeVar, final
 
+from pydantic_core import ValidationError
+
 from .._contract import Request
 from .._errors import InvalidInvocationError
 from .._json import MAX_INPUT_BYTES, is_object, parse_lenient, syntax_problem, value_span
@@ -116,7 +118,7 @@ _FAST: Final = re.compile(
     re.S,
 )
 _UNKNOWN_CACHE: Final = 1024
-"""The most verdicts on unknown tools, and rendered reports, kept for reuse (one per distinct name or message)."""
+"""The most verdicts (on unknown tools, on rejections) and rendered reports kept for reuse, one per message."""
 _JSON_SPACE: Final = b" \t\r\n"
 _NEUTRAL_MEMBERS: Final = frozenset({"name", "arguments", "id"})
 _ABSENT: Final = object()
@@ -181,7 +183,17 @@ _UNDECIDED: Final = Verdict("", "", ())
 class LineChecker:
     """Admits one line of a tool-call log against a registry, never running anything."""
 
-    __slots__ = ("_contracts", "_exports", "_fast", "_format", "_parsers", "_registry", "_resolve", "_unknown")
+    __slots__ = (
+        "_contracts",
+        "_exports",
+        "_fast",
+        "_format",
+        "_parsers",
+        "_registry",
+        "_rejections",
+        "_resolve",
+        "_unknown",
+    )
 
     def __init__(self, registry: Registry, line_format: str = "auto") -> None:
         if line_format not in FORMATS:
@@ -193,6 +205,7 @@ class LineChecker:
             b.name.encode(): (b.contract.prepare, b.name) for b in registry
         }
         self._unknown: dict[str, Verdict] = {}
+        self._rejections: dict[tuple[str, str], Verdict] = {}  # by tool and message
         self._format = line_format
         self._fast = line_format in ("auto", "neutral")
         self._exports: dict[str, Export | None] = {}
@@ -212,7 +225,7 @@ class LineChecker:
                     try:
                         prepare(Request(name, arguments))
                     except InvalidInvocationError as error:
-                        verdict = _fast_rejected(name, arguments, error)
+                        verdict = self._fast_rejected(name, arguments, error)
                     else:
                         return None
                 if verdict is not _UNDECIDED:
@@ -303,8 +316,43 @@ class LineChecker:
         try:
             binding.contract.prepare(request)
         except InvalidInvocationError as error:
-            return _rejected(binding.name, error)
+            return self._rejected(binding.name, error)
         return None
+
+    def _fast_rejected(self, name: str, arguments: bytes, error: InvalidInvocationError) -> Verdict:
+        """The verdict on a common neutral line prepare rejected; `_UNDECIDED` unless its arguments are one document.
+
+        Arguments that do not parse may be more than the arguments member (or break I-JSON): the full
+        reading decides those. A rejection that describes pydantic's errors (its cause is pydantic's
+        `ValidationError`) says they parse: `Contract.prepare` describes them only once the arguments
+        have parsed as one I-JSON document, as they are checked here, so they are not parsed again.
+        """
+        cause = error.__cause__
+        if not (isinstance(cause, InputRejection) and isinstance(cause.cause, ValidationError)) and (
+            syntax_problem(arguments, require_object=False, finite=False) is not None
+        ):
+            return _UNDECIDED
+        return self._rejected(name, error)
+
+    def _rejected(self, name: str, error: InvalidInvocationError) -> Verdict:
+        """The verdict on a call `Contract.prepare` rejected with `error` (the same for every call with one message).
+
+        A rejection of prepare's carries its `InputRejection` as its cause, so the general classification
+        (`classify_input_rejection`) is needed only for any other error.
+        """
+        cause = error.__cause__
+        rejection = cause if isinstance(cause, InputRejection) else classify_input_rejection(error)
+        if rejection is None:
+            output, _ = outcome_output(name, error)
+            message = f"the tool's input validator is defective; the model is shown: {output.text()}"
+            return Verdict(name, message, ("validator defect",), name)
+        key = (name, rejection.message)
+        verdict = self._rejections.get(key)
+        if verdict is None:
+            verdict = Verdict(name, rejection.message, reasons(rejection.message, name), name)
+            if len(self._rejections) < _UNKNOWN_CACHE:
+                self._rejections[key] = verdict
+        return verdict
 
     def _unknown_tool(self, name: str) -> Verdict:
         """The verdict on a call of a tool the registry does not hold (the same for every call of one name)."""
@@ -315,32 +363,6 @@ class LineChecker:
             if len(self._unknown) < _UNKNOWN_CACHE:
                 self._unknown[name] = verdict
         return verdict
-
-
-def _fast_rejected(name: str, arguments: bytes, error: InvalidInvocationError) -> Verdict:
-    """The verdict on a common neutral line prepare rejected; `_UNDECIDED` unless its arguments are one document.
-
-    Arguments that do not parse may be more than the arguments member (or break I-JSON): the full
-    reading decides those.
-    """
-    if syntax_problem(arguments, require_object=False, finite=False) is not None:
-        return _UNDECIDED
-    return _rejected(name, error)
-
-
-def _rejected(name: str, error: InvalidInvocationError) -> Verdict:
-    """The verdict on a call `Contract.prepare` rejected with `error`.
-
-    A rejection of prepare's carries its `InputRejection` as its cause, so the general classification
-    (`classify_input_rejection`) is needed only for any other error.
-    """
-    cause = error.__cause__
-    rejection = cause if isinstance(cause, InputRejection) else classify_input_rejection(error)
-    if rejection is None:
-        output, _ = outcome_output(name, error)
-        message = f"the tool's input validator is defective; the model is shown: {output.text()}"
-        return Verdict(name, message, ("validator defect",), name)
-    return Verdict(name, rejection.message, reasons(rejection.message, name), name)
 
 
 _PATHS: Final = {
