@@ -316,7 +316,7 @@ class LineChecker:
         try:
             binding.contract.prepare(request)
         except InvalidInvocationError as error:
-            return self._rejected(binding.name, error)
+            return self._rejected(binding.name, error, error.__cause__)
         return None
 
     def _fast_rejected(self, name: str, arguments: bytes, error: InvalidInvocationError) -> Verdict:
@@ -332,15 +332,15 @@ class LineChecker:
             syntax_problem(arguments, require_object=False, finite=False) is not None
         ):
             return _UNDECIDED
-        return self._rejected(name, error)
+        return self._rejected(name, error, cause)
 
-    def _rejected(self, name: str, error: InvalidInvocationError) -> Verdict:
-        """The verdict on a call `Contract.prepare` rejected with `error` (the same for every call with one message).
+    def _rejected(self, name: str, error: InvalidInvocationError, cause: BaseException | None) -> Verdict:
+        """The verdict on a call `Contract.prepare` rejected with `error`, whose `__cause__` is `cause`.
 
         A rejection of prepare's carries its `InputRejection` as its cause, so the general classification
-        (`classify_input_rejection`) is needed only for any other error.
+        (`classify_input_rejection`) is needed only for any other error. Every call rejected with one
+        message gets the same verdict.
         """
-        cause = error.__cause__
         rejection = cause if isinstance(cause, InputRejection) else classify_input_rejection(error)
         if rejection is None:
             output, _ = outcome_output(name, error)
@@ -510,6 +510,7 @@ def validate_lines(
     Lines are numbered from `start` in the report (a part of a longer file starts at its own first line).
     """
     tally = Tally()
+    by_tool, by_reason = tally.by_tool, tally.by_reason
     check = checker.check
     rendered: dict[str, tuple[str, str]] = {}  # a message's report, but for the line number
     number = start - 1
@@ -524,8 +525,9 @@ def validate_lines(
             tally.unreadable += 1
         else:
             tally.rejected += 1
-            tally.by_tool[verdict.tool or "(unknown tools)"] += 1
-        tally.by_reason.update(verdict.reasons)
+            by_tool[verdict.tool or "(unknown tools)"] += 1
+        for reason in verdict.reasons:
+            by_reason[reason] += 1
         if before_write is not None:
             before_write()
         report = rendered.get(verdict.message)
