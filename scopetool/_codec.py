@@ -129,13 +129,14 @@ class InputDecoder(Generic[T]):
     ) -> bool:
         """Whether `error`, raised by `__call__`, may lack problems of an array's or a map's later items.
 
-        `details` are the error's ``errors()``, when the caller has them already (they are not read again).
+        `details` are the error's ``errors()``, when the caller has them already (they are not read
+        again); a caller with more than `MAX_DESCRIBED` errors should not materialize them, and passes None.
         """
         if self._maps:
             return True
-        if error.error_count() > MAX_DESCRIBED:
-            return False  # not read one by one; looking again would find only more
         if details is None:
+            if error.error_count() > MAX_DESCRIBED:
+                return False  # not read one by one; looking again would find only more
             details = error.errors(include_url=False, include_context=False, include_input=False)
         for detail in details:
             for step in detail["loc"]:

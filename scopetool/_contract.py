@@ -469,7 +469,7 @@ class Contract:
                 if len(self._messages) >= _MEMO_SIZE:
                     self._messages.clear()
                 self._messages[key] = message
-        return InputRejection(message, cause=failure)
+        return InputRejection._written(message, failure)  # pyright: ignore[reportPrivateUsage] - scopetool's own
 
     def _schema_problems(self, raw: bytes, value: Any) -> list[str]:
         """Problems the advertised JSON Schema finds in `value`, parsed from `raw` (compiled on first use)."""
@@ -484,7 +484,7 @@ class Contract:
         return _invalid(self._rejection([problem]))
 
     def _rejection(self, problems: list[str], cause: BaseException | None = None) -> InputRejection:
-        return InputRejection(format_rejection(self._name, problems), cause=cause)
+        return InputRejection._written(format_rejection(self._name, problems), cause)  # pyright: ignore[reportPrivateUsage]
 
     def _oversize(self, size: int) -> InvalidInvocationError:
         return self._rejected(f"the arguments are over {size - 1} bytes; the limit is {MAX_INPUT_BYTES} bytes")
