@@ -448,8 +448,9 @@ class Contract:
             for detail in details:
                 if detail["type"] == "assertion_error":
                     raised = detail.get("ctx", {}).get("error")
-                    defect = isinstance(raised, BaseException) and not isinstance(raised, InputRejection)
-                    return raised if defect else failure
+                    if isinstance(raised, BaseException) and not isinstance(raised, InputRejection):
+                        return raised
+                    return failure
             rejections = _hook_rejections(details)
             if len(rejections) == len(details):
                 # Only the input's own rules failed: their public messages, exactly.
