@@ -168,8 +168,11 @@ class _UnreadableError(Exception):
     """The line is not a tool call that can be read; the message says why."""
 
 
+_UNREADABLE_REASONS: Final = (UNREADABLE,)
+
+
 def _unreadable(why: str) -> Verdict:
-    return Verdict("unreadable", why, (UNREADABLE,))
+    return Verdict("unreadable", why, _UNREADABLE_REASONS)
 
 
 _TOO_LONG: Final = _unreadable(f"the line is over {LINE_LIMIT} bytes")
@@ -512,7 +515,7 @@ def validate_lines(
     tally = Tally()
     by_tool, by_reason = tally.by_tool, tally.by_reason
     check = checker.check
-    rendered: dict[str, tuple[str, str]] = {}  # a message's report, but for the line number
+    rendered: dict[tuple[str, str], str] = {}  # a verdict's report, by its label and message, after the line number
     number = start - 1
     for number, raw in enumerate(lines, start):
         verdict = _TOO_LONG if raw is None else check(raw)
@@ -521,22 +524,24 @@ def validate_lines(
         if verdict is BLANK:
             tally.blank += 1
             continue
-        if verdict.reasons == (UNREADABLE,):
+        reasons = verdict.reasons
+        if reasons == _UNREADABLE_REASONS:
             tally.unreadable += 1
         else:
             tally.rejected += 1
             by_tool[verdict.tool or "(unknown tools)"] += 1
-        for reason in verdict.reasons:
+        for reason in reasons:
             by_reason[reason] += 1
         if before_write is not None:
             before_write()
-        report = rendered.get(verdict.message)
+        key = (verdict.label, verdict.message)
+        report = rendered.get(key)
         if report is None:
             first, *rest = printable(verdict.message).split("\n")
-            report = (f"{first}\n", "".join(f"    {line}\n" for line in rest))
+            report = f": {verdict.label}: {first}\n" + "".join(f"    {line}\n" for line in rest)
             if len(rendered) < _UNKNOWN_CACHE:
-                rendered[verdict.message] = report
-        out.write(f"{number}: {verdict.label}: {report[0]}{report[1]}")
+                rendered[key] = report
+        out.write(f"{number}{report}")
     tally.lines = number - start + 1
     return tally
 
