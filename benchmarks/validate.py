@@ -16,6 +16,7 @@ rounds, whose outputs must be the same byte for byte.
 
     python benchmarks/validate.py            # 200,000 lines a case
     python benchmarks/validate.py --quick    # a smoke run (CI)
+    python benchmarks/validate.py --instructions   # instructions per line of the neutral loops (callgrind)
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import io
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -37,6 +39,7 @@ from typing import Any
 
 import jiter
 import orjson
+from callgrind import count_steps
 from pydantic_core import SchemaValidator, ValidationError, core_schema
 
 from scopetool import Registry, tool
@@ -378,12 +381,55 @@ def targets(figures: dict[str, Any]) -> list[tuple[str, float, float, bool]]:
     ]
 
 
+def _instruction_steps(count: int) -> list[tuple[str, Callable[[], object]]]:
+    """The loops counted by `--instructions`: scopetool's and the floor's, on each neutral case."""
+    steps: list[tuple[str, Callable[[], object]]] = []
+    for name, lines, line_format in cases(count)[:2]:
+        steps += [(f"{name}: scopetool", _scopetool(lines)), (f"{name}: floor", _floor(lines, line_format))]
+    return steps
+
+
+def child(count: int) -> None:
+    """Under callgrind: run each loop once to warm it, then once more after a dump marker each."""
+    steps = _instruction_steps(count)
+    for _, step in steps:
+        step()
+    for _, step in steps:
+        os.getppid()  # callgrind dumps its counts here
+        step()
+    os.getppid()
+    print(json.dumps({"names": [name for name, _ in steps], "lines": count}))
+
+
+def instructions(count: int) -> None:
+    """Print the instructions per line of scopetool's loop and the floor's on the neutral cases (callgrind)."""
+    if shutil.which("valgrind") is None:
+        print("valgrind is not installed: no instruction counts")
+        return
+    report, totals = count_steps(Path(__file__).resolve(), count, lambda found: len(found["names"]))
+    per_line = dict(zip(report["names"], (total / report["lines"] for total in totals), strict=True))
+    print(f"Instructions per line (valgrind's callgrind, {count:,} lines a case, the loops' own counted):")
+    for name, _, _ in cases(1)[:2]:
+        ours, floor = per_line[f"{name}: scopetool"], per_line[f"{name}: floor"]
+        print(f"- {name}: scopetool {ours:,.0f}, floor {floor:,.0f} (floor / scopetool {floor / ours:.3f}x)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="a smoke run: 5,000 lines a case, 3 rounds")
     parser.add_argument("--lines", type=int, default=200_000, help="lines a case")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--instructions", action="store_true", help="count instructions of the neutral loops instead (2,000 lines)"
+    )
+    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     options = parser.parse_args()
+    if options.child is not None:
+        child(options.child)
+        return
+    if options.instructions:
+        instructions(200 if options.quick else 2_000)
+        return
     count, rounds = (5_000, 3) if options.quick else (options.lines, options.rounds)
     figures = measure(count, rounds)
     print(f"scopetool validate: {count:,} lines a case, median of {rounds} interleaved rounds, loops on one core")
