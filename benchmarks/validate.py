@@ -16,6 +16,7 @@ rounds, whose outputs must be the same byte for byte.
 
     python benchmarks/validate.py            # 200,000 lines a case
     python benchmarks/validate.py --quick    # a smoke run (CI)
+    python benchmarks/validate.py --instructions   # instructions per line of the neutral loops (callgrind)
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import io
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -37,6 +39,7 @@ from typing import Any
 
 import jiter
 import orjson
+from callgrind import count_steps
 from pydantic_core import SchemaValidator, ValidationError, core_schema
 
 from scopetool import Registry, tool
@@ -77,12 +80,15 @@ def _line(value: object) -> bytes:
     return json.dumps(value).encode() + b"\n"
 
 
-_WRONG = ({"a": 1}, {"a": "1", "b": 2}, {"a": 1, "b": 2, "c": 3})  # a missing, a mistyped, an unknown field
-
-
 def _arguments(i: int, rejected_every: int) -> dict[str, Any]:
+    """The arguments of call `i`: every `rejected_every`-th one a missing, a mistyped or an unknown field in turn."""
     if rejected_every and i % rejected_every == 0:
-        return dict(_WRONG[(i // rejected_every) % len(_WRONG)], a=i)
+        wrong = (i // rejected_every) % 3
+        if wrong == 0:
+            return {"a": i}
+        if wrong == 1:
+            return {"a": str(i), "b": i % 7}
+        return {"a": i, "b": i % 7, "c": 3}
     return {"a": i, "b": i % 7}
 
 
@@ -287,6 +293,7 @@ def tables(figures: dict[str, Any]) -> list[str]:
     for row in figures["rows"]:
         ours, floor = row["lines"] / row["scopetool_s"], row["lines"] / row["floor_s"]
         lines.append(f"| {row['case']} | {ours:,.0f} | {floor:,.0f} | {ours / floor:.2f}x |")
+    lines += ["", *_rejected_line(figures)]
     parses = figures.get("parses")
     if parses:
         lines += [
@@ -315,6 +322,30 @@ def tables(figures: dict[str, Any]) -> list[str]:
         + (f" (the load average was {ends['load']:.1f} during this run)." if ends.get("load") is not None else "."),
     ]
     return lines
+
+
+def _rejected_line(figures: dict[str, Any]) -> list[str]:
+    """Markdown: what one rejected line costs, from the two neutral cases (whose lines differ in the rejected ones)."""
+    rows = {row["case"]: row for row in figures["rows"]}
+    valid, mixed = rows["neutral, all admitted"], rows["neutral, 1 in 5 rejected"]
+
+    def rejected_us(key: str) -> float:
+        # A fifth of the lines are rejected: the mixed case's time less four fifths of the admitted lines'.
+        return (mixed[key] - 0.8 * valid[key] * mixed["lines"] / valid["lines"]) / (0.2 * mixed["lines"]) * 1e6
+
+    ours, floor = rejected_us("scopetool_s"), rejected_us("floor_s")
+    admitted = valid["scopetool_s"] / valid["lines"] * 1e6
+    return [
+        f"A rejected line costs scopetool about {ours:.1f} µs against the floor's {floor:.1f} µs, and "
+        f"{ours / admitted:.1f}x an admitted line's {admitted:.2f} µs (from the two neutral cases). The floor "
+        "drops pydantic's error; scopetool also writes the line's report with the message the model would get, "
+        "which is built once for each distinct list of problems and kept by the contract. What is left on "
+        "every rejected line (by callgrind and cProfile on a loop of rejected lines) is the I-JSON parse of "
+        "the arguments with jiter (a repeated member name or a NaN would be the message instead), pydantic's "
+        "`errors()`, each error located in the parsed document (the memo's key: the kinds, paths and what "
+        "was sent), and the rejection objects themselves: the `InputRejection` and the settling of "
+        "`InvalidInvocationError`'s pending explanation.",
+    ]
 
 
 def targets(figures: dict[str, Any]) -> list[tuple[str, float, float, bool]]:
@@ -350,12 +381,55 @@ def targets(figures: dict[str, Any]) -> list[tuple[str, float, float, bool]]:
     ]
 
 
+def _instruction_steps(count: int) -> list[tuple[str, Callable[[], object]]]:
+    """The loops counted by `--instructions`: scopetool's and the floor's, on each neutral case."""
+    steps: list[tuple[str, Callable[[], object]]] = []
+    for name, lines, line_format in cases(count)[:2]:
+        steps += [(f"{name}: scopetool", _scopetool(lines)), (f"{name}: floor", _floor(lines, line_format))]
+    return steps
+
+
+def child(count: int) -> None:
+    """Under callgrind: run each loop once to warm it, then once more after a dump marker each."""
+    steps = _instruction_steps(count)
+    for _, step in steps:
+        step()
+    for _, step in steps:
+        os.getppid()  # callgrind dumps its counts here
+        step()
+    os.getppid()
+    print(json.dumps({"names": [name for name, _ in steps], "lines": count}))
+
+
+def instructions(count: int) -> None:
+    """Print the instructions per line of scopetool's loop and the floor's on the neutral cases (callgrind)."""
+    if shutil.which("valgrind") is None:
+        print("valgrind is not installed: no instruction counts")
+        return
+    report, totals = count_steps(Path(__file__).resolve(), count, lambda found: len(found["names"]))
+    per_line = dict(zip(report["names"], (total / report["lines"] for total in totals), strict=True))
+    print(f"Instructions per line (valgrind's callgrind, {count:,} lines a case, the loops' own counted):")
+    for name, _, _ in cases(1)[:2]:
+        ours, floor = per_line[f"{name}: scopetool"], per_line[f"{name}: floor"]
+        print(f"- {name}: scopetool {ours:,.0f}, floor {floor:,.0f} (floor / scopetool {floor / ours:.3f}x)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="a smoke run: 5,000 lines a case, 3 rounds")
     parser.add_argument("--lines", type=int, default=200_000, help="lines a case")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--instructions", action="store_true", help="count instructions of the neutral loops instead (2,000 lines)"
+    )
+    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     options = parser.parse_args()
+    if options.child is not None:
+        child(options.child)
+        return
+    if options.instructions:
+        instructions(200 if options.quick else 2_000)
+        return
     count, rounds = (5_000, 3) if options.quick else (options.lines, options.rounds)
     figures = measure(count, rounds)
     print(f"scopetool validate: {count:,} lines a case, median of {rounds} interleaved rounds, loops on one core")

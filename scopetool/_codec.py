@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 import json
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Generic, NamedTuple, TypeVar, final
 
 from pydantic import TypeAdapter
@@ -124,14 +124,25 @@ class InputDecoder(Generic[T]):
         # may be lax, so strictness and closed objects are asked for per call (see `FastPath.call_flags`).
         return self.validator.validate_json(raw, **self._call_flags)  # type: ignore[no-any-return]
 
-    def may_have_stopped_early(self, error: ValidationError, /) -> bool:
-        """Whether `error`, raised by `__call__`, may lack problems of an array's or a map's later items."""
+    def may_have_stopped_early(
+        self, error: ValidationError, /, details: Sequence[Mapping[str, Any]] | None = None
+    ) -> bool:
+        """Whether `error`, raised by `__call__`, may lack problems of an array's or a map's later items.
+
+        `details` are the error's ``errors()``, when the caller has them already (they are not read
+        again); a caller with more than `MAX_DESCRIBED` errors should not materialize them, and passes None.
+        """
         if self._maps:
             return True
-        if error.error_count() > MAX_DESCRIBED:
-            return False  # not read one by one; looking again would find only more
-        details = error.errors(include_url=False, include_context=False, include_input=False)
-        return any(step.__class__ is int for detail in details for step in detail["loc"])
+        if details is None:
+            if error.error_count() > MAX_DESCRIBED:
+                return False  # not read one by one; looking again would find only more
+            details = error.errors(include_url=False, include_context=False, include_input=False)
+        for detail in details:
+            for step in detail["loc"]:
+                if step.__class__ is int:
+                    return True
+        return False
 
     def every_error(self, raw: str | bytes, /) -> ValidationError | None:
         """Every problem `raw` has, where `__call__` stops at the first bad item of each array or map.

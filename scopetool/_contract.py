@@ -27,9 +27,11 @@ from ._feedback import (
     EAGER_LIMIT,
     MAX_DESCRIBED,
     MORE,
-    describe_pydantic_error,
+    PydanticFact,
+    describe_facts,
     describe_schema_errors,
     format_rejection,
+    pydantic_facts,
     schema_errors,
 )
 from ._input import Continuation, compile_schema
@@ -97,6 +99,10 @@ class Admission:
 
 
 _NO_ADMISSION: Final = Admission()
+_MEMO_FACTS: Final = 8
+"""The most problems of a rejection whose message a contract keeps for reuse."""
+_MEMO_SIZE: Final = 256
+"""The most rejection messages a contract keeps for reuse (it starts again when full)."""
 _new = object.__new__
 _SURELY_SMALL: Final = MAX_INPUT_BYTES // 4
 
@@ -170,6 +176,7 @@ class Contract:
         "_flag_names",
         "_flag_values",
         "_flags",
+        "_messages",
         "_name",
         "_output_check",
         "_scan_non_finite",
@@ -185,6 +192,7 @@ class Contract:
             raise InvalidToolError("input validation: the declared validator is not callable")
         self._definition = definition
         self._fallback: Any = None
+        self._messages: dict[tuple[PydanticFact, ...], str] = {}  # rejection messages, by their facts
         self._name = definition.name
         output_schema = definition.output_schema
         self._output_check: Any = (
@@ -362,7 +370,8 @@ class Contract:
             if problem is not None:
                 raise self._rejected(problem.message)
             if not validator.is_valid(value):
-                raise self._rejected_lines(describe_schema_errors(schema_errors(validator, value, len(raw)), schema))
+                problems = describe_schema_errors(schema_errors(validator, value, len(raw)), schema)
+                raise _invalid(self._rejection(problems))
             if hook is None:
                 return None
             try:
@@ -385,61 +394,83 @@ class Contract:
         raise self._rejected("the arguments are not valid UTF-8 (they hold a lone surrogate)")
 
     def _rejected_after(self, raw: str | bytes, failure: Exception) -> InvalidInvocationError:
+        """The error raised for `raw`, which the input's validation failed with `failure`."""
+        found = self._rejection_after(raw, failure)
+        return _invalid(found) if isinstance(found, InputRejection) else found
+
+    def _rejection_after(self, raw: str | bytes, failure: Exception) -> InputRejection | InvalidInvocationError:
+        """What `_rejected_after` raises: the `InputRejection` it carries where the model can correct the input."""
         try:
             raw = self._utf8(raw)
         except InvalidInvocationError as not_utf8:
             return not_utf8
         document, problem = parse_checked(raw, finite=False)
         if problem is not None:
-            return self._rejected(problem.message)
+            return self._rejection([problem.message])
         if isinstance(failure, InputRejection):
-            return _invalid(failure)
+            return failure
         defect: BaseException = failure
         if isinstance(failure, ValidationError):
             described = self._described(raw, document, failure)
-            if isinstance(described, InvalidInvocationError):
+            if isinstance(described, InputRejection):
                 return described
             defect = described  # a failed assertion: the validator's own defect, whatever its text says
         # A defect aborts pydantic mid-way, so other fields went unchecked: the schema still comes first.
         schema_problems = self._schema_problems(raw, document)
         if schema_problems:
-            return self._rejected_lines(schema_problems)
+            return self._rejection(schema_problems)
         error = InvalidInvocationError(f"tool: invalid invocation: the input validator of {self._name!r} failed")
         error.__cause__ = InputValidationError(defect)
         return error
 
-    def _described(self, raw: bytes, document: Any, failure: ValidationError) -> InvalidInvocationError | BaseException:
-        """The rejection pydantic's errors make, or the defect among them (a failed assertion)."""
+    def _described(self, raw: bytes, document: Any, failure: ValidationError) -> BaseException:
+        """The rejection pydantic's errors make (an `InputRejection`), or the defect among them (a failed assertion)."""
         decoder = self._decoder
         cut = False  # whether the problems described may be only the first ones
-        if isinstance(decoder, InputDecoder) and decoder.may_have_stopped_early(failure):
+        details = _details(failure)  # read once: pydantic builds every dict again on each call
+        if isinstance(decoder, InputDecoder) and decoder.may_have_stopped_early(failure, details):
             # The admitting validator stops at the first bad item of an array or map: a small
             # document's other problems are looked for again, so repeated ones are reported together.
             if len(raw) > EAGER_LIMIT:
                 cut = True
             else:
-                failure = decoder.every_error(raw) or failure
-        count = failure.error_count()
-        if count > MAX_DESCRIBED:
+                every = decoder.every_error(raw)
+                if every is not None:
+                    failure, details = every, _details(every)
+        if details is None:
             # Too many to read one by one (pydantic would build a dict for every one): the advertised
             # schema describes the first ones or, when it holds, the count alone is told.
+            count = failure.error_count()
             problems = self._schema_problems(raw, document) or [f"{count} values are not valid here", MORE]
-            return self._rejected_lines(problems, cause=failure)
-        details = failure.errors(include_url=False, include_context=True, include_input=False)
-        for detail in details:
-            if detail["type"] == "assertion_error":
-                raised = detail.get("ctx", {}).get("error")
-                return raised if isinstance(raised, BaseException) else failure
-        rejections = _hook_rejections(details)
-        if len(rejections) == len(details):
-            # Only the input's own rules failed: their public messages, exactly.
-            if len(rejections) == 1:
-                return _invalid(rejections[0])
-            return _invalid(InputRejection("\n".join(dict.fromkeys(r.message for r in rejections))))
-        problems = describe_pydantic_error(details, document, self._schema)
-        if cut and problems[-1:] != [MORE]:
-            problems.append(MORE)
-        return self._rejected_lines(problems, cause=failure)
+            return self._rejection(problems, cause=failure)
+        facts, plain = pydantic_facts(details, document)
+        if not plain:  # a failed assertion, or a context holding an exception (the input's own rule)
+            for detail in details:
+                if detail["type"] == "assertion_error":
+                    raised = detail.get("ctx", {}).get("error")
+                    if isinstance(raised, BaseException) and not isinstance(raised, InputRejection):
+                        return raised
+                    return failure
+            rejections = _hook_rejections(details)
+            if len(rejections) == len(details):
+                # Only the input's own rules failed: their public messages, exactly.
+                if len(rejections) == 1:
+                    return rejections[0]
+                return InputRejection("\n".join(dict.fromkeys(r.message for r in rejections)))
+        # The same problems in other input make the same message: it is kept, by its facts, once it is
+        # known to show nothing of the input's values (see `describe_facts`).
+        key = tuple(facts) if plain and not cut and len(facts) <= _MEMO_FACTS else None
+        message = None if key is None else self._messages.get(key)
+        if message is None:
+            problems, worded = describe_facts(facts, self._schema)
+            if cut and problems[-1:] != [MORE]:
+                problems.append(MORE)
+            message = format_rejection(self._name, problems)
+            if key is not None and worded:
+                if len(self._messages) >= _MEMO_SIZE:
+                    self._messages.clear()
+                self._messages[key] = message
+        return InputRejection._written(message, failure)  # pyright: ignore[reportPrivateUsage] - scopetool's own
 
     def _schema_problems(self, raw: bytes, value: Any) -> list[str]:
         """Problems the advertised JSON Schema finds in `value`, parsed from `raw` (compiled on first use)."""
@@ -451,10 +482,10 @@ class Contract:
         return describe_schema_errors(schema_errors(checker, value, len(raw)), self._schema)
 
     def _rejected(self, problem: str) -> InvalidInvocationError:
-        return self._rejected_lines([problem])
+        return _invalid(self._rejection([problem]))
 
-    def _rejected_lines(self, problems: list[str], cause: BaseException | None = None) -> InvalidInvocationError:
-        return _invalid(InputRejection(format_rejection(self._name, problems), cause=cause))
+    def _rejection(self, problems: list[str], cause: BaseException | None = None) -> InputRejection:
+        return InputRejection._written(format_rejection(self._name, problems), cause)  # pyright: ignore[reportPrivateUsage]
 
     def _oversize(self, size: int) -> InvalidInvocationError:
         return self._rejected(f"the arguments are over {size - 1} bytes; the limit is {MAX_INPUT_BYTES} bytes")
@@ -465,8 +496,17 @@ class Contract:
 
 def _explain(contract: Contract, raw: str | bytes, failure: Exception) -> tuple[str, BaseException | None]:
     """The message and cause of a rejection raised with its explanation pending."""
-    error = contract._rejected_after(raw, failure)  # pyright: ignore[reportPrivateUsage] - this module's class
-    return str(error), error.__cause__
+    found = contract._rejection_after(raw, failure)  # pyright: ignore[reportPrivateUsage] - this module's class
+    if isinstance(found, InputRejection):
+        return _message(found), found
+    return str(found), found.__cause__
+
+
+def _details(failure: ValidationError) -> list[ErrorDetails] | None:
+    """The errors of `failure` as `describe_pydantic_error` reads them, or None past `MAX_DESCRIBED` of them."""
+    if failure.error_count() > MAX_DESCRIBED:
+        return None
+    return failure.errors(include_url=False, include_context=True, include_input=False)
 
 
 def _uncounted(value: object) -> int:
@@ -569,9 +609,14 @@ def _hook_rejections(details: Iterable[ErrorDetails]) -> list[InputRejection]:
 
 
 def _invalid(rejection: InputRejection) -> InvalidInvocationError:
-    error = InvalidInvocationError(f"tool: invalid invocation: arguments: {rejection.message}")
+    error = InvalidInvocationError(_message(rejection))
     error.__cause__ = rejection
     return error
+
+
+def _message(rejection: InputRejection) -> str:
+    """The message of the `InvalidInvocationError` that carries `rejection`."""
+    return f"tool: invalid invocation: arguments: {rejection.message}"
 
 
 def _quote(name: object) -> str:

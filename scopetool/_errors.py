@@ -65,6 +65,8 @@ class InvalidInvocationError(ScopetoolError, ValueError):
     _pending_3: Any
 
     def _settle(self) -> None:
+        if _ARGS.__get__(self):
+            return  # it has its message: nothing is pending (a pending rejection has none until settled)
         with _SETTLING:  # reentrant: an explanation reads the errors it builds
             explain: Explanation | None = getattr(self, "_pending", None)
             if explain is not None:

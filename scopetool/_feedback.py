@@ -24,9 +24,12 @@ __all__ = [
     "EAGER_LIMIT",
     "MAX_DESCRIBED",
     "MORE",
+    "PydanticFact",
+    "describe_facts",
     "describe_pydantic_error",
     "describe_schema_errors",
     "format_rejection",
+    "pydantic_facts",
     "render_path",
     "schema_errors",
 ]
@@ -164,32 +167,80 @@ def describe_pydantic_error(
         details = error.errors(include_url=False, include_context=True, include_input=False)
     else:
         details = error
-    found: list[_Problem] = []
-    branches: list[tuple[tuple[int | str, ...], object] | None] = []
-    for detail in details[:MAX_DESCRIBED]:
-        kind = detail["type"]
-        ctx = detail.get("ctx") or {}
-        if kind == "value_error" and type(ctx.get("error")).__name__ == "InputRejection":
-            continue  # the input's own rule: reported only once the schema holds
-        path, value, present, branch = _follow(document, detail["loc"], missing=kind == "missing")
-        branches.append(branch)
-        if kind == "missing":
-            found.append(_Problem(path, "missing required field", _LIMIT))
-        elif kind == "extra_forbidden":
-            found.append(_Problem(path, _UNKNOWN_MEMBER, _UNKNOWN))  # the suggestion is looked for once shown
-        elif kind in _TYPE_KINDS and present and _pydantic_wording(kind, detail["msg"], ctx):
-            words = "null" if kind == "none_required" else detail["msg"].removeprefix(_SHOULD)
-            found.append(_Problem.mismatch(path, _SHOULD, [words], json_kind(value)))
-        else:
-            message = _pydantic_wording(kind, detail["msg"], ctx)
-            if message is None:
-                message = _FIXED.get(kind, _NOT_VALID)
-            rank = _CHOICE if kind in _CHOICES else _LIMIT if ctx.keys() & _LIMIT_CONTEXT else _OTHER
-            found.append(_Problem(path, message, rank))
-    lines = _lines(_closest_branches(found, branches), schema)
+    lines, _ = describe_facts(pydantic_facts(details, document)[0], schema)
     if len(details) > MAX_DESCRIBED:
         lines.append(MORE)
     return lines
+
+
+PydanticFact = tuple[str, str, tuple[tuple[str, Any], ...], tuple[int | str, ...], bool, "_Branch | None", str]
+"""What one pydantic error says, where it is in the document: its kind, pydantic's words, its context,
+its JSON path, whether a value is there, the union branch it came from (see `_follow`), and the JSON
+kind of what was sent for a type mismatch. The words and context of an error described in scopetool's
+own words whatever pydantic's are (a missing or an unknown field) are left out."""
+
+
+def pydantic_facts(details: Sequence[Mapping[str, Any]], document: Any) -> tuple[list[PydanticFact], bool]:
+    """The facts `describe_facts` describes, of the first `MAX_DESCRIBED` of pydantic's error details.
+
+    Also whether they are plain: no error is a failed assertion and every context value is a str, a
+    number, a bool or None (none is a validator's exception), so the facts can be a key (of a memo of
+    the descriptions).
+    """
+    facts: list[PydanticFact] = []
+    plain = True
+    for detail in details[:MAX_DESCRIBED]:
+        kind = detail["type"]
+        if kind == "assertion_error":
+            plain = False
+        ctx = detail.get("ctx")
+        context: tuple[tuple[str, Any], ...] = ()
+        if ctx:
+            if kind == "value_error" and type(ctx.get("error")).__name__ == "InputRejection":
+                plain = False
+                continue  # the input's own rule: reported only once the schema holds
+            if plain and not all(value.__class__ in _PLAIN for value in ctx.values()):
+                plain = False
+            context = tuple(ctx.items())
+        path, value, present, branch = _follow(document, detail["loc"], missing=kind == "missing")
+        if kind in _OWN_WORDS:
+            facts.append((kind, "", (), tuple(path), present, branch, ""))
+            continue
+        got = json_kind(value) if present and kind in _TYPE_KINDS else ""
+        facts.append((kind, detail["msg"], context, tuple(path), present, branch, got))
+    return facts, plain
+
+
+_PLAIN: Final = frozenset({str, int, float, bool, type(None)})
+_OWN_WORDS: Final = frozenset({"missing", "extra_forbidden"})
+
+
+def describe_facts(facts: Sequence[PydanticFact], schema: dict[str, Any]) -> tuple[list[str], bool]:
+    """The lines `describe_pydantic_error` writes for `facts`, and whether every one is in fixed words.
+
+    Fixed words are scopetool's own or pydantic's, filled from the schema only: lines all in fixed
+    words (with the paths they name) hold nothing from the input's values, as their facts do not.
+    """
+    found: list[_Problem] = []
+    worded = True
+    for kind, message, context, path, _, _, got in facts:
+        if kind == "missing":
+            found.append(_Problem(list(path), "missing required field", _LIMIT))
+        elif kind == "extra_forbidden":
+            found.append(_Problem(list(path), _UNKNOWN_MEMBER, _UNKNOWN))  # the suggestion is looked for once shown
+        else:
+            ctx = dict(context)
+            if got and _pydantic_wording(kind, message, ctx):
+                words = "null" if kind == "none_required" else message.removeprefix(_SHOULD)
+                found.append(_Problem.mismatch(list(path), _SHOULD, [words], got))
+                continue
+            wording = _pydantic_wording(kind, message, ctx)
+            if wording is None:
+                wording = _FIXED.get(kind, _NOT_VALID)
+                worded = False
+            rank = _CHOICE if kind in _CHOICES else _LIMIT if ctx.keys() & _LIMIT_CONTEXT else _OTHER
+            found.append(_Problem(list(path), wording, rank))
+    return _lines(_closest_branches(found, [fact[5] for fact in facts]), schema), worded
 
 
 _SHOULD: Final = "Input should be "

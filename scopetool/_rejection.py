@@ -51,6 +51,21 @@ class InputRejection(Sealed, ValueError):  # noqa: N818 - a signal, named for wh
         self._message = message
         self._cause = cause
 
+    @classmethod
+    def _written(cls, message: str, cause: BaseException | None) -> InputRejection:
+        """``InputRejection(message, cause=cause)``, for a non-empty `message` scopetool wrote.
+
+        A contract makes one for every rejected call: this skips the checks of ``__init__``, and the
+        keyword argument a call of the class would pass through to it, which cost several times the rest.
+        """
+        if len(message) > MAX_REJECTION_CHARS:
+            message = message[: MAX_REJECTION_CHARS - 1] + "…"
+        rejection = cls.__new__(cls, message)  # BaseException.__new__ sets the args, as __init__ would
+        rejection.__suppress_context__ = True  # as `Sealed.__init__` does
+        rejection._message = message
+        rejection._cause = cause
+        return rejection
+
     @property
     def message(self) -> str:
         """The public, model-facing explanation."""

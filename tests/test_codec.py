@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from scopetool import InvalidInvocationError, InvalidOutputError, Request, Result, bind, tool
 from scopetool._codec import NOTHING, InputDecoder, OutputEncoder, fast_path, take_decoded
@@ -154,3 +154,21 @@ def test_call_flags_are_asked_only_for_what_nested_classes_would_loosen() -> Non
     with pytest.raises(InvalidInvocationError):
         contract.prepare(Request(name="by_name", arguments='{"p":{"full_name":"Ada"},"n":1}'))
     assert contract.prepare(Request(name="by_name", arguments='{"p":{"fullName":"Ada"},"n":1}')).arguments
+
+
+class _Listed(BaseModel):
+    items: list[int]
+    count: int
+
+
+@pytest.mark.parametrize(
+    ("raw", "early"), [(b'{"items": [1, "x"], "count": 1}', True), (b'{"items": [1], "count": "x"}', False)]
+)
+def test_a_decoders_stop_is_told_alike_from_the_errors_read_already(raw: bytes, early: bool) -> None:
+    """`may_have_stopped_early` says the same with the error's details handed to it as without them."""
+    decoder = InputDecoder[_Listed](_Listed.__pydantic_core_schema__)
+    with pytest.raises(ValidationError) as info:
+        decoder(raw)
+    details = info.value.errors(include_url=False, include_context=True, include_input=False)
+    assert decoder.may_have_stopped_early(info.value) is early
+    assert decoder.may_have_stopped_early(info.value, details) is early

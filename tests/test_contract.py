@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 import pytest
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-from pydantic_core import PydanticKnownError
+from pydantic_core import PydanticCustomError, PydanticKnownError
 
 from scopetool import (
     MAX_INPUT_BYTES,
@@ -28,6 +28,7 @@ from scopetool import (
     Request,
     Result,
     Signature,
+    _contract,
     bind,
     classify_input_rejection,
     tool,
@@ -1394,3 +1395,89 @@ def test_more_errors_than_are_read_that_the_schema_cannot_see_are_counted() -> N
         f"invalid arguments for tool 'odds' (at least 1 problem):\n- {count} values are not valid here\n"
         "- ... and possibly more"
     )
+
+
+# ---------------------------------------------------------------------------------------------------
+# Rejection messages kept for reuse
+
+
+@tool(name="pair")
+def pair(a: int, b: int, note: str | None = None) -> int:
+    """Pair."""
+    return a + b
+
+
+# Pairs of arguments with the same problems (the message is kept after the first) and arguments whose
+# problems differ only in what was sent or whether it was sent (the message differs).
+REUSED = [
+    b'{"a": 1}',
+    b'{"a": 2}',
+    b'{"a": "1", "b": 2}',
+    b'{"a": "2", "b": 3}',
+    b'{"a": [1], "b": 2}',
+    b'{"a": null, "b": 2}',
+    b'{"a": 1, "b": 2, "c": 3}',
+    b'{"a": 1, "b": 2, "d": 3}',
+    b'{"a": 1, "b": 2, "note": 5}',
+    b'{"a": 1, "b": 2, "note": null, "x": 1}',
+    b'{"b": "1"}',
+    b'{"a": 1, "a": 2}',
+]
+
+
+def test_a_kept_message_is_the_one_a_fresh_contract_writes() -> None:
+    """Rejections with the problems of earlier ones get the message a contract that never saw them writes."""
+    warm = bind(pair)
+    for arguments in REUSED * 2:
+        _, kept = reject(warm, arguments)
+        _, fresh = reject(bind(pair), arguments)
+        assert kept.message == fresh.message
+    assert len(warm.contract._messages) == 9  # pyright: ignore[reportPrivateUsage] - one per distinct problem list
+    _, wrong = reject(warm, b'{"a": [1], "b": 2}')
+    assert wrong.message.endswith("- $.a: Input should be a valid integer (got an array)")
+
+
+def test_a_message_in_a_validators_own_words_is_not_kept() -> None:
+    """A problem pydantic does not word from the schema (a custom error) is described again each time."""
+
+    def checked(value: str) -> str:
+        raise PydanticCustomError("not_ok", f"{value} is not ok")
+
+    @tool(name="custom")
+    def custom(key: Annotated[str, AfterValidator(checked)]) -> str:
+        """Custom."""
+        return key
+
+    binding = bind(custom)
+    for _ in range(2):
+        _, rejection = reject(binding, f'{{"key":"{SECRET}"}}')
+        assert rejection.message.endswith("(1 problem):\n- $.key: the value is not valid here")
+    assert binding.contract._messages == {}  # pyright: ignore[reportPrivateUsage]
+
+
+def test_the_kept_messages_are_bounded() -> None:
+    """Past its bound, a contract starts its kept messages again; every message stays right."""
+    binding = bind(pair)
+    size = _contract._MEMO_SIZE  # pyright: ignore[reportPrivateUsage]
+    for index in range(size + 3):
+        _, rejection = reject(binding, f'{{"a": 1, "b": 2, "zz{index}": 1}}')
+        assert rejection.message.startswith(f"invalid arguments for tool 'pair' (1 problem):\n- $.zz{index}: unknown")
+    assert len(binding.contract._messages) == 3  # pyright: ignore[reportPrivateUsage]
+
+
+def test_an_assertion_error_carrying_a_rejection_is_a_defect() -> None:
+    """pydantic's known "assertion_error" holding an InputRejection is the validator's defect, not the rule."""
+
+    def asserting(value: str) -> str:
+        raise PydanticKnownError("assertion_error", {"error": InputRejection(f"bad {value}")})
+
+    @tool(name="keyed")
+    def keyed(key: Annotated[str, AfterValidator(asserting)]) -> str:
+        """Keyed."""
+        return key
+
+    with pytest.raises(InvalidInvocationError) as info:
+        prepare(bind(keyed), f'{{"key":"{SECRET}"}}')
+    assert classify_input_rejection(info.value) is None
+    assert isinstance(info.value.__cause__, InputValidationError)
+    assert SECRET not in str(info.value)

@@ -111,6 +111,19 @@ def test_rejection_pickle_of_capped_message() -> None:
     assert again.message == rejection.message
 
 
+@pytest.mark.parametrize("message", ["amount must be positive", "x" * (MAX_REJECTION_CHARS + 10)])
+def test_a_rejection_scopetool_writes_is_the_one_the_class_makes(message: str) -> None:
+    """`InputRejection._written` makes what ``InputRejection(message, cause=...)`` makes, its cap included."""
+    cause = ValueError("private")
+    made = InputRejection(message, cause=cause)
+    written = InputRejection._written(message, cause)  # pyright: ignore[reportPrivateUsage]
+    assert type(written) is InputRejection
+    assert (written.args, written.message, written.cause) == (made.args, made.message, cause)
+    assert (str(written), repr(written)) == (str(made), repr(made))
+    assert written.__suppress_context__ and written.__cause__ is None and written.__context__ is None
+    assert pickle.loads(pickle.dumps(written)).message == made.message
+
+
 # --------------------------------------------------------------------------------------------------
 # classify_input_rejection: chains
 

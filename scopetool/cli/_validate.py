@@ -40,6 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Final, TextIO, TypeVar, final
 
+from pydantic_core import ValidationError
+
 from .._contract import Request
 from .._errors import InvalidInvocationError
 from .._json import MAX_INPUT_BYTES, is_object, parse_lenient, syntax_problem, value_span
@@ -116,7 +118,7 @@ _FAST: Final = re.compile(
     re.S,
 )
 _UNKNOWN_CACHE: Final = 1024
-"""The most verdicts on unknown tools, and rendered reports, kept for reuse (one per distinct name or message)."""
+"""The most verdicts (on unknown tools, on rejections) and rendered reports kept for reuse, one per message."""
 _JSON_SPACE: Final = b" \t\r\n"
 _NEUTRAL_MEMBERS: Final = frozenset({"name", "arguments", "id"})
 _ABSENT: Final = object()
@@ -166,8 +168,11 @@ class _UnreadableError(Exception):
     """The line is not a tool call that can be read; the message says why."""
 
 
+_UNREADABLE_REASONS: Final = (UNREADABLE,)
+
+
 def _unreadable(why: str) -> Verdict:
-    return Verdict("unreadable", why, (UNREADABLE,))
+    return Verdict("unreadable", why, _UNREADABLE_REASONS)
 
 
 _TOO_LONG: Final = _unreadable(f"the line is over {LINE_LIMIT} bytes")
@@ -181,7 +186,17 @@ _UNDECIDED: Final = Verdict("", "", ())
 class LineChecker:
     """Admits one line of a tool-call log against a registry, never running anything."""
 
-    __slots__ = ("_contracts", "_exports", "_fast", "_format", "_parsers", "_registry", "_resolve", "_unknown")
+    __slots__ = (
+        "_contracts",
+        "_exports",
+        "_fast",
+        "_format",
+        "_parsers",
+        "_registry",
+        "_rejections",
+        "_resolve",
+        "_unknown",
+    )
 
     def __init__(self, registry: Registry, line_format: str = "auto") -> None:
         if line_format not in FORMATS:
@@ -193,6 +208,7 @@ class LineChecker:
             b.name.encode(): (b.contract.prepare, b.name) for b in registry
         }
         self._unknown: dict[str, Verdict] = {}
+        self._rejections: dict[tuple[str, str], Verdict] = {}  # by tool and message
         self._format = line_format
         self._fast = line_format in ("auto", "neutral")
         self._exports: dict[str, Export | None] = {}
@@ -212,7 +228,7 @@ class LineChecker:
                     try:
                         prepare(Request(name, arguments))
                     except InvalidInvocationError as error:
-                        verdict = _fast_rejected(name, arguments, error)
+                        verdict = self._fast_rejected(name, arguments, error)
                     else:
                         return None
                 if verdict is not _UNDECIDED:
@@ -303,8 +319,43 @@ class LineChecker:
         try:
             binding.contract.prepare(request)
         except InvalidInvocationError as error:
-            return _rejected(binding.name, error)
+            return self._rejected(binding.name, error, error.__cause__)
         return None
+
+    def _fast_rejected(self, name: str, arguments: bytes, error: InvalidInvocationError) -> Verdict:
+        """The verdict on a common neutral line prepare rejected; `_UNDECIDED` unless its arguments are one document.
+
+        Arguments that do not parse may be more than the arguments member (or break I-JSON): the full
+        reading decides those. A rejection that describes pydantic's errors (its cause is pydantic's
+        `ValidationError`) says they parse: `Contract.prepare` describes them only once the arguments
+        have parsed as one I-JSON document, as they are checked here, so they are not parsed again.
+        """
+        cause = error.__cause__
+        if not (isinstance(cause, InputRejection) and isinstance(cause.cause, ValidationError)) and (
+            syntax_problem(arguments, require_object=False, finite=False) is not None
+        ):
+            return _UNDECIDED
+        return self._rejected(name, error, cause)
+
+    def _rejected(self, name: str, error: InvalidInvocationError, cause: BaseException | None) -> Verdict:
+        """The verdict on a call `Contract.prepare` rejected with `error`, whose `__cause__` is `cause`.
+
+        A rejection of prepare's carries its `InputRejection` as its cause, so the general classification
+        (`classify_input_rejection`) is needed only for any other error. Every call rejected with one
+        message gets the same verdict.
+        """
+        rejection = cause if isinstance(cause, InputRejection) else classify_input_rejection(error)
+        if rejection is None:
+            output, _ = outcome_output(name, error)
+            message = f"the tool's input validator is defective; the model is shown: {output.text()}"
+            return Verdict(name, message, ("validator defect",), name)
+        key = (name, rejection.message)
+        verdict = self._rejections.get(key)
+        if verdict is None:
+            verdict = Verdict(name, rejection.message, reasons(rejection.message, name), name)
+            if len(self._rejections) < _UNKNOWN_CACHE:
+                self._rejections[key] = verdict
+        return verdict
 
     def _unknown_tool(self, name: str) -> Verdict:
         """The verdict on a call of a tool the registry does not hold (the same for every call of one name)."""
@@ -315,32 +366,6 @@ class LineChecker:
             if len(self._unknown) < _UNKNOWN_CACHE:
                 self._unknown[name] = verdict
         return verdict
-
-
-def _fast_rejected(name: str, arguments: bytes, error: InvalidInvocationError) -> Verdict:
-    """The verdict on a common neutral line prepare rejected; `_UNDECIDED` unless its arguments are one document.
-
-    Arguments that do not parse may be more than the arguments member (or break I-JSON): the full
-    reading decides those.
-    """
-    if syntax_problem(arguments, require_object=False, finite=False) is not None:
-        return _UNDECIDED
-    return _rejected(name, error)
-
-
-def _rejected(name: str, error: InvalidInvocationError) -> Verdict:
-    """The verdict on a call `Contract.prepare` rejected with `error`.
-
-    A rejection of prepare's carries its `InputRejection` as its cause, so the general classification
-    (`classify_input_rejection`) is needed only for any other error.
-    """
-    cause = error.__cause__
-    rejection = cause if isinstance(cause, InputRejection) else classify_input_rejection(error)
-    if rejection is None:
-        output, _ = outcome_output(name, error)
-        message = f"the tool's input validator is defective; the model is shown: {output.text()}"
-        return Verdict(name, message, ("validator defect",), name)
-    return Verdict(name, rejection.message, reasons(rejection.message, name), name)
 
 
 _PATHS: Final = {
@@ -488,8 +513,9 @@ def validate_lines(
     Lines are numbered from `start` in the report (a part of a longer file starts at its own first line).
     """
     tally = Tally()
+    by_tool, by_reason = tally.by_tool, tally.by_reason
     check = checker.check
-    rendered: dict[str, tuple[str, str]] = {}  # a message's report, but for the line number
+    rendered: dict[tuple[str, str], str] = {}  # a verdict's report, by its label and message, after the line number
     number = start - 1
     for number, raw in enumerate(lines, start):
         verdict = _TOO_LONG if raw is None else check(raw)
@@ -498,21 +524,24 @@ def validate_lines(
         if verdict is BLANK:
             tally.blank += 1
             continue
-        if verdict.reasons == (UNREADABLE,):
+        reasons = verdict.reasons
+        if reasons == _UNREADABLE_REASONS:
             tally.unreadable += 1
         else:
             tally.rejected += 1
-            tally.by_tool[verdict.tool or "(unknown tools)"] += 1
-        tally.by_reason.update(verdict.reasons)
+            by_tool[verdict.tool or "(unknown tools)"] += 1
+        for reason in reasons:
+            by_reason[reason] += 1
         if before_write is not None:
             before_write()
-        report = rendered.get(verdict.message)
+        key = (verdict.label, verdict.message)
+        report = rendered.get(key)
         if report is None:
             first, *rest = printable(verdict.message).split("\n")
-            report = (f"{first}\n", "".join(f"    {line}\n" for line in rest))
+            report = f": {verdict.label}: {first}\n" + "".join(f"    {line}\n" for line in rest)
             if len(rendered) < _UNKNOWN_CACHE:
-                rendered[verdict.message] = report
-        out.write(f"{number}: {verdict.label}: {report[0]}{report[1]}")
+                rendered[key] = report
+        out.write(f"{number}{report}")
     tally.lines = number - start + 1
     return tally
 

@@ -99,6 +99,42 @@ def test_an_unknown_tool_has_one_verdict_per_name() -> None:
     assert out.getvalue().splitlines()[-1] == f'{count}: t{count - 1}: error: tool "t{count - 1}" is not available'
 
 
+def test_a_rejection_the_contract_described_is_not_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast path parses the arguments again only when the contract's rejection does not say they parsed."""
+    parsed: list[bytes] = []
+    real = _validate.syntax_problem
+
+    def counted(raw: bytes, **options: bool) -> object:
+        parsed.append(raw)
+        return real(raw, **options)
+
+    monkeypatch.setattr(_validate, "syntax_problem", counted)
+    checker = LineChecker(REGISTRY)
+    found = checker.check(b'{"name": "add", "arguments": {"a": "1", "b": 2}}\n')
+    assert found is not None and found.reasons == ("wrong type",)
+    assert parsed == []
+    found = checker.check(b'{"name": "add", "arguments": {"a": 1}} {}}\n')
+    assert found is not None and found.reasons == (_validate.UNREADABLE,)
+    assert parsed == [b'{"a": 1}} {}']
+
+
+def test_calls_rejected_with_one_message_share_one_verdict() -> None:
+    """Calls with the same problems get one verdict; the verdicts kept are bounded."""
+    checker = LineChecker(REGISTRY)
+    first = checker.check(b'{"name": "add", "arguments": {"a": 1}}')
+    assert first is not None and first is checker.check(b'{"name": "add", "arguments": {"a": 2}}')
+    count = _validate._UNKNOWN_CACHE + 5  # pyright: ignore[reportPrivateUsage]
+    lines = [f'{{"name": "add", "arguments": {{"a": 1, "b": 2, "m{index}": 0}}}}'.encode() for index in range(count)]
+    out = io.StringIO()
+    tally = validate_lines(lines, checker, out)
+    assert tally.rejected == count and tally.by_reason == {"unknown field": count}
+    assert len(checker._rejections) == _validate._UNKNOWN_CACHE  # pyright: ignore[reportPrivateUsage]
+    assert out.getvalue().splitlines()[-2:] == [
+        f"{count}: add: invalid arguments for tool 'add' (1 problem):",
+        f"    - $.m{count - 1}: unknown field; expected one of 'a', 'b'",
+    ]
+
+
 def _pieces(data: bytes, size: int) -> list[bytes | None]:
     """The lines of `data` as `read_chunks` groups them, split again."""
     lines: list[bytes | None] = []
