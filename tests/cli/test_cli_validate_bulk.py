@@ -16,6 +16,7 @@ from scopetool import Registry, tool
 from scopetool.cli import _validate
 from scopetool.cli._validate import (
     LINE_LIMIT,
+    FileShare,
     LineChecker,
     ProgressBar,
     Tally,
@@ -139,6 +140,86 @@ def test_read_chunks_skips_over_long_lines_as_read_lines_does() -> None:
     longer = b"y" * (LINE_LIMIT + 300_000)
     data = b"first\n" + longer + b"\nlast\n" + longer
     assert _pieces(data, 1 << 16) == list(read_lines(io.BytesIO(data))) == [b"first\n", None, b"last\n", None]
+
+
+def _shared_out(data: bytes, shares: int, size: int) -> list[tuple[int, bytes | None]]:
+    """The lines of `data` with their numbers, as `shares` `FileShare` pieces give them, piece by piece in order."""
+    streams = [io.BytesIO(data) for _ in range(shares)]
+    parts = [FileShare(stream, share, shares, size) for share, stream in enumerate(streams)]
+    numbered: list[tuple[int, bytes | None]] = []
+    for index in range(len(data) // size + 2):  # past the end: every share says so
+        piece = parts[index % shares].next_piece()
+        if piece is None:
+            assert all(part.next_piece() is None for part in parts)
+            return numbered
+        first, lines = piece
+        assert not numbered or not lines or first == numbered[-1][0] + 1
+        numbered.extend(enumerate(lines, first))
+    raise AssertionError("no share reached the end")
+
+
+SHARED = b"".join(LINES) + b"\n\n\r\n" + b"".join(LINES[:3]).replace(b"\n", b"\r\n") + b"last without newline"
+
+
+@pytest.mark.parametrize("shares", [1, 2, 3])
+@pytest.mark.parametrize("size", [1, 2, 7, 46, 47, 48, 64, 1 << 16])
+def test_file_shares_hold_every_line_once_with_its_number(shares: int, size: int) -> None:
+    """Pieces of any size, across any number of shares, hold the lines `read_lines` reads, each once, numbered."""
+    expected = list(enumerate(read_lines(io.BytesIO(SHARED)), 1))
+    assert _shared_out(SHARED, shares, size) == expected
+    assert _shared_out(SHARED + b"\n", shares, size) == [*expected[:-1], (len(expected), b"last without newline\n")]
+    assert _shared_out(b"", shares, size) == []
+
+
+def test_a_piece_edge_on_a_line_boundary_splits_nowhere_else() -> None:
+    """A line that starts exactly where a piece starts is that piece's; a CRLF split at the edge stays whole."""
+    data = b"a\r\nbb\r\nccc\n"  # lines start at 0, 3 and 7
+    assert FileShare(io.BytesIO(data), 1, 2, 3).next_piece() == (2, [b"bb\r\n"])  # bytes 3-5
+    assert FileShare(io.BytesIO(data), 1, 4, 2).next_piece() == (2, [b"bb\r\n"])  # bytes 2-3: the line at 3
+    assert FileShare(io.BytesIO(data), 2, 3, 2).next_piece() == (0, [])  # bytes 4-5: inside the line at 3
+    assert FileShare(io.BytesIO(data), 1, 2, 7).next_piece() == (3, [b"ccc\n"])
+    assert FileShare(io.BytesIO(data), 1, 2, 12).next_piece() is None  # past the end
+    assert FileShare(io.BytesIO(data), 1, 2, 11).next_piece() is None  # the newline before it ends the file
+    with pytest.raises(ValueError, match="a share is one of"):
+        FileShare(io.BytesIO(data), 2, 2)
+    with pytest.raises(ValueError, match="a share is one of"):
+        FileShare(io.BytesIO(data), 0, 1, LINE_LIMIT + 1)
+
+
+def test_file_shares_skip_over_long_lines_as_read_lines_does() -> None:
+    """A line over `LINE_LIMIT` bytes is one None in the piece where it starts, wherever the pieces' edges fall."""
+    long = b"x" * LINE_LIMIT
+    data = b"first\n" + long + b"\n" + long[:-1] + b"\n" + b"y" * (LINE_LIMIT + 3) + b"\nlast\n" + long + b"z"
+    expected = list(enumerate(read_lines(io.BytesIO(data)), 1))
+    assert [(number, line if line is None else line[:5]) for number, line in expected] == [
+        (1, b"first"),
+        (2, None),
+        (3, b"xxxxx"),
+        (4, None),
+        (5, b"last\n"),
+        (6, None),
+    ]
+    assert _shared_out(data, 2, 1 << 20) == expected
+    assert _shared_out(data, 3, LINE_LIMIT) == expected
+
+
+def test_jobs_split_a_file_shorter_than_the_processes(tmp_path: Path) -> None:
+    """More processes than lines, an empty file, a bad or unfinished last line: what one process finds and writes."""
+    files = {
+        "short.jsonl": b'{"name": "add", "arguments": {"a": 1}}\r\n{"name": "add", "arguments": {"a": 1, "b": 2}}',
+        "empty.jsonl": b"",
+        "bad.jsonl": b"\nnot json",
+    }
+    for name, data in files.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        serial, parallel = io.StringIO(), io.StringIO()
+        expected = validate_lines(read_lines(io.BytesIO(data)), LineChecker(REGISTRY), serial)
+        with path.open("rb") as stream, warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            found = validate_in_processes(stream, LineChecker(REGISTRY), 4, parallel)
+        assert (found, parallel.getvalue()) == (expected, serial.getvalue()), name
+    assert serial.getvalue().startswith("2: unreadable: ")
 
 
 def _log(folder: Path) -> Path:
