@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gc
 import io
 import itertools
 import json
-import multiprocessing
 import os
 import re
 import signal
@@ -36,7 +36,6 @@ import sys
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Final, TextIO, TypeVar, final
@@ -677,6 +676,8 @@ def validate_in_processes(
     worker at a time. Either way memory stays bounded. Where processes are forked, the workers
     inherit `checker`; elsewhere each one loads `target` (TARGET and the format) again.
     """
+    import multiprocessing  # noqa: PLC0415 - only --jobs needs it
+
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
     inherited = checker if context.get_start_method() == "fork" else None
@@ -803,6 +804,7 @@ def _validate_shares(
     receivers: list[Any] = [None]  # a connection from each worker, by share (share 0 is this process's)
     workers: list[Any] = []
     total = Tally()
+    gc.freeze()  # the collector leaves the objects of now alone: the forked pages stay shared, not copied
     try:
         for share in range(1, jobs):
             receiver, sender = context.Pipe(duplex=False)
@@ -845,6 +847,7 @@ def _validate_shares(
                 worker.join()
         for receiver in receivers[1:]:
             receiver.close()
+        gc.unfreeze()
     if bar is not None:
         bar.clear()
     return total
@@ -891,6 +894,8 @@ def _validate_pieces(
     setup: tuple[LineChecker | None, tuple[str, str] | None],
 ) -> Tally:
     """`validate_in_processes` over a stream read here: pieces go to a pool of workers, reports come back in order."""
+    from concurrent.futures import Future, ProcessPoolExecutor  # noqa: PLC0415 - only a stream in processes needs it
+
     pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker, initargs=setup)
     total = Tally()
     pending: deque[Future[tuple[str, Tally]]] = deque()
