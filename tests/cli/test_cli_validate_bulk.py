@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import multiprocessing
+import os
 import signal
 import warnings
 from pathlib import Path
@@ -308,3 +309,115 @@ def test_workers_that_are_not_forked_load_the_target_themselves(monkeypatch: pyt
         signal.signal(signal.SIGINT, previous)
         _validate._worker.clear()  # pyright: ignore[reportPrivateUsage]
         forget_fixture_modules()
+
+
+def test_a_share_worker_sends_each_piece_then_the_end(tmp_path: Path) -> None:
+    """A worker of a file opens it itself, loads TARGET where it is not forked, and sends each piece of its share."""
+    path = tmp_path / "calls.jsonl"
+    path.write_bytes(b'{"name": "nope"}\n' * 3 + b"x" * (_validate.CHUNK_BYTES + 10) + b'\n{"name": "nope"}')
+    receiver, sender = multiprocessing.Pipe(duplex=False)
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        target = (f"{FIXTURES / 'cli_tools.py'}:add", "auto")
+        _validate._work_share(sender, (None, target), str(path), 1, 2)  # pyright: ignore[reportPrivateUsage]
+        messages = [receiver.recv()]
+        while messages[-1] is not None:
+            messages.append(receiver.recv())
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        _validate._worker.clear()  # pyright: ignore[reportPrivateUsage]
+        forget_fixture_modules()
+        receiver.close()
+    assert len(messages) == 2  # piece 1 (from byte CHUNK_BYTES on), then the end: piece 3 is past it
+    report, tally = messages[0]
+    assert report == b'5: nope: error: tool "nope" is not available\n'
+    assert (tally.lines, tally.rejected) == (1, 1)
+
+
+def test_a_worker_error_is_raised_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker that cannot read the file hands its error over to be raised here; a worker gone silent is an error."""
+    path = tmp_path / "calls.jsonl"
+    path.write_bytes(b'{"name": "nope"}\n' * 20_000)
+
+    def unreadable(*args: object, **kwargs: object) -> object:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(_validate, "open", unreadable, raising=False)  # only a worker opens the file by name
+    with path.open("rb") as stream, warnings.catch_warnings(), pytest.raises(PermissionError, match="denied"):
+        warnings.simplefilter("ignore", DeprecationWarning)
+        validate_in_processes(stream, LineChecker(REGISTRY), 2, io.StringIO())
+    receiver, sender = multiprocessing.Pipe(duplex=False)
+    sender.close()
+    with pytest.raises(RuntimeError, match="stopped before it was done"):
+        _validate._received(receiver)  # pyright: ignore[reportPrivateUsage]
+    receiver.close()
+
+
+def test_a_share_worker_hands_over_its_error(tmp_path: Path) -> None:
+    """A worker (forked, with the checker) that cannot open the file sends the error instead of a piece."""
+    receiver, sender = multiprocessing.Pipe(duplex=False)
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        _validate._work_share(  # pyright: ignore[reportPrivateUsage]
+            sender, (LineChecker(REGISTRY), None), str(tmp_path / "gone.jsonl"), 1, 2
+        )
+        error = receiver.recv()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        _validate._worker.clear()  # pyright: ignore[reportPrivateUsage]
+        receiver.close()
+    assert isinstance(error, FileNotFoundError)
+    with pytest.raises(FileNotFoundError):
+        _validate._received(_Replay(error))  # pyright: ignore[reportPrivateUsage]
+
+
+class _Replay:
+    """A connection that gives one message."""
+
+    def __init__(self, message: object) -> None:
+        self.message = message
+
+    def recv(self) -> object:
+        """The message."""
+        return self.message
+
+
+def test_only_a_regular_file_its_path_still_names_is_shared_out(tmp_path: Path) -> None:
+    """A file removed or replaced since it was opened, or a stream without a path, is read here and handed out."""
+    path = tmp_path / "calls.jsonl"
+    path.write_bytes(b"{}\n")
+    with path.open("rb") as stream:
+        assert _validate._path_of(stream) == str(path)  # pyright: ignore[reportPrivateUsage]
+        path.unlink()
+        assert _validate._path_of(stream) is None  # pyright: ignore[reportPrivateUsage]
+        path.write_bytes(b"{}\n")
+        assert _validate._path_of(stream) is None  # pyright: ignore[reportPrivateUsage] - another file now
+    assert _validate._path_of(io.BytesIO(b"")) is None  # pyright: ignore[reportPrivateUsage]
+    with open(os.devnull, "rb") as device:
+        assert _validate._path_of(device) is None  # pyright: ignore[reportPrivateUsage] - not a regular file
+
+
+def test_a_long_stream_goes_to_the_workers_a_few_pieces_at_a_time(tmp_path: Path) -> None:
+    """Standard input (here a stream without a path) of many pieces: the report a single process writes."""
+    data = _log(tmp_path).read_bytes() + b'{"name": "add", "arguments": {"a": 1, "b": 2}}\n' * 12_000
+    serial, parallel = io.StringIO(), io.StringIO()
+    expected = validate_lines(read_lines(io.BytesIO(data)), LineChecker(REGISTRY), serial)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        found = validate_in_processes(io.BytesIO(data), LineChecker(REGISTRY), 2, parallel)
+    assert (found, parallel.getvalue()) == (expected, serial.getvalue())
+
+
+def test_a_shared_file_ticks_and_clears_the_progress_bar(tmp_path: Path) -> None:
+    """Sharing a file out, the bar is cleared before each report (this process's or a worker's) and at the end."""
+    path = tmp_path / "calls.jsonl"
+    path.write_bytes(b'{"name": "nope"}\n' * 40_000)
+    drawn = io.StringIO()
+    bar = ProgressBar(drawn)
+    out = io.StringIO()
+    with path.open("rb") as stream, warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        found = validate_in_processes(stream, LineChecker(REGISTRY), 2, out, bar=bar)
+    assert found.rejected == 40_000 and out.getvalue().count("\n") == 40_000
+    assert out.getvalue().splitlines()[-1].startswith("40000: nope: ")
+    assert not bar._shown  # pyright: ignore[reportPrivateUsage]
