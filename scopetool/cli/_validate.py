@@ -807,6 +807,7 @@ def _validate_shares(
     try:
         for share in range(1, jobs):
             receiver, sender = context.Pipe(duplex=False)
+            _widen(receiver)
             worker = context.Process(target=_work_share, args=(sender, setup, path, share, jobs), daemon=True)
             worker.start()
             sender.close()  # the worker's end: once it exits, a read here ends instead of waiting
@@ -852,6 +853,20 @@ def _validate_shares(
     if bar is not None:
         bar.clear()
     return total
+
+
+_PIPE_BYTES: Final = 1 << 20
+"""How much a worker's pipe holds where the system lets it grow (Linux): a few pieces' reports."""
+
+
+def _widen(receiver: Any) -> None:
+    """Let a worker's pipe hold `_PIPE_BYTES`, so the worker can run a few pieces ahead of this process."""
+    try:
+        import fcntl  # noqa: PLC0415 - Unix only
+
+        fcntl.fcntl(receiver.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
+    except (ImportError, AttributeError, OSError):  # pragma: no cover - not Linux, or a lower system limit
+        pass
 
 
 def _received(receiver: Any) -> _Piece:

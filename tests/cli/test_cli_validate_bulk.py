@@ -7,6 +7,7 @@ import json
 import multiprocessing
 import os
 import signal
+import sys
 import warnings
 from pathlib import Path
 
@@ -421,3 +422,17 @@ def test_a_shared_file_ticks_and_clears_the_progress_bar(tmp_path: Path) -> None
     assert found.rejected == 40_000 and out.getvalue().count("\n") == 40_000
     assert out.getvalue().splitlines()[-1].startswith("40000: nope: ")
     assert not bar._shown  # pyright: ignore[reportPrivateUsage]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the pipe size is Linux's")
+def test_a_worker_pipe_holds_a_few_pieces_reports() -> None:
+    """On Linux, a worker's pipe is widened to 1 MiB, so the worker need not wait for each report to be read."""
+    import fcntl
+
+    receiver, sender = multiprocessing.Pipe(duplex=False)
+    try:
+        _validate._widen(receiver)  # pyright: ignore[reportPrivateUsage]
+        assert fcntl.fcntl(receiver.fileno(), fcntl.F_GETPIPE_SZ) == 1 << 20
+    finally:
+        receiver.close()
+        sender.close()
