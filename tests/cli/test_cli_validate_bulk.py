@@ -212,6 +212,7 @@ def test_jobs_split_a_file_shorter_than_the_processes(tmp_path: Path) -> None:
         "empty.jsonl": b"",
         "bad.jsonl": b"\nnot json",
     }
+    reports: dict[str, str] = {}
     for name, data in files.items():
         path = tmp_path / name
         path.write_bytes(data)
@@ -221,7 +222,9 @@ def test_jobs_split_a_file_shorter_than_the_processes(tmp_path: Path) -> None:
             warnings.simplefilter("ignore", DeprecationWarning)
             found = validate_in_processes(stream, LineChecker(REGISTRY), 4, parallel)
         assert (found, parallel.getvalue()) == (expected, serial.getvalue()), name
-    assert serial.getvalue().startswith("2: unreadable: ")
+        reports[name] = serial.getvalue()
+    assert reports["short.jsonl"].startswith("1: add: ") and reports["empty.jsonl"] == ""
+    assert reports["bad.jsonl"].startswith("2: unreadable: ")
 
 
 def _log(folder: Path) -> Path:
