@@ -439,3 +439,20 @@ def test_a_worker_pipe_holds_a_few_pieces_reports() -> None:
     finally:
         receiver.close()
         sender.close()
+
+
+def test_spawned_workers_load_the_target_and_share_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where processes are spawned, not forked, a file is still shared out: each worker loads TARGET itself."""
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    path = tmp_path / "calls.jsonl"
+    path.write_bytes(b'{"name": "add", "arguments": {"a": 1}}\n' * 8_000)
+    serial, parallel = io.StringIO(), io.StringIO()
+    expected = validate_lines(read_lines(io.BytesIO(path.read_bytes())), LineChecker(REGISTRY), serial)
+    try:
+        with path.open("rb") as stream:
+            target = (f"{FIXTURES / 'cli_tools.py'}:add", "auto")
+            found = validate_in_processes(stream, LineChecker(REGISTRY), 2, parallel, target=target)
+    finally:
+        forget_fixture_modules()
+    assert (found, parallel.getvalue()) == (expected, serial.getvalue())
+    assert found.rejected == 8_000
