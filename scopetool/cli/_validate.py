@@ -803,17 +803,18 @@ def _validate_shares(
     receivers: list[Any] = [None]  # a connection from each worker, by share (share 0 is this process's)
     workers: list[Any] = []
     total = Tally()
+    size = _piece_size(os.fstat(stream.fileno()).st_size, jobs)
     gc.freeze()  # the collector leaves the objects of now alone: the forked pages stay shared, not copied
     try:
         for share in range(1, jobs):
             receiver, sender = context.Pipe(duplex=False)
             _widen(receiver)
-            worker = context.Process(target=_work_share, args=(sender, setup, path, share, jobs), daemon=True)
+            worker = context.Process(target=_work_share, args=(sender, setup, path, share, jobs, size), daemon=True)
             worker.start()
             sender.close()  # the worker's end: once it exits, a read here ends instead of waiting
             receivers.append(receiver)
             workers.append(worker)
-        own = FileShare(stream, 0, jobs)
+        own = FileShare(stream, 0, jobs, size)
         ended = [False] * jobs
         index = -1
         while True:
@@ -880,15 +881,26 @@ def _received(receiver: Any) -> _Piece:
     return message  # type: ignore[no-any-return]
 
 
-def _work_share(
-    sender: Any, setup: tuple[LineChecker | None, tuple[str, str] | None], path: str, share: int, shares: int
+def _piece_size(file_size: int, jobs: int) -> int:
+    """At most `CHUNK_BYTES`, and such that the file is whole rounds of `jobs` pieces: every share as long."""
+    rounds = max(1, -(-file_size // (CHUNK_BYTES * jobs)))
+    return max(1, -(-file_size // (rounds * jobs)))
+
+
+def _work_share(  # noqa: PLR0917 - a process's arguments
+    sender: Any,
+    setup: tuple[LineChecker | None, tuple[str, str] | None],
+    path: str,
+    share: int,
+    shares: int,
+    size: int = CHUNK_BYTES,
 ) -> None:
     """A worker's life with a regular file: open it, check its share piece by piece, send each piece's report."""
     try:
         _start_worker(*setup)
         checker = _worker[0]
         with open(path, "rb") as stream:  # its own reading position, whatever the others do
-            pieces = FileShare(stream, share, shares)
+            pieces = FileShare(stream, share, shares, size)
             while (lines := pieces.next_piece()) is not None:
                 report = io.StringIO()
                 tally = validate_lines(lines[1], checker, report, start=lines[0])

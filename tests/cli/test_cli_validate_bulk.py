@@ -456,3 +456,16 @@ def test_spawned_workers_load_the_target_and_share_the_file(tmp_path: Path, monk
         forget_fixture_modules()
     assert (found, parallel.getvalue()) == (expected, serial.getvalue())
     assert found.rejected == 8_000
+
+
+def test_pieces_make_whole_rounds_so_every_share_is_as_long() -> None:
+    """Pieces are at most `CHUNK_BYTES`, and each process's share of the file's bytes is as long, within a few."""
+    chunk = _validate.CHUNK_BYTES
+    for file_size in (0, 1, 100, chunk, 2 * chunk + 1, 10_288_882, 1 << 30):
+        for jobs in (2, 3, 8):
+            size = _validate._piece_size(file_size, jobs)  # pyright: ignore[reportPrivateUsage]
+            assert 1 <= size <= chunk
+            shares = [0] * jobs
+            for index, low in enumerate(range(0, file_size, size)):
+                shares[index % jobs] += min(size, file_size - low)
+            assert max(shares) - min(shares) <= max(jobs * -(-file_size // (chunk * jobs)), 100 // jobs + 1)
