@@ -669,8 +669,8 @@ def validate_in_processes(
     """`validate_lines` over `stream` in `jobs` processes, this one among them: the same report, in the same order.
 
     A regular file named by its path (as `Path.open` gives) is shared out as it lies: the pieces of
-    `FileShare`, every `jobs`-th piece to one process, this one working a share too and writing each
-    piece's report once the pieces before it are. Any other stream (a pipe, standard input) is read
+    `FileShare`, as many for each process and every `jobs`-th one to one process, this one working a
+    share too and writing each piece's report once the pieces before it are. Any other stream (a pipe, standard input) is read
     here and sent to `jobs` worker processes in pieces of whole lines (`read_chunks`), at most two per
     worker at a time. Either way memory stays bounded. Where processes are forked, the workers
     inherit `checker`; elsewhere each one loads `target` (TARGET and the format) again.
