@@ -211,6 +211,7 @@ def test_jobs_split_a_file_shorter_than_the_processes(tmp_path: Path) -> None:
         "short.jsonl": b'{"name": "add", "arguments": {"a": 1}}\r\n{"name": "add", "arguments": {"a": 1, "b": 2}}',
         "empty.jsonl": b"",
         "bad.jsonl": b"\nnot json",
+        "tiny.jsonl": b"{}\n{}",  # the fourth piece starts past the end: a worker's end comes first
     }
     reports: dict[str, str] = {}
     for name, data in files.items():
