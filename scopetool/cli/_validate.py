@@ -670,10 +670,11 @@ def validate_in_processes(
 
     A regular file named by its path (as `Path.open` gives) is shared out as it lies: the pieces of
     `FileShare`, as many for each process and every `jobs`-th one to one process, this one working a
-    share too and writing each piece's report once the pieces before it are. Any other stream (a pipe, standard input) is read
-    here and sent to `jobs` worker processes in pieces of whole lines (`read_chunks`), at most two per
-    worker at a time. Either way memory stays bounded. Where processes are forked, the workers
-    inherit `checker`; elsewhere each one loads `target` (TARGET and the format) again.
+    share too and writing each piece's report once the pieces before it are. Any other stream (a
+    pipe, standard input) is read here and sent to `jobs` worker processes in pieces of whole lines
+    (`read_chunks`), at most two per worker at a time. Either way memory stays bounded. Where
+    processes are forked, the workers inherit `checker`; elsewhere each one loads `target` (TARGET
+    and the format) again.
     """
     import multiprocessing  # noqa: PLC0415 - only --jobs needs it
 
