@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gc
 import io
 import json
-import multiprocessing
 import os
 import re
 import signal
@@ -35,7 +35,6 @@ import sys
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Final, TextIO, TypeVar, final
@@ -55,6 +54,7 @@ __all__ = [
     "BLANK",
     "CHUNK_BYTES",
     "FORMATS",
+    "FileShare",
     "LINE_LIMIT",
     "LineChecker",
     "ProgressBar",
@@ -695,19 +695,266 @@ def validate_in_processes(
     bar: ProgressBar | None = None,
     target: tuple[str, str] | None = None,
 ) -> Tally:
-    """`validate_lines` over `stream` in `jobs` worker processes: the same report, in the same order.
+    """`validate_lines` over `stream` in `jobs` processes, this one among them: the same report, in the same order.
 
-    The file goes to the workers in pieces of whole lines (`read_chunks`), at most two per worker at
-    a time, so memory stays bounded; each piece's report is written once the pieces before it are.
-    Where processes are forked, the workers inherit `checker`; elsewhere each one loads `target`
-    (TARGET and the format) again.
+    A regular file named by its path (as `Path.open` gives) is shared out as it lies: the pieces of
+    `FileShare`, as many for each process and every `jobs`-th one to one process, this one working a
+    share too and writing each piece's report once the pieces before it are. Any other stream (a
+    pipe, standard input) is read here and sent to `jobs` worker processes in pieces of whole lines
+    (`read_chunks`), at most two per worker at a time. Either way memory stays bounded. Where
+    processes are forked, the workers inherit `checker`; elsewhere each one loads `target` (TARGET
+    and the format) again.
     """
+    import multiprocessing  # noqa: PLC0415 - only --jobs needs it
+
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
     inherited = checker if context.get_start_method() == "fork" else None
     if inherited is None and target is None:
         raise ValueError("without fork, the worker processes need the TARGET to load")
-    pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker, initargs=(inherited, target))
+    path = _path_of(stream)
+    out.flush()  # nothing buffered is copied into a forked process
+    if path is None:
+        return _validate_pieces(stream, jobs, out, context=context, bar=bar, setup=(inherited, target))
+    return _validate_shares(stream, path, checker, jobs, out, context=context, bar=bar, setup=(inherited, target))
+
+
+def _path_of(stream: BinaryIO) -> str | None:
+    """The path `stream` was opened from, when it is a regular file that path still names; otherwise None."""
+    name = getattr(stream, "name", None)
+    if not isinstance(name, str):
+        return None
+    try:
+        opened, named = os.fstat(stream.fileno()), os.stat(name)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return None
+    if not stat.S_ISREG(opened.st_mode) or (opened.st_dev, opened.st_ino) != (named.st_dev, named.st_ino):
+        return None
+    return name
+
+
+@final
+class FileShare:
+    """One process's share of a seekable file with ``--jobs``: every `shares`-th piece of `size` bytes, from `share`.
+
+    Piece ``k`` holds the lines that start in its bytes ``[k * size, (k + 1) * size)`` (a line that starts
+    in one piece and ends in the next is the first one's), so the pieces of all the shares hold every
+    line of the file once, as `read_lines` reads them (a line over `LINE_LIMIT` bytes is None, read past
+    in bounded blocks). The file's newlines before a piece are counted as the share goes, so each piece
+    knows the number of its first line without asking the other processes.
+    """
+
+    __slots__ = ("_counted", "_newlines", "_piece", "_shares", "_size", "_stream")
+
+    def __init__(self, stream: BinaryIO, share: int = 0, shares: int = 1, size: int = CHUNK_BYTES) -> None:
+        if not 0 <= share < shares or not 0 < size <= LINE_LIMIT:
+            raise ValueError("a share is one of `shares` (counted from 0), of pieces of 1 to LINE_LIMIT bytes")
+        self._stream = stream
+        self._piece = share
+        self._shares = shares
+        self._size = size
+        self._counted = 0  # the file's bytes before this offset are counted ...
+        self._newlines = 0  # ... and hold this many newlines
+
+    def next_piece(self) -> tuple[int, list[bytes | None]] | None:
+        """The number of the next piece's first line and its lines; None past the end.
+
+        A piece inside a line that started in an earlier piece holds no lines (and its number is 0).
+        """
+        stream, size = self._stream, self._size
+        low = self._piece * size
+        self._piece += self._shares
+        if low:
+            stream.seek(low - 1)
+            block = stream.read(size)  # a line starts in the piece after a newline in [low - 1, low - 1 + size)
+            if not block:
+                return None
+            found = block.find(b"\n")
+            if found < 0:
+                return 0, []
+            start = low + found
+        else:
+            start = 0
+        self._count_to(start)
+        stream.seek(start)
+        data = stream.read(low + size - start)
+        if not data:  # the file ends with the newline before the piece, or is empty
+            return None
+        lines: list[bytes | None]
+        if data.endswith(b"\n"):
+            lines = list(read_lines(io.BytesIO(data)))
+        else:  # the piece's last line ends after it: read on to its end
+            tail = data.rfind(b"\n") + 1
+            line = data[tail:] + stream.readline(LINE_LIMIT + 1 - (len(data) - tail))
+            lines = list(read_lines(io.BytesIO(data[:tail])))
+            if len(line) <= LINE_LIMIT:
+                lines.append(line)
+            else:
+                while not line.endswith(b"\n"):
+                    line = stream.readline(LINE_LIMIT)
+                    if not line:
+                        break
+                lines.append(None)
+        first = self._newlines + 1
+        self._counted = stream.tell()
+        self._newlines += len(lines)  # each line ends with a newline, but the file's last one perhaps
+        return first, lines
+
+    def _count_to(self, offset: int) -> None:
+        """Count the newlines of the file's bytes from where the count stands to `offset` (other shares' pieces)."""
+        stream = self._stream
+        stream.seek(self._counted)
+        left = offset - self._counted
+        while left > 0:
+            block = stream.read(min(left, 1 << 20))
+            if not block:  # pragma: no cover - only a file that shrank while it was read
+                break
+            self._newlines += block.count(b"\n")
+            left -= len(block)
+        self._counted = offset
+
+
+_Piece = tuple[bytes, Tally] | None
+"""What a worker sends for each piece of its share: the piece's report (UTF-8) and tally; None past the end."""
+
+
+def _validate_shares(
+    stream: BinaryIO,
+    path: str,
+    checker: LineChecker,
+    jobs: int,
+    out: TextIO,
+    *,
+    context: Any,
+    bar: ProgressBar | None,
+    setup: tuple[LineChecker | None, tuple[str, str] | None],
+) -> Tally:
+    """`validate_in_processes` over a regular file: this process checks share 0 and writes the reports in order."""
+    receivers: list[Any] = [None]  # a connection from each worker, by share (share 0 is this process's)
+    workers: list[Any] = []
+    total = Tally()
+    size = _piece_size(os.fstat(stream.fileno()).st_size, jobs)
+    gc.freeze()  # the collector leaves the objects of now alone: the forked pages stay shared, not copied
+    try:
+        for share in range(1, jobs):
+            receiver, sender = context.Pipe(duplex=False)
+            _widen(receiver)
+            worker = context.Process(target=_work_share, args=(sender, setup, path, share, jobs, size), daemon=True)
+            worker.start()
+            sender.close()  # the worker's end: once it exits, a read here ends instead of waiting
+            receivers.append(receiver)
+            workers.append(worker)
+        own = FileShare(stream, 0, jobs, size)
+        ended = [False] * jobs
+        index = -1
+        while True:
+            index += 1
+            share = index % jobs
+            if share:
+                piece: _Piece = _received(receivers[share])
+                if piece is None:
+                    ended[share] = True
+                    break
+                report, tally = piece
+                if report:
+                    if bar is not None:
+                        bar.clear()
+                    out.write(report.decode("utf-8", "surrogatepass"))
+            else:
+                lines = own.next_piece()
+                if lines is None:
+                    break
+                tally = validate_lines(lines[1], checker, out, None if bar is None else bar.clear, start=lines[0])
+            _add(total, tally)
+            if bar is not None:
+                bar.tick(total.lines)
+        for share in range(1, jobs):  # every later piece is past the end too: each worker's next one says so
+            while not ended[share] and _received(receivers[share]) is not None:
+                pass  # pragma: no cover - only a file that grew while it was read has more
+        for worker in workers:
+            worker.join()
+    finally:
+        for worker in workers:
+            if worker.is_alive():  # pragma: no cover - only when this process stops early (Ctrl-C, a write error)
+                worker.terminate()
+                worker.join()
+        for receiver in receivers[1:]:
+            receiver.close()
+        gc.unfreeze()
+    if bar is not None:
+        bar.clear()
+    return total
+
+
+_PIPE_BYTES: Final = 1 << 20
+"""How much a worker's pipe holds where the system lets it grow (Linux): a few pieces' reports."""
+
+
+def _widen(receiver: Any) -> None:
+    """Let a worker's pipe hold `_PIPE_BYTES`, so the worker can run a few pieces ahead of this process."""
+    try:
+        import fcntl  # noqa: PLC0415 - Unix only
+
+        fcntl.fcntl(receiver.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
+    except (ImportError, AttributeError, OSError):  # pragma: no cover - not Linux, or a lower system limit
+        pass
+
+
+def _received(receiver: Any) -> _Piece:
+    """The next message of a worker: a piece, or None past the end; a worker's error is raised here."""
+    try:
+        message = receiver.recv()
+    except EOFError:
+        raise RuntimeError("a worker process of validate --jobs stopped before it was done") from None
+    if isinstance(message, BaseException):
+        raise message
+    return message  # type: ignore[no-any-return]
+
+
+def _piece_size(file_size: int, jobs: int) -> int:
+    """At most `CHUNK_BYTES`, and such that the file is whole rounds of `jobs` pieces: every share as long."""
+    rounds = max(1, -(-file_size // (CHUNK_BYTES * jobs)))
+    return max(1, -(-file_size // (rounds * jobs)))
+
+
+def _work_share(  # noqa: PLR0917 - a process's arguments
+    sender: Any,
+    setup: tuple[LineChecker | None, tuple[str, str] | None],
+    path: str,
+    share: int,
+    shares: int,
+    size: int = CHUNK_BYTES,
+) -> None:
+    """A worker's life with a regular file: open it, check its share piece by piece, send each piece's report."""
+    try:
+        _start_worker(*setup)
+        checker = _worker[0]
+        with open(path, "rb") as stream:  # its own reading position, whatever the others do
+            pieces = FileShare(stream, share, shares, size)
+            while (lines := pieces.next_piece()) is not None:
+                report = io.StringIO()
+                tally = validate_lines(lines[1], checker, report, start=lines[0])
+                sender.send((report.getvalue().encode("utf-8", "surrogatepass"), tally))
+        sender.send(None)
+    except Exception as error:  # noqa: BLE001 - handed to the parent, which raises it
+        sender.send(error)
+    finally:
+        sender.close()
+
+
+def _validate_pieces(
+    stream: BinaryIO,
+    jobs: int,
+    out: TextIO,
+    *,
+    context: Any,
+    bar: ProgressBar | None,
+    setup: tuple[LineChecker | None, tuple[str, str] | None],
+) -> Tally:
+    """`validate_in_processes` over a stream read here: pieces go to a pool of workers, reports come back in order."""
+    from concurrent.futures import Future, ProcessPoolExecutor  # noqa: PLC0415 - only a stream in processes needs it
+
+    pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker, initargs=setup)
     total = Tally()
     pending: deque[Future[tuple[str, Tally]]] = deque()
     read = 0

@@ -5,7 +5,9 @@ from __future__ import annotations
 import io
 import json
 import multiprocessing
+import os
 import signal
+import sys
 import warnings
 from pathlib import Path
 
@@ -16,6 +18,7 @@ from scopetool import Registry, tool
 from scopetool.cli import _validate
 from scopetool.cli._validate import (
     LINE_LIMIT,
+    FileShare,
     LineChecker,
     ProgressBar,
     Tally,
@@ -177,6 +180,90 @@ def test_read_chunks_skips_over_long_lines_as_read_lines_does() -> None:
     assert _pieces(data, 1 << 16) == list(read_lines(io.BytesIO(data))) == [b"first\n", None, b"last\n", None]
 
 
+def _shared_out(data: bytes, shares: int, size: int) -> list[tuple[int, bytes | None]]:
+    """The lines of `data` with their numbers, as `shares` `FileShare` pieces give them, piece by piece in order."""
+    streams = [io.BytesIO(data) for _ in range(shares)]
+    parts = [FileShare(stream, share, shares, size) for share, stream in enumerate(streams)]
+    numbered: list[tuple[int, bytes | None]] = []
+    for index in range(len(data) // size + 2):  # past the end: every share says so
+        piece = parts[index % shares].next_piece()
+        if piece is None:
+            assert all(part.next_piece() is None for part in parts)
+            return numbered
+        first, lines = piece
+        assert not numbered or not lines or first == numbered[-1][0] + 1
+        numbered.extend(enumerate(lines, first))
+    raise AssertionError("no share reached the end")
+
+
+SHARED = b"".join(LINES) + b"\n\n\r\n" + b"".join(LINES[:3]).replace(b"\n", b"\r\n") + b"last without newline"
+
+
+@pytest.mark.parametrize("shares", [1, 2, 3])
+@pytest.mark.parametrize("size", [1, 2, 7, 46, 47, 48, 64, 1 << 16])
+def test_file_shares_hold_every_line_once_with_its_number(shares: int, size: int) -> None:
+    """Pieces of any size, across any number of shares, hold the lines `read_lines` reads, each once, numbered."""
+    expected = list(enumerate(read_lines(io.BytesIO(SHARED)), 1))
+    assert _shared_out(SHARED, shares, size) == expected
+    assert _shared_out(SHARED + b"\n", shares, size) == [*expected[:-1], (len(expected), b"last without newline\n")]
+    assert _shared_out(b"", shares, size) == []
+
+
+def test_a_piece_edge_on_a_line_boundary_splits_nowhere_else() -> None:
+    """A line that starts exactly where a piece starts is that piece's; a CRLF split at the edge stays whole."""
+    data = b"a\r\nbb\r\nccc\n"  # lines start at 0, 3 and 7
+    assert FileShare(io.BytesIO(data), 1, 2, 3).next_piece() == (2, [b"bb\r\n"])  # bytes 3-5
+    assert FileShare(io.BytesIO(data), 1, 4, 2).next_piece() == (2, [b"bb\r\n"])  # bytes 2-3: the line at 3
+    assert FileShare(io.BytesIO(data), 2, 3, 2).next_piece() == (0, [])  # bytes 4-5: inside the line at 3
+    assert FileShare(io.BytesIO(data), 1, 2, 7).next_piece() == (3, [b"ccc\n"])
+    assert FileShare(io.BytesIO(data), 1, 2, 12).next_piece() is None  # past the end
+    assert FileShare(io.BytesIO(data), 1, 2, 11).next_piece() is None  # the newline before it ends the file
+    with pytest.raises(ValueError, match="a share is one of"):
+        FileShare(io.BytesIO(data), 2, 2)
+    with pytest.raises(ValueError, match="a share is one of"):
+        FileShare(io.BytesIO(data), 0, 1, LINE_LIMIT + 1)
+
+
+def test_file_shares_skip_over_long_lines_as_read_lines_does() -> None:
+    """A line over `LINE_LIMIT` bytes is one None in the piece where it starts, wherever the pieces' edges fall."""
+    long = b"x" * LINE_LIMIT
+    data = b"first\n" + long + b"\n" + long[:-1] + b"\n" + b"y" * (LINE_LIMIT + 3) + b"\nlast\n" + long + b"z"
+    expected = list(enumerate(read_lines(io.BytesIO(data)), 1))
+    assert [(number, line if line is None else line[:5]) for number, line in expected] == [
+        (1, b"first"),
+        (2, None),
+        (3, b"xxxxx"),
+        (4, None),
+        (5, b"last\n"),
+        (6, None),
+    ]
+    assert _shared_out(data, 2, 1 << 20) == expected
+    assert _shared_out(data, 3, LINE_LIMIT) == expected
+
+
+def test_jobs_split_a_file_shorter_than_the_processes(tmp_path: Path) -> None:
+    """More processes than lines, an empty file, a bad or unfinished last line: what one process finds and writes."""
+    files = {
+        "short.jsonl": b'{"name": "add", "arguments": {"a": 1}}\r\n{"name": "add", "arguments": {"a": 1, "b": 2}}',
+        "empty.jsonl": b"",
+        "bad.jsonl": b"\nnot json",
+        "tiny.jsonl": b"{}\n{}",  # the fourth piece starts past the end: a worker's end comes first
+    }
+    reports: dict[str, str] = {}
+    for name, data in files.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        serial, parallel = io.StringIO(), io.StringIO()
+        expected = validate_lines(read_lines(io.BytesIO(data)), LineChecker(REGISTRY), serial)
+        with path.open("rb") as stream, warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            found = validate_in_processes(stream, LineChecker(REGISTRY), 4, parallel)
+        assert (found, parallel.getvalue()) == (expected, serial.getvalue()), name
+        reports[name] = serial.getvalue()
+    assert reports["short.jsonl"].startswith("1: add: ") and reports["empty.jsonl"] == ""
+    assert reports["bad.jsonl"].startswith("2: unreadable: ")
+
+
 def _log(folder: Path) -> Path:
     """A log of every kind of line (one over-long), long enough for several pieces of `read_chunks`."""
     body = b"".join([*LINES, b"\n", b"not json\n", b"[1, 2]\n"] * 40)
@@ -263,3 +350,159 @@ def test_workers_that_are_not_forked_load_the_target_themselves(monkeypatch: pyt
         signal.signal(signal.SIGINT, previous)
         _validate._worker.clear()  # pyright: ignore[reportPrivateUsage]
         forget_fixture_modules()
+
+
+def test_a_share_worker_sends_each_piece_then_the_end(tmp_path: Path) -> None:
+    """A worker of a file opens it itself, loads TARGET where it is not forked, and sends each piece of its share."""
+    path = tmp_path / "calls.jsonl"
+    path.write_bytes(b'{"name": "nope"}\n' * 3 + b"x" * (_validate.CHUNK_BYTES + 10) + b'\n{"name": "nope"}')
+    receiver, sender = multiprocessing.Pipe(duplex=False)
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        target = (f"{FIXTURES / 'cli_tools.py'}:add", "auto")
+        _validate._work_share(sender, (None, target), str(path), 1, 2)  # pyright: ignore[reportPrivateUsage]
+        messages = [receiver.recv()]
+        while messages[-1] is not None:
+            messages.append(receiver.recv())
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        _validate._worker.clear()  # pyright: ignore[reportPrivateUsage]
+        forget_fixture_modules()
+        receiver.close()
+    assert len(messages) == 2  # piece 1 (from byte CHUNK_BYTES on), then the end: piece 3 is past it
+    report, tally = messages[0]
+    assert report == b'5: nope: error: tool "nope" is not available\n'
+    assert (tally.lines, tally.rejected) == (1, 1)
+
+
+def test_a_worker_error_is_raised_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker that cannot read the file hands its error over to be raised here; a worker gone silent is an error."""
+    path = tmp_path / "calls.jsonl"
+    path.write_bytes(b'{"name": "nope"}\n' * 20_000)
+
+    def unreadable(*args: object, **kwargs: object) -> object:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(_validate, "open", unreadable, raising=False)  # only a worker opens the file by name
+    with path.open("rb") as stream, warnings.catch_warnings(), pytest.raises(PermissionError, match="denied"):
+        warnings.simplefilter("ignore", DeprecationWarning)
+        validate_in_processes(stream, LineChecker(REGISTRY), 2, io.StringIO())
+    receiver, sender = multiprocessing.Pipe(duplex=False)
+    sender.close()
+    with pytest.raises(RuntimeError, match="stopped before it was done"):
+        _validate._received(receiver)  # pyright: ignore[reportPrivateUsage]
+    receiver.close()
+
+
+def test_a_share_worker_hands_over_its_error(tmp_path: Path) -> None:
+    """A worker (forked, with the checker) that cannot open the file sends the error instead of a piece."""
+    receiver, sender = multiprocessing.Pipe(duplex=False)
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        _validate._work_share(  # pyright: ignore[reportPrivateUsage]
+            sender, (LineChecker(REGISTRY), None), str(tmp_path / "gone.jsonl"), 1, 2
+        )
+        error = receiver.recv()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        _validate._worker.clear()  # pyright: ignore[reportPrivateUsage]
+        receiver.close()
+    assert isinstance(error, FileNotFoundError)
+    with pytest.raises(FileNotFoundError):
+        _validate._received(_Replay(error))  # pyright: ignore[reportPrivateUsage]
+
+
+class _Replay:
+    """A connection that gives one message."""
+
+    def __init__(self, message: object) -> None:
+        self.message = message
+
+    def recv(self) -> object:
+        """The message."""
+        return self.message
+
+
+def test_only_a_regular_file_its_path_still_names_is_shared_out(tmp_path: Path) -> None:
+    """A file removed or replaced since it was opened, or a stream without a path, is read here and handed out."""
+    path = tmp_path / "calls.jsonl"
+    path.write_bytes(b"{}\n")
+    with path.open("rb") as stream:
+        assert _validate._path_of(stream) == str(path)  # pyright: ignore[reportPrivateUsage]
+        path.unlink()
+        assert _validate._path_of(stream) is None  # pyright: ignore[reportPrivateUsage]
+        path.write_bytes(b"{}\n")
+        assert _validate._path_of(stream) is None  # pyright: ignore[reportPrivateUsage] - another file now
+    assert _validate._path_of(io.BytesIO(b"")) is None  # pyright: ignore[reportPrivateUsage]
+    with open(os.devnull, "rb") as device:
+        assert _validate._path_of(device) is None  # pyright: ignore[reportPrivateUsage] - not a regular file
+
+
+def test_a_long_stream_goes_to_the_workers_a_few_pieces_at_a_time(tmp_path: Path) -> None:
+    """Standard input (here a stream without a path) of many pieces: the report a single process writes."""
+    data = _log(tmp_path).read_bytes() + b'{"name": "add", "arguments": {"a": 1, "b": 2}}\n' * 12_000
+    serial, parallel = io.StringIO(), io.StringIO()
+    expected = validate_lines(read_lines(io.BytesIO(data)), LineChecker(REGISTRY), serial)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        found = validate_in_processes(io.BytesIO(data), LineChecker(REGISTRY), 2, parallel)
+    assert (found, parallel.getvalue()) == (expected, serial.getvalue())
+
+
+def test_a_shared_file_ticks_and_clears_the_progress_bar(tmp_path: Path) -> None:
+    """Sharing a file out, the bar is cleared before each report (this process's or a worker's) and at the end."""
+    path = tmp_path / "calls.jsonl"
+    path.write_bytes(b'{"name": "nope"}\n' * 40_000)
+    drawn = io.StringIO()
+    bar = ProgressBar(drawn)
+    out = io.StringIO()
+    with path.open("rb") as stream, warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        found = validate_in_processes(stream, LineChecker(REGISTRY), 2, out, bar=bar)
+    assert found.rejected == 40_000 and out.getvalue().count("\n") == 40_000
+    assert out.getvalue().splitlines()[-1].startswith("40000: nope: ")
+    assert not bar._shown  # pyright: ignore[reportPrivateUsage]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the pipe size is Linux's")
+def test_a_worker_pipe_holds_a_few_pieces_reports() -> None:
+    """On Linux, a worker's pipe is widened to 1 MiB, so the worker need not wait for each report to be read."""
+    import fcntl
+
+    receiver, sender = multiprocessing.Pipe(duplex=False)
+    try:
+        _validate._widen(receiver)  # pyright: ignore[reportPrivateUsage]
+        assert fcntl.fcntl(receiver.fileno(), fcntl.F_GETPIPE_SZ) == 1 << 20
+    finally:
+        receiver.close()
+        sender.close()
+
+
+def test_spawned_workers_load_the_target_and_share_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where processes are spawned, not forked, a file is still shared out: each worker loads TARGET itself."""
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    path = tmp_path / "calls.jsonl"
+    path.write_bytes(b'{"name": "add", "arguments": {"a": 1}}\n' * 8_000)
+    serial, parallel = io.StringIO(), io.StringIO()
+    expected = validate_lines(read_lines(io.BytesIO(path.read_bytes())), LineChecker(REGISTRY), serial)
+    try:
+        with path.open("rb") as stream:
+            target = (f"{FIXTURES / 'cli_tools.py'}:add", "auto")
+            found = validate_in_processes(stream, LineChecker(REGISTRY), 2, parallel, target=target)
+    finally:
+        forget_fixture_modules()
+    assert (found, parallel.getvalue()) == (expected, serial.getvalue())
+    assert found.rejected == 8_000
+
+
+def test_pieces_make_whole_rounds_so_every_share_is_as_long() -> None:
+    """Pieces are at most `CHUNK_BYTES`, and each process's share of the file's bytes is as long, within a few."""
+    chunk = _validate.CHUNK_BYTES
+    for file_size in (0, 1, 100, chunk, 2 * chunk + 1, 10_288_882, 1 << 30):
+        for jobs in (2, 3, 8):
+            size = _validate._piece_size(file_size, jobs)  # pyright: ignore[reportPrivateUsage]
+            assert 1 <= size <= chunk
+            shares = [0] * jobs
+            for index, low in enumerate(range(0, file_size, size)):
+                shares[index % jobs] += min(size, file_size - low)
+            assert max(shares) - min(shares) <= max(jobs * -(-file_size // (chunk * jobs)), 100 // jobs + 1)
