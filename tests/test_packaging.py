@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -91,3 +92,35 @@ def _run_fresh(code: str) -> list[str]:
     )
     assert result.returncode == 0, result.stderr
     return result.stdout.split()
+
+
+_OUTWARD = ("cli", "driver", "integrations", "mcp", "mcp_server", "otel", "providers")
+
+
+def _scopetool_imports(path: Path) -> set[str]:
+    """The scopetool subpackages and modules a source file imports, at its top or inside functions."""
+    package = path.relative_to(ROOT).parent.parts  # ("scopetool",) or ("scopetool", "mcp") ...
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                parts = [*base[1:], *(node.module or "").split(".")] if node.module else list(base[1:])
+                names = [parts[0]] if parts and parts[0] else [alias.name for alias in node.names]
+            elif (node.module or "").startswith("scopetool."):
+                names = [(node.module or "").split(".")[1]]
+            else:
+                continue
+            found.update(names)
+        elif isinstance(node, ast.Import):
+            found.update(a.name.split(".")[1] for a in node.names if a.name.startswith("scopetool."))
+    return found
+
+
+def test_the_core_never_imports_outward_and_mcp_never_imports_the_cli() -> None:
+    """No core module imports a provider, server, driver, CLI or integration; the MCP package no CLI module."""
+    core = [path for path in (ROOT / "scopetool").glob("_*.py") if path.name != "__main__.py"]  # __main__ runs the CLI
+    outward = {path.name: sorted(_scopetool_imports(path) & set(_OUTWARD)) for path in core}
+    assert {name: found for name, found in outward.items() if found} == {}
+    mcp = {path.name: "cli" in _scopetool_imports(path) for path in (ROOT / "scopetool" / "mcp").glob("*.py")}
+    assert mcp and not any(mcp.values()), mcp

@@ -25,10 +25,10 @@ from .._binding import Binding
 from .._func import Func
 from .._json import JsonObject, is_array, is_object
 from .._registry import Registry
+from .._target import load_registry
 from ..providers import ProviderError
 from ..providers._transform import subschemas
 from ._common import PROVIDERS, STRICT_PROVIDERS, ExitCode, export_tools, stdout
-from ._target import load_registry
 
 __all__ = ["ALL", "Finding", "lint", "run"]
 

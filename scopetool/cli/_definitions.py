@@ -7,8 +7,8 @@ from typing import Any
 
 from .._definition import Definition
 from .._json import loads_exact
+from .._target import load_registry
 from ._common import STRICT_PROVIDERS, ExitCode, UsageError, dump_json, export_tools, say, stdout
-from ._target import load_registry
 
 __all__ = ["export_options", "neutral", "run"]
 

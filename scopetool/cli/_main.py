@@ -11,6 +11,7 @@ from typing import Final, NoReturn
 
 from .. import __version__
 from .._stdio import reserved_stdout
+from .._target import TargetError
 from . import _pins
 from ._common import PROVIDERS, ExitCode, UsageError, say
 
@@ -194,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with reserved_stdout():
             try:
                 return run(args)
-            except UsageError as error:
+            except (UsageError, TargetError) as error:  # a TARGET that names nothing usable is a usage error
                 say(str(error))
                 return ExitCode.USAGE
             except KeyboardInterrupt:

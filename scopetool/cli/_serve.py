@@ -9,8 +9,8 @@ import sys
 from typing import Any, Final
 
 from .._stdio import reserved_stdin
+from .._target import load_registry
 from ._common import ExitCode, UsageError, describe, say
-from ._target import load_registry
 
 __all__ = ["MISSING_SDK", "http_address", "import_problem", "run"]
 

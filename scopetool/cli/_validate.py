@@ -46,9 +46,9 @@ from .._errors import InvalidInvocationError
 from .._json import MAX_INPUT_BYTES, is_object, parse_lenient, syntax_problem, value_span
 from .._registry import Registry
 from .._rejection import InputRejection, classify_input_rejection
+from .._target import load_registry
 from ..providers import Export, ProviderError, ToolCall, UnknownToolError, outcome_output
 from ._common import PROVIDERS, ExitCode, UsageError, export_tools, provider_function, stdout
-from ._target import load_registry
 
 __all__ = [
     "BLANK",

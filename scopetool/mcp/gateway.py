@@ -54,6 +54,7 @@ from .._json import MAX_INPUT_BYTES, syntax_problem
 from .._outcome import Failure, classify_failure
 from .._output import Result
 from .._registry import Registry
+from .._target import TargetError, load_object, load_registry
 from ..providers._common import ToolCall
 from .client import ConnectError, MCPClient, ServerSpec, connect, server_spec
 from .pins import PinError, PinFile
@@ -761,16 +762,13 @@ def _assemble(
 
 
 def _policies(config: GatewayConfig) -> dict[str | None, Authorizer]:
-    from ..cli._common import UsageError  # noqa: PLC0415 - the CLI's loader is the one users know
-    from ..cli._target import load_object  # noqa: PLC0415
-
     found: dict[str | None, Authorizer] = {}
     for target in (config.policy, *(section.policy for section in config.sections)):
         if target is None or target in found:
             continue
         try:
             policy = load_object(target)
-        except UsageError as error:
+        except TargetError as error:
             raise ConfigError(f"policy: {error}") from None
         if not callable(policy):
             raise ConfigError(f"policy: {target!r} is {type(policy).__name__}, not a function")
@@ -779,15 +777,12 @@ def _policies(config: GatewayConfig) -> dict[str | None, Authorizer]:
 
 
 def _local_tools(config: GatewayConfig) -> list[Binding]:
-    from ..cli._common import UsageError  # noqa: PLC0415
-    from ..cli._target import load_registry  # noqa: PLC0415
-
     bindings: list[Binding] = []
     for section in config.sections:
         for target in section.targets:
             try:
                 bindings.extend(load_registry(target))
-            except UsageError as error:
+            except TargetError as error:
                 raise ConfigError(f"{LOCAL}.tools: {error}") from None
     return bindings
 

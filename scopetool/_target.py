@@ -1,4 +1,7 @@
-"""TARGET: ``module:attr`` or ``path/to/file.py:attr``, naming a Registry, a tool or a list of tools."""
+"""TARGET: ``module:attr`` or ``path/to/file.py:attr``, naming a Registry, a tool or a list of tools.
+
+The one loader of the user's tools by name, shared by the command line and the MCP gateway's config.
+"""
 
 from __future__ import annotations
 
@@ -10,12 +13,21 @@ from pathlib import Path
 from types import ModuleType
 from typing import TypeGuard, cast
 
-from .._binding import Binding, Tool
-from .._errors import DuplicateToolError, InvalidToolError
-from .._registry import Registry
-from ._common import UsageError, describe
+from ._binding import Binding, Tool
+from ._errors import DuplicateToolError, InvalidToolError
+from ._registry import Registry
 
-__all__ = ["load_object", "load_registry"]
+__all__ = ["TargetError", "load_object", "load_registry"]
+
+
+class TargetError(Exception):
+    """A TARGET that names nothing usable; its message is one line that says what and where."""
+
+
+def _describe(error: BaseException) -> str:
+    """``Type: message`` of the user's exception, on one line (the type alone when the message is empty)."""
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 def load_registry(target: str) -> Registry:
@@ -24,7 +36,7 @@ def load_registry(target: str) -> Registry:
     The target is loaded as `load_object` loads it.
 
     Raises:
-        UsageError: the target is malformed, cannot be imported, lacks the attribute, or is not a
+        TargetError: the target is malformed, cannot be imported, lacks the attribute, or is not a
             Registry, a tool or a list of tools (or its tools cannot be registered together).
     """
     return _registry(load_object(target), target)
@@ -37,11 +49,11 @@ def load_object(target: str) -> object:
     imports work); a module target is imported with the current directory on ``sys.path``.
 
     Raises:
-        UsageError: the target is malformed, cannot be imported, or lacks the attribute.
+        TargetError: the target is malformed, cannot be imported, or lacks the attribute.
     """
     location, colon, attribute = target.rpartition(":")
     if not colon or not location or not all(part.isidentifier() for part in attribute.split(".")):
-        raise UsageError(f"TARGET {target!r} must be module:attr or path/to/file.py:attr")
+        raise TargetError(f"TARGET {target!r} must be module:attr or path/to/file.py:attr")
     if location.endswith(".py") or "/" in location or os.sep in location:
         module = _load_file(location)
     else:
@@ -51,30 +63,30 @@ def load_object(target: str) -> object:
         try:
             value = getattr(value, part)
         except AttributeError:
-            raise UsageError(f"{location!r} has no attribute {attribute!r}") from None
+            raise TargetError(f"{location!r} has no attribute {attribute!r}") from None
         except Exception as error:  # noqa: BLE001 - a property or __getattr__ of the user's may raise anything
-            raise UsageError(f"reading {attribute!r} of {location!r} raised {describe(error)}") from None
+            raise TargetError(f"reading {attribute!r} of {location!r} raised {_describe(error)}") from None
     return value
 
 
 def _load_file(location: str) -> ModuleType:
     path = Path(location)
     if not path.is_file():
-        raise UsageError(f"cannot load {location!r}: no such file")
+        raise TargetError(f"cannot load {location!r}: no such file")
     directory = str(path.resolve().parent)
     if directory not in sys.path:
         sys.path.insert(0, directory)
     name = path.stem if path.stem.isidentifier() and path.stem not in sys.modules else "_scopetool_target"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
-        raise UsageError(f"cannot load {location!r} as a Python module")
+        raise TargetError(f"cannot load {location!r} as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # registered first, as an import would: pydantic resolves annotations through it
     try:
         spec.loader.exec_module(module)
     except (Exception, SystemExit) as error:  # noqa: BLE001 - the user's module may raise anything while it runs
         del sys.modules[name]
-        raise UsageError(f"importing {location!r} raised {describe(error)}") from None
+        raise TargetError(f"importing {location!r} raised {_describe(error)}") from None
     return module
 
 
@@ -87,10 +99,10 @@ def _import(location: str) -> ModuleType:
     except ModuleNotFoundError as error:
         missing = error.name or ""
         if missing and (location == missing or location.startswith(missing + ".")):
-            raise UsageError(f"no module named {missing!r} (looked in the current directory and sys.path)") from None
-        raise UsageError(f"importing {location!r} raised {describe(error)}") from None
+            raise TargetError(f"no module named {missing!r} (looked in the current directory and sys.path)") from None
+        raise TargetError(f"importing {location!r} raised {_describe(error)}") from None
     except (Exception, SystemExit) as error:  # noqa: BLE001 - the user's module may raise anything while it runs
-        raise UsageError(f"importing {location!r} raised {describe(error)}") from None
+        raise TargetError(f"importing {location!r} raised {_describe(error)}") from None
 
 
 def _registry(value: object, target: str) -> Registry:
@@ -107,12 +119,12 @@ def _registry(value: object, target: str) -> Registry:
                 if listed
                 else f"{target!r} must name a Registry, a tool or a list of tools"
             )
-            raise UsageError(f"{what}, not {type(item).__name__}{hint}")
+            raise TargetError(f"{what}, not {type(item).__name__}{hint}")
         tools.append(item)
     try:
         return Registry(*tools)
     except (InvalidToolError, DuplicateToolError) as error:  # binding reports what a definition() raised
-        raise UsageError(f"{target!r}: {error}") from None
+        raise TargetError(f"{target!r}: {error}") from None
 
 
 def _is_tool(item: object) -> TypeGuard[Binding | Tool]:
