@@ -148,6 +148,12 @@ ADMISSION_LIMITS = {"small": 1.0, "medium": 1.05, "invalid": 1.05, "large": 1.3}
 """prepare's time over pydantic-ai's, at most (issue 20): valid small and medium calls, rejections, large documents."""
 
 
+def figure(value: float, limit: float, unit: str = "x") -> str:
+    """`value` to two decimals, or to three where two would show it as the limit itself."""
+    digits = 3 if f"{value:.2f}" == f"{limit:.2f}" and value != limit else 2
+    return f"{value:.{digits}f}{unit}" if unit == "x" else f"{value:.{digits}f} {unit}"
+
+
 def targets(rows: list[dict[str, Any]], results: dict[str, Any], turns: dict[str, Any] | None = None) -> list[str]:
     """Markdown: each performance target of the project, the figure this run measured, and met or not."""
     lines = ["| target | measured | met |", "|---|---:|:---:|"]
@@ -155,8 +161,7 @@ def targets(rows: list[dict[str, Any]], results: dict[str, Any], turns: dict[str
         lines += turn.targets(turns["rows"]) + turn.more_targets(turns["hops"], turns["request"], turns.get("parts"))
 
     def line(target: str, value: float, limit: float, unit: str = "x") -> None:
-        shown = f"{value:.2f}{unit}" if unit == "x" else f"{value:.2f} {unit}"
-        lines.append(f"| {target} | {shown} | {'yes' if value <= limit else '**no**'} |")
+        lines.append(f"| {target} | {figure(value, limit, unit)} | {'yes' if value <= limit else '**no**'} |")
 
     for row in rows:
         ns, case = row["ns"], row["case"]
@@ -226,10 +231,10 @@ def bulk_targets(figures: dict[str, Any]) -> list[str]:
     if "validate" in figures:
         for what, value, limit, more in validate.targets(figures["validate"]):
             met = value >= limit if more else value <= limit
-            lines.append(f"| {what} | {value:.2f}x | {'yes' if met else '**no**'} |")
+            lines.append(f"| {what} | {figure(value, limit)} | {'yes' if met else '**no**'} |")
     if "cold_start" in figures:
         for what, value, limit in cold_start.targets(figures["cold_start"]):
-            lines.append(f"| {what} | {value:.2f}x | {'yes' if value <= limit else '**no**'} |")
+            lines.append(f"| {what} | {figure(value, limit)} | {'yes' if value <= limit else '**no**'} |")
     return lines
 
 
