@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from callgrind import count_steps
+from pages import replace_between
 
 from scopetool import Binding, CallContext, Registry, Request, tool
 
@@ -178,10 +179,7 @@ def report(quick: bool) -> str:
 
 def write_docs(text: str) -> None:
     """Put the table between the markers of docs/concepts/context.md."""
-    page = DOCS.read_text(encoding="utf-8")
-    head, rest = page.split(START, 1)
-    _, tail = rest.split(END, 1)
-    DOCS.write_text(f"{head}{START}\n\n{text.strip()}\n\n{END}{tail}", encoding="utf-8")
+    replace_between(DOCS, START, END, f"\n\n{text.strip()}\n\n")
 
 
 def main() -> None:

@@ -29,6 +29,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from pages import replace_between
 
 HERE = Path(__file__).resolve().parent
 DOCS = HERE.parent / "docs" / "mcp-gateway.md"
@@ -135,12 +136,7 @@ def _npm_version() -> str:
 
 def write_docs(report: str) -> None:
     """Replace the figures between the markers of docs/mcp-gateway.md."""
-    text = DOCS.read_text(encoding="utf-8")
-    before, start, rest = text.partition(START)
-    _, end, after = rest.partition(END)
-    if not start or not end:
-        raise SystemExit(f"{DOCS}: the markers are missing")
-    DOCS.write_text(f"{before}{START}\n{report}{END}{after}", encoding="utf-8")
+    replace_between(DOCS, START, END, f"\n{report}")
 
 
 def main() -> None:

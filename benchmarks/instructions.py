@@ -32,6 +32,7 @@ from typing import Any
 import peers
 from admission import ADMISSION_PATH, CASES, pure_prepare
 from callgrind import count_steps
+from pages import replace_between
 
 HERE = Path(__file__).resolve().parent
 DOCS = HERE.parent / "docs" / "benchmarks.md"
@@ -122,10 +123,7 @@ def table(rows: list[dict[str, Any]]) -> list[str]:
 
 def write_docs(text: str) -> None:
     """Put the table between this script's markers in docs/benchmarks.md."""
-    page = DOCS.read_text(encoding="utf-8")
-    head, rest = page.split(START, 1)
-    _, tail = rest.split(END, 1)
-    DOCS.write_text(f"{head}{START}\n\n{text.strip()}\n\n{END}{tail}", encoding="utf-8")
+    replace_between(DOCS, START, END, f"\n\n{text.strip()}\n\n")
 
 
 def main() -> None:

@@ -27,6 +27,7 @@ from pathlib import Path
 from types import ModuleType
 
 from callgrind import count_steps
+from pages import replace_between
 
 HERE = Path(__file__).resolve().parent
 DOCS = HERE.parent / "docs" / "integrations" / "index.md"
@@ -202,10 +203,7 @@ def report(quick: bool) -> str:
 
 def write_docs(text: str) -> None:
     """Put the generated section between the markers of docs/integrations/index.md."""
-    page = DOCS.read_text(encoding="utf-8")
-    head, rest = page.split(START, 1)
-    _, tail = rest.split(END, 1)
-    DOCS.write_text(f"{head}{START}\n\n{text.strip()}\n\n{END}{tail}", encoding="utf-8")
+    replace_between(DOCS, START, END, f"\n\n{text.strip()}\n\n")
 
 
 def main() -> None:

@@ -36,6 +36,7 @@ import overhead
 import peers
 import turn
 import validate
+from pages import replace_between
 
 HERE = Path(__file__).resolve().parent
 DOCS = HERE.parent / "docs"
@@ -273,15 +274,12 @@ def bulk_sections(figures: dict[str, Any]) -> list[str]:
 def write_docs(text: str, png: Path | None, docs: Path) -> None:
     """Put the report between the markers of docs/benchmarks.md, and the chart beside it."""
     page = docs / "benchmarks.md"
-    current = page.read_text(encoding="utf-8")
-    head, rest = current.split(START, 1)
-    _, tail = rest.split(END, 1)
     lines = text.split("\n")[1:]  # the report less its own title, and its sections one level down
     body = "\n".join(
         "#" + line if line.startswith("## ") else line for line in lines if not line.startswith("Chart: ")
     ).strip("\n")
     body = body.replace("(report.png)", "(benchmarks/report.png)")
-    page.write_text(f"{head}{START}\n\n{body.rstrip()}\n\n{END}{tail}", encoding="utf-8")
+    replace_between(page, START, END, f"\n\n{body.rstrip()}\n\n")
     if png is not None:
         (docs / "benchmarks").mkdir(exist_ok=True)
         shutil.copyfile(png, docs / "benchmarks" / "report.png")

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from callgrind import count_steps
+from pages import replace_between
 
 from scopetool import Binding, Request, bind, tool
 from scopetool._timeout import UNDER_TIMEOUT
@@ -171,12 +172,7 @@ def tables(ns: dict[str, float], instructions: dict[str, float] | None) -> list[
 
 def write_docs(lines: list[str]) -> None:
     """Replace the figures between the markers in the docs page."""
-    text = DOCS.read_text(encoding="utf-8")
-    head, found, rest = text.partition(START)
-    _, ended, tail = rest.partition(END)
-    if not found or not ended:
-        raise SystemExit(f"{DOCS}: the markers are missing")
-    DOCS.write_text(head + START + "\n" + "\n".join(lines) + "\n" + END + tail, encoding="utf-8")
+    replace_between(DOCS, START, END, "\n" + "\n".join(lines) + "\n")
 
 
 def main() -> None:

@@ -39,6 +39,7 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.trace import NoOpTracerProvider
+from pages import replace_between
 
 from scopetool import Admission, Binding, Invocation, Registry, Request, Result, tool
 from scopetool import _observe as observe
@@ -212,10 +213,7 @@ def report(quick: bool) -> str:
 
 def write_docs(text: str) -> None:
     """Put the generated section between the markers of docs/tracing.md."""
-    page = DOCS.read_text(encoding="utf-8")
-    head, rest = page.split(START, 1)
-    _, tail = rest.split(END, 1)
-    DOCS.write_text(f"{head}{START}\n\n{text.strip()}\n\n{END}{tail}", encoding="utf-8")
+    replace_between(DOCS, START, END, f"\n\n{text.strip()}\n\n")
 
 
 def main(argv: list[str] | None = None) -> None:
