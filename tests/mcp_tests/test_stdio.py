@@ -550,9 +550,12 @@ def test_the_stdin_reader_leaves_nothing_unawaited_when_its_loop_has_closed() ->
                 return line
         raise AssertionError("no line")
 
+    earlier = set(threading.enumerate())  # readers of earlier tests' streams may still be blocked
     os.write(write_end, b"one\n")
     assert asyncio.run(first_line()) == b"one\n"
-    (reader,) = (thread for thread in threading.enumerate() if thread.name == "scopetool-stdin")
+    (reader,) = (
+        thread for thread in threading.enumerate() if thread.name == "scopetool-stdin" and thread not in earlier
+    )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         os.write(write_end, b"two\n")  # the reader hands this line to a loop that is gone
