@@ -450,7 +450,7 @@ def _nothing() -> None:
 
 
 def _mint() -> Callable[[], Any]:
-    from scopetool.driver._driver import KeyMinter
+    from scopetool.driver._identity import KeyMinter
 
     key = KeyMinter(b"s" * 32).key
     return lambda: key("run-1", "call_1", 0)

@@ -21,9 +21,8 @@ from ._driver import (
     ResultMessage,
     RetryBudgetExceededError,
     Turn,
-    call_digest,
-    mint_key,
 )
+from ._identity import call_digest, mint_key
 from ._records import StoredCauseError
 
 __all__ = [

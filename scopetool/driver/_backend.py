@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias, final, runtime_checkable
 
 from .._binding import Binding
@@ -13,6 +13,7 @@ from .._input import Continuation, InputRequest
 from .._outcome import Failure
 from .._output import Result
 from ..providers._common import invocation_outcome
+from ._identity import call_digest
 from ._records import Record, decode_outcome, interrupted_record, is_input, outcome_record, record_request, run_request
 
 __all__ = ["AdmittedCall", "Backend", "CallState", "Conflict", "Finished", "MemoryBackend", "Waiting"]
@@ -21,16 +22,28 @@ __all__ = ["AdmittedCall", "Backend", "CallState", "Conflict", "Finished", "Memo
 @final
 @dataclass(frozen=True, slots=True)
 class AdmittedCall:
-    """One call the driver admitted and hands to a backend: its identity, digest, binding and invocation."""
+    """One call the driver admitted and hands to a backend: its key, binding and invocation, and their digest."""
 
     key: IdempotencyKey
     """The call's idempotency key (the driver minted it; the invocation carries it too)."""
-    digest: str
-    """SHA-256 (hex) of the tool name and the canonical admitted arguments."""
     binding: Binding
     """The binding that admitted the invocation."""
     invocation: Invocation
     """The admitted first attempt of the call."""
+    _digest: str | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def digest(self) -> str:
+        """`call_digest` of the tool name and the admitted arguments, worked out the first time it is read.
+
+        A backend reads it to tell a replay of a key from a conflict: a durable one when it stores the
+        call, the memory backend only when a key comes again, so a call run once is never digested.
+        """
+        digest = self._digest
+        if digest is None:
+            digest = call_digest(self.binding.name, self.invocation.arguments)
+            _set_digest(self, digest)
+        return digest
 
     @property
     def name(self) -> str:
@@ -61,17 +74,17 @@ class Finished:
 # hot path builds one of each per call (tests check these build what the constructors build).
 _new = object.__new__
 _set_key = AdmittedCall.__dict__["key"].__set__
-_set_digest = AdmittedCall.__dict__["digest"].__set__
+_set_digest = AdmittedCall.__dict__["_digest"].__set__
 _set_binding = AdmittedCall.__dict__["binding"].__set__
 _set_invocation = AdmittedCall.__dict__["invocation"].__set__
 _set_outcome = Finished.__dict__["outcome"].__set__
 
 
-def new_admitted_call(key: IdempotencyKey, digest: str, binding: Binding, invocation: Invocation) -> AdmittedCall:
-    """``AdmittedCall(key, digest, binding, invocation)``, built without its __init__."""
+def new_admitted_call(key: IdempotencyKey, binding: Binding, invocation: Invocation) -> AdmittedCall:
+    """``AdmittedCall(key, binding, invocation)``, built without its __init__."""
     call = _new(AdmittedCall)
     _set_key(call, key)
-    _set_digest(call, digest)
+    _set_digest(call, None)
     _set_binding(call, binding)
     _set_invocation(call, invocation)
     return call

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -12,19 +10,17 @@ from enum import StrEnum
 from types import ModuleType
 from typing import Any, Final, TypeAlias, cast, final
 
-from jiter import LosslessFloat
-
 from .. import _observe
 from .._contract import Admission, IdempotencyKey
 from .._definition import Effect
 from .._errors import InvalidInvocationError, ScopetoolError
 from .._input import InputRequest
-from .._json import canonical_json, loads_exact
 from .._outcome import Failure, FailureKind
 from .._output import Result
 from .._registry import Registry
 from ..providers._common import ToolCall, UnknownToolError
 from ._backend import AdmittedCall, Backend, CallState, Conflict, Finished, MemoryBackend, Waiting, new_admitted_call
+from ._identity import KeyMinter, json_quote
 
 __all__ = [
     "CallResult",
@@ -35,8 +31,6 @@ __all__ = [
     "ResultMessage",
     "RetryBudgetExceededError",
     "Turn",
-    "call_digest",
-    "mint_key",
 ]
 
 logger: Final = logging.getLogger("scopetool.driver")
@@ -212,133 +206,6 @@ def _admission(key: IdempotencyKey) -> Admission:
     return admission
 
 
-def mint_key(secret: bytes, run_id: str, call_id: str | None, position: int) -> IdempotencyKey:
-    """The idempotency key of one call: HMAC-SHA256 of the run and the call, as lowercase base32 text.
-
-    A call with a provider id is named by it; a call without one (Ollama's) by its position in the turn.
-    The key is opaque: it reveals nothing of the run or the call to whoever receives it.
-    """
-    return KeyMinter(secret).key(run_id, call_id, position)
-
-
-class KeyMinter:
-    """Mints `mint_key`'s keys under one secret, with the secret's HMAC state computed once (copied per key).
-
-    The key is HMAC-SHA256 (RFC 2104) of the compact ASCII JSON ``["id", run_id, call_id]`` (or
-    ``["position", run_id, position]``), in unpadded lowercase base32: the same text for the same
-    secret, run and call, in every version (durable backends store keys).
-    """
-
-    __slots__ = ("_inner", "_outer")
-
-    def __init__(self, secret: bytes) -> None:
-        # RFC 2104 with its two hash states kept: SHA-256 of the padded key XOR ipad, and XOR opad. A
-        # key is then two copies, two updates and two digests (what `hmac` does, less its Python layer).
-        block = (hashlib.sha256(secret).digest() if len(secret) > _BLOCK else bytes(secret)).ljust(_BLOCK, b"\0")
-        self._inner: Final = hashlib.sha256(block.translate(_IPAD))
-        self._outer: Final = hashlib.sha256(block.translate(_OPAD))
-
-    def key(self, run_id: str, call_id: str | None, position: int) -> IdempotencyKey:
-        """The key of one call (see `mint_key`)."""
-        return self.key_in_run(_json_quote(run_id), call_id, position)
-
-    def key_in_run(self, quoted_run_id: str, call_id: str | None, position: int) -> IdempotencyKey:
-        """The key of one call, the run id already quoted as JSON text (a turn quotes it once)."""
-        # json.dumps's own string quoting, without its encoder setup: the same bytes.
-        if call_id is not None:
-            identity = f'["id",{quoted_run_id},{_json_quote(call_id)}]'
-        else:
-            identity = f'["position",{quoted_run_id},{int.__repr__(position)}]'
-        inner = self._inner.copy()
-        inner.update(identity.encode("ascii"))
-        outer = self._outer.copy()
-        outer.update(inner.digest())
-        return _key_text(outer.digest())
-
-
-_BLOCK: Final = 64
-"""SHA-256's block size in bytes: an HMAC key longer than it is hashed first (RFC 2104)."""
-_IPAD: Final = bytes(byte ^ 0x36 for byte in range(256))
-_OPAD: Final = bytes(byte ^ 0x5C for byte in range(256))
-
-
-_json_quote: Final[Callable[[str], str]] = json.encoder.encode_basestring_ascii
-
-
-def _base32(digest: bytes) -> str:
-    """A SHA-256 digest as unpadded lowercase base32 (`base64.b32encode`'s digits), in a few C-level steps.
-
-    The 256 bits, zero-padded to 52 five-bit digits (the top 12 of 64 zero), are moved apart to one
-    digit a byte by six halvings (each moves the upper half of every block of digits up), and the
-    bytes are translated to the alphabet.
-    """
-    bits = int.from_bytes(digest, "big") << 4
-    for keep, move, shift in _SPREAD_STEPS:
-        bits = bits & keep | (bits & move) << shift
-    return bits.to_bytes(64, "big")[12:].translate(_BASE32_ALPHABET).decode("ascii")
-
-
-def _spread_steps() -> tuple[tuple[int, int, int], ...]:
-    """Per halving, from blocks of 64 digits down to 2: (bits that stay, bits that move, how far)."""
-    steps: list[tuple[int, int, int]] = []
-    for level in range(6, 0, -1):
-        half = 1 << (level - 1)  # digits in each block's upper half
-        move = 0
-        for block in range(64 >> level):  # blocks are already 8 bits a digit apart
-            move |= ((1 << (5 * half)) - 1) << (block * 8 * (1 << level) + 5 * half)
-        steps.append((((1 << 512) - 1) & ~move, move, 3 * half))  # 5-bit digits to 8-bit slots
-    return tuple(steps)
-
-
-_SPREAD_STEPS: Final = _spread_steps()
-_BASE32_ALPHABET: Final = bytes.maketrans(bytes(range(32)), b"abcdefghijklmnopqrstuvwxyz234567")
-
-
-def _base32_in_c() -> Callable[[bytes], str] | None:
-    """`scopetool._speedups.base32` (the same text as `_base32`), unless the C extension is missing or turned off."""
-    from .._contract import SPEEDUPS  # noqa: PLC0415 - read once, at import
-
-    if not SPEEDUPS:
-        return None
-    from .. import _speedups  # noqa: PLC0415 - present when SPEEDUPS is set
-
-    return _speedups.base32
-
-
-_base32_text: Final[Callable[[bytes], str]] = _base32_in_c() or _base32
-"""A digest as the key's text: in C where scopetool._speedups is installed, else `_base32`."""
-_key_text: Final = cast("Callable[[bytes], IdempotencyKey]", _base32_text)
-"""`_base32_text`, typed as making keys (an `IdempotencyKey` is its text; calling the NewType costs a call)."""
-
-
-def call_digest(name: str, arguments: bytes) -> str:
-    """SHA-256 (hex) of a tool name and admitted arguments in canonical JSON (member order and spacing ignored)."""
-    prefix = name.encode("ascii") + b"\x00"
-    value = loads_exact(arguments)
-    if _canonical is not None:
-        text = _canonical(prefix, value, LosslessFloat)
-        if text is not None:
-            return hashlib.sha256(text).hexdigest()
-    return hashlib.sha256(prefix + canonical_json(value)).hexdigest()
-
-
-def _canonical_in_c() -> Callable[[bytes, Any, type], bytes | None] | None:
-    """`scopetool._speedups.canonical`, unless the C extension is missing or turned off.
-
-    It gives the prefix and `canonical_json`'s bytes, or None where only that encoder can say.
-    """
-    from .._contract import SPEEDUPS  # noqa: PLC0415 - read once, at import
-
-    if not SPEEDUPS:
-        return None
-    from .. import _speedups  # noqa: PLC0415 - present when SPEEDUPS is set
-
-    return _speedups.canonical
-
-
-_canonical: Final = _canonical_in_c()
-
-
 @final
 class Driver:
     """Runs a model turn's tool calls: resolve, admit, call, classify, under keys minted for the run.
@@ -439,7 +306,7 @@ class Driver:
         minter = self._minter
         if minter is None:
             minter = self._minter = KeyMinter(await self._backend.secret())
-        key_in_run, quoted_run_id = minter.key_in_run, _json_quote(run_id)
+        key_in_run, quoted_run_id = minter.key_in_run, json_quote(run_id)
         resolve = self._registry.resolve
         results: list[CallResult | None] = [None] * len(calls)
         admitted: list[tuple[int, AdmittedCall]] = []
@@ -460,9 +327,7 @@ class Driver:
             except InvalidInvocationError as error:
                 results[position] = self._rejection(run_id, call, key, error)
                 continue
-            admitted.append(
-                (position, new_admitted_call(key, call_digest(call.name, invocation.arguments), binding, invocation))
-            )
+            admitted.append((position, new_admitted_call(key, binding, invocation)))
         if len(admitted) == 1:  # one call to run: no segments to cut, no tasks to start
             position, admitted_call = admitted[0]
             state = await self._backend.start(admitted_call)

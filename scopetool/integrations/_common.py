@@ -15,7 +15,7 @@ from .._binding import Binding, Tool
 from .._contract import IdempotencyKey
 from .._output import Result
 from .._registry import Registry
-from ..driver._driver import KeyMinter
+from ..driver._identity import KeyMinter
 from ..providers._common import outcome_output, output_text
 
 __all__ = ["CallKeys", "Tools", "registry_of", "shown"]

@@ -220,14 +220,14 @@ def test_keys_are_base32_of_the_digest_for_any_digest() -> None:
     import os
 
     from scopetool._contract import SPEEDUPS
-    from scopetool.driver._driver import _base32, _base32_text  # pyright: ignore[reportPrivateUsage]
+    from scopetool.driver._identity import _base32, _base32_text  # pyright: ignore[reportPrivateUsage]
 
     assert (_base32_text is _base32) is not SPEEDUPS  # the C one where the extension is installed
     for digest in [bytes(32), b"\xff" * 32, *(os.urandom(32) for _ in range(500))]:
         expected = base64.b32encode(digest).decode("ascii").rstrip("=").lower()
         assert _base32(digest) == expected
         assert _base32_text(digest) == expected
-    from scopetool.driver._driver import _base32_in_c  # pyright: ignore[reportPrivateUsage]
+    from scopetool.driver._identity import _base32_in_c  # pyright: ignore[reportPrivateUsage]
 
     assert (_base32_in_c() is None) is not SPEEDUPS
     if SPEEDUPS:  # the C one takes any length
@@ -295,7 +295,7 @@ def test_digests_are_the_canonical_forms_whichever_encoder(value: Any, ascii_onl
     parsed = loads_exact(raw)
     expected = hashlib.sha256(b"add\x00" + canonical_json(parsed)).hexdigest()
     assert call_digest("add", raw) == expected
-    from scopetool.driver._driver import _canonical  # pyright: ignore[reportPrivateUsage]
+    from scopetool.driver._identity import _canonical  # pyright: ignore[reportPrivateUsage]
 
     if _canonical is not None:
         text = _canonical(b"add\x00", parsed, LosslessFloat)
@@ -308,7 +308,7 @@ def test_the_c_encoder_leaves_what_it_cannot_order_or_type_to_python() -> None:
 
     from scopetool._contract import SPEEDUPS
     from scopetool._json import canonical_json
-    from scopetool.driver._driver import _canonical  # pyright: ignore[reportPrivateUsage]
+    from scopetool.driver._identity import _canonical  # pyright: ignore[reportPrivateUsage]
 
     assert (_canonical is None) is not SPEEDUPS
     if _canonical is None:
@@ -674,7 +674,7 @@ def test_the_hot_paths_constructors_build_what_the_dataclasses_build() -> None:
     call = ToolCall(id="c", request=Request(name="echo", arguments='{"text": "hi"}'))
     outcome = Result(output=Output.from_text("hi"))
     built = [
-        (new_admitted_call(key, "d", binding, invocation), AdmittedCall(key, "d", binding, invocation)),
+        (new_admitted_call(key, binding, invocation), AdmittedCall(key, binding, invocation)),
         (new_finished(outcome), Finished(outcome)),
         (_done(call, key, outcome), CallResult(call, key, CallStatus.DONE, outcome)),
     ]
@@ -687,10 +687,58 @@ def test_the_hot_paths_constructors_build_what_the_dataclasses_build() -> None:
             setattr(fast, dataclasses.fields(slow)[0].name, None)
 
 
+async def test_the_memory_backend_digests_a_call_only_when_its_key_comes_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A call run once is never digested; a replay digests both calls once each, and a conflict is still caught."""
+    from scopetool.driver import _backend
+
+    digested: list[tuple[str, bytes]] = []
+
+    def counted(name: str, arguments: bytes) -> str:
+        digested.append((name, arguments))
+        return call_digest(name, arguments)
+
+    monkeypatch.setattr(_backend, "call_digest", counted)
+
+    @tool(effect=Effect.SAFE)
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    driver = Driver(Registry(add))
+    first = [ToolCall(id="c1", request=Request(name="add", arguments='{"a": 1, "b": 2}'))]
+    assert (await driver.run("run", first)).results[0].status is CallStatus.DONE
+    assert digested == []
+    assert (await driver.run("run", first)).results[0].status is CallStatus.DONE  # a replay: the stored outcome
+    assert digested == [("add", b'{"a": 1, "b": 2}')] * 2
+    other = [ToolCall(id="c1", request=Request(name="add", arguments='{"b": 2, "a": 5}'))]
+    assert (await driver.run("run", other)).results[0].status is CallStatus.REFUSED
+    assert digested[2:] == [("add", b'{"b": 2, "a": 5}')]  # the stored call's digest was kept
+
+
+def test_an_admitted_calls_digest_is_worked_out_once() -> None:
+    """`AdmittedCall.digest` is `call_digest` of its name and arguments, the same object at every read."""
+    from scopetool.driver import AdmittedCall
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    binding = Registry(add).resolve("add")
+    assert binding is not None
+    invocation = binding.contract.prepare(Request(name="add", arguments='{"b":2, "a":1}'))
+    call = AdmittedCall(IdempotencyKey("k"), binding, invocation)
+    assert "_digest" not in repr(call)
+    digest = call.digest
+    assert digest == call_digest("add", b'{"a": 1, "b": 2}')
+    assert call.digest is digest
+    assert call == AdmittedCall(IdempotencyKey("k"), binding, invocation)  # the kept digest is not compared
+
+
 def test_keys_fall_back_to_the_pure_base32_without_the_extension(monkeypatch: pytest.MonkeyPatch) -> None:
     """With the C prepare off (SCOPETOOL_PURE_PYTHON=1, or no extension), keys are not written in C either."""
     from scopetool import _contract
-    from scopetool.driver._driver import _base32_in_c  # pyright: ignore[reportPrivateUsage]
+    from scopetool.driver._identity import _base32_in_c  # pyright: ignore[reportPrivateUsage]
 
     monkeypatch.setattr(_contract, "SPEEDUPS", False)
     assert _base32_in_c() is None
@@ -699,7 +747,7 @@ def test_keys_fall_back_to_the_pure_base32_without_the_extension(monkeypatch: py
 def test_digests_fall_back_to_the_python_encoder_without_the_extension(monkeypatch: pytest.MonkeyPatch) -> None:
     """With the C prepare off (SCOPETOOL_PURE_PYTHON=1, or no extension), digests are not encoded in C either."""
     from scopetool import _contract
-    from scopetool.driver._driver import _canonical_in_c  # pyright: ignore[reportPrivateUsage]
+    from scopetool.driver._identity import _canonical_in_c  # pyright: ignore[reportPrivateUsage]
 
     monkeypatch.setattr(_contract, "SPEEDUPS", False)
     assert _canonical_in_c() is None
