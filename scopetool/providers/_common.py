@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -416,7 +416,8 @@ def _outcome_of(error: BaseException) -> BaseException:
     """`error` as a call's outcome; raised again when it is not the call's to report."""
     if isinstance(error, GeneratorExit):
         raise error  # the coroutine itself is being closed
-    if isinstance(error, asyncio.CancelledError):
+    asyncio = sys.modules.get("asyncio")  # not imported here: a CancelledError means asyncio is loaded
+    if asyncio is not None and isinstance(error, asyncio.CancelledError):
         task = asyncio.current_task()
         if task is not None and task.cancelling():
             raise error  # the caller's cancellation, not the tool's doing

@@ -7,6 +7,7 @@ import json
 import multiprocessing
 import os
 import signal
+import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -506,3 +507,28 @@ def test_pieces_make_whole_rounds_so_every_share_is_as_long() -> None:
             for index, low in enumerate(range(0, file_size, size)):
                 shares[index % jobs] += min(size, file_size - low)
             assert max(shares) - min(shares) <= max(jobs * -(-file_size // (chunk * jobs)), 100 // jobs + 1)
+
+
+_LOADED_BY_VALIDATE = """
+import sys
+from scopetool.cli import main
+code = main(["validate", "tools.py:registry", "calls.jsonl"])
+print(code, [name for name in ("asyncio", "multiprocessing", "concurrent.futures") if name in sys.modules],
+      file=sys.stderr)
+"""
+
+
+def test_validate_without_jobs_loads_no_event_loop_and_no_processes(tmp_path: Path) -> None:
+    """Checking a file in one process imports neither asyncio nor multiprocessing nor concurrent.futures."""
+    (tmp_path / "tools.py").write_text(
+        "from scopetool import Registry, tool\n\n\n@tool\ndef add(a: int, b: int) -> int:\n"
+        '    """Add two integers."""\n    return a + b\n\n\nregistry = Registry(add)\n',
+        encoding="utf-8",
+    )
+    (tmp_path / "calls.jsonl").write_text(
+        '{"name": "add", "arguments": {"a": 1, "b": 2}}\n{"name": "add", "arguments": {"a": "1"}}\n', encoding="utf-8"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", _LOADED_BY_VALIDATE], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert result.stderr.splitlines()[-1] == "1 []"  # exit 1: one line was rejected

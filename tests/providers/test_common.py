@@ -531,3 +531,16 @@ def test_a_number_beyond_a_double_in_parsed_arguments_is_refused_not_nulled() ->
     sent = client.messages.create(model="claude-sonnet-4-6", max_tokens=512, messages=[])
     with pytest.raises(ProviderError, match=r"content\[1\]: tool_use input is not JSON"):
         anthropic.parse_tool_calls(sent)
+
+
+def test_an_outcome_is_sorted_without_asyncio_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no asyncio in the process (a loop of another library), an error is the call's outcome, not raised."""
+    import sys
+
+    from scopetool.providers._common import _outcome_of  # pyright: ignore[reportPrivateUsage]
+
+    monkeypatch.delitem(sys.modules, "asyncio")
+    error = ValueError("boom")
+    assert _outcome_of(error) is error
+    with pytest.raises(GeneratorExit):
+        _outcome_of(GeneratorExit())
