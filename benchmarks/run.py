@@ -363,6 +363,7 @@ def measure_turn(args: argparse.Namespace) -> dict[str, Any]:
         "parts": parts,
         "hops": turn.hops(args.rounds, args.target),
         "request": turn.request_cost(args.rounds, args.target),
+        "collector": turn.collector_cost(args.rounds, args.target),
     }
 
 
@@ -491,6 +492,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.rounds, args.target, args.imports = 3, 0.01, 3
+    args.out.mkdir(parents=True, exist_ok=True)
     if args.render is not None:
         figures = json.loads(args.render.read_text(encoding="utf-8"))
     elif args.turn_only is not None:

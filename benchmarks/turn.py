@@ -585,6 +585,58 @@ def request_cost(rounds: int, target: float) -> dict[str, float]:
     return interleaved_medians(runners_, rounds, target)
 
 
+# What collecting the Driver's store costs its turn.
+
+COLLECTOR_CASE = "async/openai-chat/1"
+COLLECTOR_OFF = "driver, collector off"
+KEPT = "objects kept a turn"
+
+
+def collector_cost(rounds: int, target: float) -> dict[str, float]:
+    """Median µs per turn of `COLLECTOR_CASE`: the plain loop, the Driver, the Driver with the collector off;
+    and how many objects the collector tracks the Driver keeps a turn (`KEPT`).
+
+    The Driver's memory backend keeps every call for replays (`_driver` renews the store every 4096
+    turns), and the garbage collector walks what is kept; the third runner is the same Driver with
+    ``gc`` disabled during its own batches, so the difference is what collecting costs its turn.
+    """
+    kind, provider, size = COLLECTOR_CASE.split("/")
+    payload = message(provider, int(size))
+    made = {BASE: _scopetool(kind, provider), "driver": _driver(kind, provider), COLLECTOR_OFF: _driver(kind, provider)}
+
+    async def batch(label: str, count: int) -> float:
+        if label == COLLECTOR_OFF:
+            gc.disable()
+        try:
+            return await _batch(made[label], payload, count) / count / 1000
+        finally:
+            gc.enable()
+
+    async def run() -> dict[str, float]:
+        for label in made:
+            await batch(label, 20)
+        counts = {label: await _calibrate(turn, payload, target) for label, turn in made.items()}
+        samples: dict[str, list[float]] = {label: [] for label in made}
+        for index in range(rounds):
+            for label in list(made) if index % 2 == 0 else list(made)[::-1]:
+                samples[label].append(await batch(label, counts[label]))
+        return {label: statistics.median(values) for label, values in samples.items()}
+
+    async def kept() -> float:  # objects the collector tracks, left per turn by a fresh Driver
+        turn = _driver(kind, provider)
+        await turn(payload)
+        gc.collect()
+        before = len(gc.get_objects())
+        for _ in range(1000):
+            await turn(payload)
+        gc.collect()
+        return (len(gc.get_objects()) - before) / 1000
+
+    _settled()
+    medians = asyncio.run(run())
+    return {**medians, KEPT: asyncio.run(kept())}
+
+
 def ratio(value: float) -> str:
     """Two decimals below 10x, one above."""
     return f"{value:.2f}x" if value < 10 else f"{value:.1f}x"
@@ -703,20 +755,34 @@ def shortfalls(turns: dict[str, Any]) -> list[str]:
     driver = rows.get("async/openai-chat/1", {}).get("instructions", {}).get("driver")
     if slow_driver and MINT in parts and DIGEST in parts and base and driver:
         mint, digest = parts[MINT], parts[DIGEST]
-        rest = driver - base - mint - digest
+        rest = driver - base - mint
         lines.append(
             f"- Why the Driver misses: beyond the plain loop, it mints each call's key ({mint:,.0f} instructions: "
-            "HMAC-SHA256 of the call's identity, two copies of hashlib's keyed states, in base32) and digests its "
-            f"arguments ({digest:,.0f}: the strict parse, the canonical JSON and SHA-256 that let a durable backend "
-            "tell a replay from a conflict). The key and the digest alone are "
-            f"{(mint + digest) / base:.0%} of a whole plain one-call turn ({base:,.0f} instructions, async tool, "
-            "OpenAI Chat), where the target leaves 50% for everything the Driver adds; both are the same bytes in "
-            "every backend and version (durable stores keep them), so they are computed for every call. The rest, "
+            "HMAC-SHA256 of the call's identity, two copies of hashlib's keyed states, in base32), "
+            f"{mint / base:.0%} of a whole plain one-call turn ({base:,.0f} instructions, async tool, OpenAI Chat); "
+            "keys are the same text in every backend and version (durable stores keep them), so every call gets "
+            f"one. The digest of a call's arguments ({digest:,.0f} instructions) is not on this path: the memory "
+            "backend works it out only when a key comes again. The rest, "
             f"{rest:,.0f} instructions ({rest / base:.0%}), is the Driver's own Python: the admission under the "
-            "minted key, the admitted call and its entry in the backend's store (kept for replays, so the garbage "
-            "collector walks it), the backend's coroutine, the call's result and the `Turn`."
+            "minted key, the admitted call and its entry in the backend's store, the backend's coroutine, the "
+            f"call's result and the `Turn`.{_collecting(turns.get('collector'))}"
         )
     return lines + _why_sync_turns_miss(turns)
+
+
+def _collecting(collector: dict[str, float] | None) -> str:
+    """A sentence on what collecting the Driver's store costs its turn (`collector_cost`), or nothing."""
+    if not collector:
+        return ""
+    plain, driver, off = collector[BASE], collector["driver"], collector[COLLECTOR_OFF]
+    return (
+        f" By time the Driver weighs more than by instructions, because what it keeps for replays (every call's "
+        f"entry, admitted call, invocation and outcome: {collector[KEPT]:.0f} objects the garbage collector "
+        f"tracks, a turn of one call) is walked by its collections: on {COLLECTOR_CASE}, measured on its own, "
+        f"the Driver took {driver:.1f} µs a turn against the "
+        f"plain loop's {plain:.1f} µs ({driver / plain:.2f}x), and {off:.1f} µs ({off / plain:.2f}x) with the "
+        f"collector off during its batches."
+    )
 
 
 def _why_sync_turns_miss(turns: dict[str, Any]) -> list[str]:
@@ -813,6 +879,10 @@ def main() -> None:
         rows, notes, parts = measure(args.rounds, args.target, None if args.quick else args.calls)
         lines += [*table(rows), "", *(skipped(notes) or ["Every peer ran."]), "", *targets(rows), ""]
         lines += [*parts_table(parts), ""]
+        if "driver" in MAKERS and (not args.runners or "driver" in args.runners.split(",")):
+            collector = collector_cost(args.rounds, args.target)
+            lines += [f"- {COLLECTOR_CASE}, {label}: {value:.1f}" for label, value in collector.items()]
+            lines += [""]
     if args.only in (None, "hops"):
         measured_hops = hops(args.rounds, args.target)
         lines += [*hops_table(measured_hops), "", *more_targets(measured_hops, None), ""]
