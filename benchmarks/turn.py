@@ -776,12 +776,11 @@ def _collecting(collector: dict[str, float] | None) -> str:
         return ""
     plain, driver, off = collector[BASE], collector["driver"], collector[COLLECTOR_OFF]
     return (
-        f" By time the Driver weighs more than by instructions, because what it keeps for replays (every call's "
-        f"entry, admitted call, invocation and outcome: {collector[KEPT]:.0f} objects the garbage collector "
-        f"tracks, a turn of one call) is walked by its collections: on {COLLECTOR_CASE}, measured on its own, "
-        f"the Driver took {driver:.1f} µs a turn against the "
-        f"plain loop's {plain:.1f} µs ({driver / plain:.2f}x), and {off:.1f} µs ({off / plain:.2f}x) with the "
-        f"collector off during its batches."
+        f" What the Driver keeps for replays (each call's outcome, name and arguments: {collector[KEPT]:.0f} "
+        "objects the garbage collector tracks, a turn of one call) is walked by its collections: on "
+        f"{COLLECTOR_CASE}, measured on its own, the Driver took {driver:.1f} µs a turn against the plain loop's "
+        f"{plain:.1f} µs ({driver / plain:.2f}x), and {off:.1f} µs ({off / plain:.2f}x) with the collector off "
+        "during its batches."
     )
 
 

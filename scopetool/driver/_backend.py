@@ -150,7 +150,8 @@ class _Entry:
     def __init__(self, call: AdmittedCall) -> None:
         self.call = call
         self.finished: Finished | None = None
-        """The state of a call that completed with a result: kept as it is (a `Result` has no private cause)."""
+        """The state of a call that completed with a result, for the tasks that waited on this entry (the
+        store keeps the call as `_Completed` from then on; a `Result` has no private cause)."""
         self.record: Record | None = None
         """The latest record otherwise: the final error outcome, or the input request the call waits on."""
         self.answer: Continuation | None = None
@@ -159,6 +160,12 @@ class _Entry:
         """Whether a task runs the call now."""
         self.waiters: asyncio.Future[None] | None = None
         """Done when the running attempt ends: made by the first task that waits for it, if any does."""
+
+
+_Completed: TypeAlias = tuple[Result, str, bytes]
+"""What the memory backend keeps of a call that completed with a result: the result, the tool name and
+the admitted arguments (for the digest a replay is checked against). Less memory, and fewer objects for
+the garbage collector to walk, than the call's `_Entry` with its admitted call and invocation."""
 
 
 @final
@@ -194,7 +201,7 @@ class MemoryBackend:
 
     def __init__(self) -> None:
         self._secret = secrets.token_bytes(32)
-        self._calls: dict[str, _Entry] = {}
+        self._calls: dict[str, _Entry | _Completed] = {}
 
     async def secret(self) -> bytes:
         """A random secret drawn when the backend was made (its store lives no longer)."""
@@ -202,9 +209,13 @@ class MemoryBackend:
 
     async def start(self, call: AdmittedCall) -> CallState:
         """Run `call`, resume it with its accepted answer, or return what it already came to."""
-        entry = self._calls.get(call.key)
+        key = call.key
+        entry = self._calls.get(key)
         if entry is None:
-            entry = self._calls[call.key] = _Entry(call)
+            entry = self._calls[key] = _Entry(call)
+        elif isinstance(entry, tuple):
+            result, name, arguments = entry
+            return new_finished(result) if call_digest(name, arguments) == call.digest else Conflict()
         elif entry.call.digest != call.digest:
             return Conflict()
         while entry.running:  # another task runs this call: share its outcome
@@ -221,8 +232,9 @@ class MemoryBackend:
             if entry.answer is None:
                 outcome = await invocation_outcome(call.binding, call.invocation)
                 if isinstance(outcome, Result) and outcome.input_request is None:
-                    entry.finished = new_finished(outcome)
-                    return entry.finished
+                    entry.finished = finished = new_finished(outcome)
+                    self._calls[key] = (outcome, call.name, call.invocation.arguments)
+                    return finished
                 entry.record = outcome_record(call.name, outcome)
             else:
                 admission = Admission(idempotency_key=call.key, continuation=entry.answer)
@@ -243,7 +255,12 @@ class MemoryBackend:
     async def answer(self, key: IdempotencyKey, response: Any) -> bool:
         """Accept the answer to the request `key` waits on; the next start resumes the call with it."""
         entry = self._calls.get(key)
-        if entry is None or entry.record is None or not is_input(entry.record) or entry.answer is not None:
+        if (
+            not isinstance(entry, _Entry)
+            or entry.record is None
+            or not is_input(entry.record)
+            or entry.answer is not None
+        ):
             return False
         entry.answer = record_request(entry.record).continuation(response)
         return True

@@ -688,7 +688,7 @@ def test_the_hot_paths_constructors_build_what_the_dataclasses_build() -> None:
 
 
 async def test_the_memory_backend_digests_a_call_only_when_its_key_comes_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A call run once is never digested; a replay digests both calls once each, and a conflict is still caught."""
+    """A call run once is never digested; a replay digests the stored and the new call, and a conflict is caught."""
     from scopetool.driver import _backend
 
     digested: list[tuple[str, bytes]] = []
@@ -706,13 +706,14 @@ async def test_the_memory_backend_digests_a_call_only_when_its_key_comes_again(m
 
     driver = Driver(Registry(add))
     first = [ToolCall(id="c1", request=Request(name="add", arguments='{"a": 1, "b": 2}'))]
-    assert (await driver.run("run", first)).results[0].status is CallStatus.DONE
-    assert digested == []
+    done = (await driver.run("run", first)).results[0]
+    assert done.status is CallStatus.DONE and digested == []
+    assert not await driver.answer(done.key, True)  # a completed call waits on nothing
     assert (await driver.run("run", first)).results[0].status is CallStatus.DONE  # a replay: the stored outcome
     assert digested == [("add", b'{"a": 1, "b": 2}')] * 2
     other = [ToolCall(id="c1", request=Request(name="add", arguments='{"b": 2, "a": 5}'))]
     assert (await driver.run("run", other)).results[0].status is CallStatus.REFUSED
-    assert digested[2:] == [("add", b'{"b": 2, "a": 5}')]  # the stored call's digest was kept
+    assert digested[2:] == [("add", b'{"a": 1, "b": 2}'), ("add", b'{"b": 2, "a": 5}')]
 
 
 def test_an_admitted_calls_digest_is_worked_out_once() -> None:
