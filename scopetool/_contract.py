@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -43,6 +42,7 @@ from ._json import (
     may_hold_non_finite,
     parse_checked,
 )
+from ._native import speedups
 from ._output import Result
 from ._rejection import InputRejection
 from ._schema import is_dict
@@ -636,15 +636,10 @@ def _install_speedups() -> bool:
     so does a second import of this module (``importlib.reload``): the C method is bound to the
     classes of the first.
     """
-    if os.environ.get("SCOPETOOL_PURE_PYTHON", "") not in ("", "0"):
+    extension = speedups()
+    if extension is None or extension.installed():
         return False
-    try:
-        from . import _speedups  # noqa: PLC0415 - optional, compiled at install where a C compiler is found
-    except ImportError:
-        return False
-    if _speedups.installed():
-        return False
-    method = _speedups.install(
+    method = extension.install(
         contract=Contract,
         invocation=Invocation,
         request=Request,

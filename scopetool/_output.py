@@ -10,6 +10,7 @@ from typing import Any, Final, TypeAlias, cast, final
 from ._errors import InvalidOutputError
 from ._input import InputRequest
 from ._json import loads_exact, may_hold_non_finite, syntax_problem
+from ._native import build, slots
 
 __all__ = ["ContentBlock", "MediaBlock", "Output", "Result", "TextBlock"]
 
@@ -133,9 +134,8 @@ class Output:
             raise InvalidOutputError(f"output: text must be str, not {type(text).__name__}")
         if not text:
             return cls()
-        block = _new(TextBlock)
-        _set(block, "text", text)  # checked above: a non-empty str is a valid text block
-        return _assembled((block,), None)
+        block = build(TextBlock, _TEXT_BLOCK, text)  # checked above: a non-empty str is a valid text block
+        return build(Output, _OUTPUT, (block,), None)
 
     @classmethod
     def from_json(cls, raw: str | bytes) -> Output:
@@ -162,16 +162,9 @@ class Output:
         return None if self.details is None else loads_exact(self.details)
 
 
-_new = object.__new__
-_set = object.__setattr__
-
-
 def _assembled(content: tuple[ContentBlock, ...], details: bytes | None) -> Output:
     """An Output from parts already known to be valid (the frozen dataclass's checks skipped)."""
-    output = _new(Output)
-    _set(output, "content", content)
-    _set(output, "details", details)
-    return output
+    return build(Output, _OUTPUT, content, details)
 
 
 def serialized_output(data: bytes) -> Output:
@@ -230,25 +223,15 @@ class Result:
 
 def completed(output: Output) -> Result:
     """The completed `Result` of `output`, which is an `Output` by construction (the checks skipped)."""
-    result = _new(Result)
-    _set_result_output(result, output)
-    _set_input_request(result, None)
-    return result
+    return build(Result, _RESULT, output, None)
 
 
 def completed_details(data: bytes) -> Result:
     """The completed `Result` of JSON details known to be one finite RFC 7493 document (nothing checked)."""
-    output = _new(Output)
-    _set_content(output, ())
-    _set_details(output, data)
-    result = _new(Result)
-    _set_result_output(result, output)
-    _set_input_request(result, None)
-    return result
+    return build(Result, _RESULT, build(Output, _OUTPUT, (), data), None)
 
 
-# The slots' own setters: they write a frozen instance's fields, as ``object.__setattr__`` does, for less.
-_set_content: Final = Output.__dict__["content"].__set__
-_set_details: Final = Output.__dict__["details"].__set__
-_set_result_output: Final = Result.__dict__["output"].__set__
-_set_input_request: Final = Result.__dict__["input_request"].__set__
+# The slots `build` writes, as the frozen dataclasses' own __init__ writes them, for less.
+_TEXT_BLOCK: Final = slots(TextBlock, "text")
+_OUTPUT: Final = slots(Output, "content", "details")
+_RESULT: Final = slots(Result, "output", "input_request")

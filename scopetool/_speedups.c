@@ -1227,6 +1227,36 @@ static PyObject *install(PyObject *module, PyObject *args, PyObject *kwargs)
     return PyDescr_NewMethod(the.contract, &the.method);
 }
 
+static PyObject *build(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    /* build(cls, members, *values): a new cls made without its __init__, member descriptor members[i]
+     * set to values[i] (what scopetool._native builds in Python, without a Python call per slot). */
+    if (nargs < 2 || !PyType_Check(args[0]) || !PyTuple_CheckExact(args[1])
+        || PyTuple_GET_SIZE(args[1]) != nargs - 2) {
+        PyErr_SetString(PyExc_TypeError, "build(cls, members, *values) takes a class, a tuple and one value a member");
+        return NULL;
+    }
+    PyTypeObject *type = (PyTypeObject *)args[0];
+    PyObject *instance = type->tp_alloc(type, 0);
+    if (instance == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < nargs - 2; i++) {
+        PyObject *member = PyTuple_GET_ITEM(args[1], i);
+        descrsetfunc set = Py_TYPE(member)->tp_descr_set;
+        if (set == NULL) {
+            PyErr_Format(PyExc_TypeError, "build() members are slot descriptors, not %.100s", Py_TYPE(member)->tp_name);
+            Py_DECREF(instance);
+            return NULL;
+        }
+        if (set(member, instance, args[i + 2]) < 0) {
+            Py_DECREF(instance);
+            return NULL;
+        }
+    }
+    return instance;
+}
+
 static PyObject *installed(PyObject *module, PyObject *unused)
 {
     return PyBool_FromLong(the.installed);
@@ -1246,6 +1276,9 @@ static PyMethodDef methods[] = {
     {"canonical", (PyCFunction)(void (*)(void))canonical, METH_FASTCALL,
      "canonical(prefix, value, lossless_float, /)\n--\n\nThe prefix and the canonical JSON of a parsed value, "
      "as scopetool._json.canonical_json writes it; None where that encoder must do it."},
+    {"build", (PyCFunction)(void (*)(void))build, METH_FASTCALL,
+     "build(cls, members, /, *values)\n--\n\nA new cls made without its __init__, each slot descriptor of members "
+     "set to its value."},
     {"installed", installed, METH_NOARGS, "installed()\n--\n\nWhether install() has run in this process."},
     {"install", (PyCFunction)(void (*)(void))install, METH_VARARGS | METH_KEYWORDS,
      "Resolve the classes and slots once; return the C `prepare` as a method descriptor of the contract class."},

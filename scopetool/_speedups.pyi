@@ -1,6 +1,8 @@
 """Types of the optional C module `scopetool._speedups` (see `_speedups.c`)."""
 
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 def scan(raw: str | bytes, /) -> bool:
     """Whether the module vouches for `raw`, a text a JSON parser accepted (False means only "cannot tell").
@@ -21,6 +23,9 @@ def base32(digest: bytes, /) -> str:
 
 def canonical(prefix: bytes, value: Any, lossless_float: type, /) -> bytes | None:
     """`prefix` and `canonical_json(value)`'s bytes; None where only that encoder can say (the driver's digest)."""
+
+def build(cls: type[T], members: tuple[Any, ...], /, *values: Any) -> T:
+    """A new `cls` made without its ``__init__``, each slot descriptor of `members` set to its value in turn."""
 
 def installed() -> bool:
     """Whether `install` has run in this process (it runs once)."""

@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import secrets
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeAlias, final, runtime_checkable
+from typing import Any, Final, Protocol, TypeAlias, final, runtime_checkable
 
 from .._binding import Binding
 from .._contract import Admission, IdempotencyKey, Invocation
 from .._input import Continuation, InputRequest
+from .._native import build, slots
 from .._outcome import Failure
 from .._output import Result
 from ..providers._common import invocation_outcome
@@ -70,31 +71,21 @@ class Finished:
     outcome: Result | Failure
 
 
-# Every field's slot written as the frozen dataclasses' own __init__ writes it, for less: the driver's
+# The slots `build` writes, as the frozen dataclasses' own __init__ writes them, for less: the driver's
 # hot path builds one of each per call (tests check these build what the constructors build).
-_new = object.__new__
-_set_key = AdmittedCall.__dict__["key"].__set__
+_ADMITTED_CALL: Final = slots(AdmittedCall, "key", "binding", "invocation", "_digest")
+_FINISHED: Final = slots(Finished, "outcome")
 _set_digest = AdmittedCall.__dict__["_digest"].__set__
-_set_binding = AdmittedCall.__dict__["binding"].__set__
-_set_invocation = AdmittedCall.__dict__["invocation"].__set__
-_set_outcome = Finished.__dict__["outcome"].__set__
 
 
 def new_admitted_call(key: IdempotencyKey, binding: Binding, invocation: Invocation) -> AdmittedCall:
     """``AdmittedCall(key, binding, invocation)``, built without its __init__."""
-    call = _new(AdmittedCall)
-    _set_key(call, key)
-    _set_digest(call, None)
-    _set_binding(call, binding)
-    _set_invocation(call, invocation)
-    return call
+    return build(AdmittedCall, _ADMITTED_CALL, key, binding, invocation, None)
 
 
 def new_finished(outcome: Result | Failure) -> Finished:
     """``Finished(outcome)``, built without its __init__."""
-    state = _new(Finished)
-    _set_outcome(state, outcome)
-    return state
+    return build(Finished, _FINISHED, outcome)
 
 
 @final
@@ -162,6 +153,9 @@ class _Entry:
         """Done when the running attempt ends: made by the first task that waits for it, if any does."""
 
 
+_ENTRY: Final = slots(_Entry, "call", "finished", "record", "answer", "running", "waiters")
+"""The slots of an `_Entry` in its ``__init__``'s order, for `build` (a test checks it builds what ``_Entry`` does)."""
+
 _Completed: TypeAlias = tuple[Result, str, bytes]
 """What the memory backend keeps of a call that completed with a result: the result, the tool name and
 the admitted arguments (for the digest a replay is checked against). Less memory, and fewer objects for
@@ -212,7 +206,7 @@ class MemoryBackend:
         key = call.key
         entry = self._calls.get(key)
         if entry is None:
-            entry = self._calls[key] = _Entry(call)
+            entry = self._calls[key] = build(_Entry, _ENTRY, call, None, None, None, False, None)  # _Entry(call)
         elif isinstance(entry, tuple):
             result, name, arguments = entry
             return new_finished(result) if call_digest(name, arguments) == call.digest else Conflict()
@@ -233,7 +227,7 @@ class MemoryBackend:
                 outcome = await invocation_outcome(call.binding, call.invocation)
                 if isinstance(outcome, Result) and outcome.input_request is None:
                     entry.finished = finished = new_finished(outcome)
-                    self._calls[key] = (outcome, call.name, call.invocation.arguments)
+                    self._calls[key] = (outcome, call.binding.name, call.invocation.arguments)
                     return finished
                 entry.record = outcome_record(call.name, outcome)
             else:

@@ -15,6 +15,7 @@ from .._contract import Admission, IdempotencyKey
 from .._definition import Effect
 from .._errors import InvalidInvocationError, ScopetoolError
 from .._input import InputRequest
+from .._native import build, slots
 from .._outcome import Failure, FailureKind
 from .._output import Result
 from .._registry import Registry
@@ -111,23 +112,12 @@ class CallResult:
 
 _FINISHED: Final = frozenset((CallStatus.DONE, CallStatus.REFUSED, CallStatus.EXHAUSTED))
 
-_new = object.__new__
-_set_call = CallResult.__dict__["call"].__set__
-_set_key = CallResult.__dict__["key"].__set__
-_set_status = CallResult.__dict__["status"].__set__
-_set_outcome = CallResult.__dict__["outcome"].__set__
-_set_request = CallResult.__dict__["request"].__set__
+_CALL_RESULT: Final = slots(CallResult, "call", "key", "status", "outcome", "request")
 
 
 def _done(call: ToolCall, key: IdempotencyKey, outcome: Result | BaseException) -> CallResult:
     """``CallResult(call, key, CallStatus.DONE, outcome)``, built without its __init__ (one per call)."""
-    result = _new(CallResult)
-    _set_call(result, call)
-    _set_key(result, key)
-    _set_status(result, CallStatus.DONE)
-    _set_outcome(result, outcome)
-    _set_request(result, None)
-    return result
+    return build(CallResult, _CALL_RESULT, call, key, CallStatus.DONE, outcome, None)
 
 
 @final
@@ -186,24 +176,18 @@ def _incomplete(result: CallResult) -> IncompleteTurnError:
     )
 
 
-_set_results = Turn.__dict__["results"].__set__
-_set_admission_key = Admission.__dict__["idempotency_key"].__set__
-_set_admission_continuation = Admission.__dict__["continuation"].__set__
+_TURN: Final = slots(Turn, "results")
+_ADMISSION: Final = slots(Admission, "idempotency_key", "continuation")
 
 
 def _turn(results: tuple[CallResult, ...]) -> Turn:
     """``Turn(results)``, built without its __init__ (one per turn)."""
-    turn = _new(Turn)
-    _set_results(turn, results)
-    return turn
+    return build(Turn, _TURN, results)
 
 
 def _admission(key: IdempotencyKey) -> Admission:
     """``Admission(idempotency_key=key)`` for a key the driver minted (a str), built without its checks."""
-    admission = _new(Admission)
-    _set_admission_key(admission, key)
-    _set_admission_continuation(admission, None)
-    return admission
+    return build(Admission, _ADMISSION, key, None)
 
 
 @final
@@ -331,8 +315,14 @@ class Driver:
         if len(admitted) == 1:  # one call to run: no segments to cut, no tasks to start
             position, admitted_call = admitted[0]
             state = await self._backend.start(admitted_call)
-            results[position] = self._result(calls[position], admitted_call, state)
-            return _turn(cast("tuple[CallResult, ...]", tuple(results)))  # every position has its result now
+            if type(state) is Finished:  # as `_result` has it, less a call: the common case
+                outcome = state.outcome
+                results[position] = build(
+                    CallResult, _CALL_RESULT, calls[position], admitted_call.key, CallStatus.DONE, outcome, None
+                )
+            else:
+                results[position] = self._result(calls[position], admitted_call, state)
+            return build(Turn, _TURN, tuple(results))  # every position has its result now
         held = False
         for segment in self._segments(admitted):
             if held:

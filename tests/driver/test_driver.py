@@ -382,6 +382,17 @@ async def test_unknown_tools_and_rejected_arguments_are_error_results(driver: Dr
     assert log.events == ["start read r", "end read r"]
 
 
+async def test_each_result_carries_its_own_calls_key(driver: Driver) -> None:
+    """The one call that runs, followed by one that cannot, gets its own key in its result, not the last one's."""
+    turn = await driver.run("run-1", [call("read"), call("nope")])
+    secret = await driver.backend.secret()
+    assert [r.key for r in turn.results] == [
+        mint_key(secret, "run-1", "call_read", 0),
+        mint_key(secret, "run-1", "call_nope", 1),
+    ]
+    assert texts(turn) == ["read r", 'error: tool "nope" is not available']
+
+
 async def test_error_outcomes_keep_only_what_the_model_may_see(
     driver: Driver, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -659,7 +670,15 @@ def test_the_hot_paths_constructors_build_what_the_dataclasses_build() -> None:
     """Every field set, equal to the dataclass's own construction (a field added later and missed fails here)."""
     import dataclasses
 
-    from scopetool.driver._backend import AdmittedCall, Finished, new_admitted_call, new_finished
+    from scopetool._native import build
+    from scopetool.driver._backend import (  # pyright: ignore[reportPrivateUsage]
+        _ENTRY,
+        AdmittedCall,
+        Finished,
+        _Entry,
+        new_admitted_call,
+        new_finished,
+    )
     from scopetool.driver._driver import CallResult, CallStatus, _done  # pyright: ignore[reportPrivateUsage]
 
     @tool
@@ -685,6 +704,12 @@ def test_the_hot_paths_constructors_build_what_the_dataclasses_build() -> None:
         assert fast == slow
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(fast, dataclasses.fields(slow)[0].name, None)
+    fast_entry = build(_Entry, _ENTRY, built[0][0], None, None, None, False, None)
+    slow_entry = _Entry(built[0][0])
+    assert set(_Entry.__slots__) == {member.__name__ for member in _ENTRY}
+    assert [getattr(fast_entry, name) for name in _Entry.__slots__] == [
+        getattr(slow_entry, name) for name in _Entry.__slots__
+    ]
 
 
 async def test_the_memory_backend_digests_a_call_only_when_its_key_comes_again(monkeypatch: pytest.MonkeyPatch) -> None:
