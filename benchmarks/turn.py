@@ -756,8 +756,21 @@ def shortfalls(turns: dict[str, Any]) -> list[str]:
     if slow_driver and MINT in parts and DIGEST in parts and base and driver:
         mint, digest = parts[MINT], parts[DIGEST]
         rest = driver - base - mint
+        counted = [
+            (row["instructions"]["driver"] / row["instructions"][BASE], case)
+            for case, row in rows.items()
+            if {"driver", BASE} <= set(row.get("instructions") or {})
+        ]
+        most, most_case = max(counted)
+        within = (
+            f"by instructions every case is within the target (the most: {most:.2f}x, {most_case}); by time, "
+            f"{', '.join(slow_driver)} {'is' if len(slow_driver) == 1 else 'are'} not. "
+            if most <= 1.5
+            else ""
+        )
         lines.append(
-            f"- Why the Driver misses: beyond the plain loop, it mints each call's key ({mint:,.0f} instructions: "
+            f"- Why the Driver misses: {within}Beyond the plain loop, it mints each call's key ({mint:,.0f} "
+            "instructions: "
             "HMAC-SHA256 of the call's identity, two copies of hashlib's keyed states, in base32), "
             f"{mint / base:.0%} of a whole plain one-call turn ({base:,.0f} instructions, async tool, OpenAI Chat); "
             "keys are the same text in every backend and version (durable stores keep them), so every call gets "
