@@ -503,7 +503,7 @@ def _explain(contract: Contract, raw: str | bytes, failure: Exception) -> tuple[
 
 
 def _details(failure: ValidationError) -> list[ErrorDetails] | None:
-    """The errors of `failure` as `describe_pydantic_error` reads them, or None past `MAX_DESCRIBED` of them."""
+    """The errors of `failure` as `pydantic_facts` reads them, or None past `MAX_DESCRIBED` of them."""
     if failure.error_count() > MAX_DESCRIBED:
         return None
     return failure.errors(include_url=False, include_context=True, include_input=False)

@@ -26,7 +26,6 @@ __all__ = [
     "MORE",
     "PydanticFact",
     "describe_facts",
-    "describe_pydantic_error",
     "describe_schema_errors",
     "format_rejection",
     "pydantic_facts",
@@ -151,28 +150,6 @@ class _Problem:
         return f"{text} (got {self.got})"
 
 
-def describe_pydantic_error(
-    error: ValidationError | Sequence[Mapping[str, Any]], document: Any, schema: dict[str, Any]
-) -> list[str]:
-    """One line per problem in a pydantic `ValidationError` raised while admitting `document`.
-
-    `error` may also be its details, as ``errors(include_url=False, include_context=True)`` gives them;
-    the first `MAX_DESCRIBED` are read (a caller with more errors than that should not materialize them).
-    `document` is the parsed arguments (None when they could not be parsed), used to tell JSON steps
-    from pydantic's labels in each error location. Only pydantic's own descriptions are shown: a
-    validator's text (a `ValueError`, a custom error) may quote the input, so it reads as a fixed phrase.
-    """
-    details: Sequence[Mapping[str, Any]]
-    if isinstance(error, ValidationError):
-        details = error.errors(include_url=False, include_context=True, include_input=False)
-    else:
-        details = error
-    lines, _ = describe_facts(pydantic_facts(details, document)[0], schema)
-    if len(details) > MAX_DESCRIBED:
-        lines.append(MORE)
-    return lines
-
-
 PydanticFact = tuple[str, str, tuple[tuple[str, Any], ...], tuple[int | str, ...], bool, "_Branch | None", str]
 """What one pydantic error says, where it is in the document: its kind, pydantic's words, its context,
 its JSON path, whether a value is there, the union branch it came from (see `_follow`), and the JSON
@@ -216,7 +193,7 @@ _OWN_WORDS: Final = frozenset({"missing", "extra_forbidden"})
 
 
 def describe_facts(facts: Sequence[PydanticFact], schema: dict[str, Any]) -> tuple[list[str], bool]:
-    """The lines `describe_pydantic_error` writes for `facts`, and whether every one is in fixed words.
+    """One line per problem in `facts` (from `pydantic_facts`), and whether every one is in fixed words.
 
     Fixed words are scopetool's own or pydantic's, filled from the schema only: lines all in fixed
     words (with the paths they name) hold nothing from the input's values, as their facts do not.
