@@ -1249,11 +1249,17 @@ def test_a_failed_assertion_in_a_validator_is_a_contained_defect(kind: str) -> N
         assert "Assertion failed" not in text
 
 
-def test_an_assertion_error_raised_as_a_known_pydantic_error_is_a_defect_too() -> None:
-    """A validator raising pydantic's known "assertion_error" with its own text is contained like an assertion."""
+@pytest.mark.parametrize(
+    "carried",
+    [lambda value: f"bad {value}", lambda value: InputRejection(f"bad {value}")],
+    ids=["its own text", "a rejection"],
+)
+def test_an_assertion_error_raised_as_a_known_pydantic_error_is_a_defect(carried: Callable[[str], object]) -> None:
+    """pydantic's known "assertion_error", holding the validator's own text or even an InputRejection, is
+    contained like an assertion: the validator's defect, not the input's rule."""
 
     def asserting(value: str) -> str:
-        raise PydanticKnownError("assertion_error", {"error": f"bad {value}"})
+        raise PydanticKnownError("assertion_error", {"error": carried(value)})
 
     @tool(name="keyed")
     def keyed(key: Annotated[str, AfterValidator(asserting)]) -> str:
@@ -1463,21 +1469,3 @@ def test_the_kept_messages_are_bounded() -> None:
         _, rejection = reject(binding, f'{{"a": 1, "b": 2, "zz{index}": 1}}')
         assert rejection.message.startswith(f"invalid arguments for tool 'pair' (1 problem):\n- $.zz{index}: unknown")
     assert len(binding.contract._messages) == 3  # pyright: ignore[reportPrivateUsage]
-
-
-def test_an_assertion_error_carrying_a_rejection_is_a_defect() -> None:
-    """pydantic's known "assertion_error" holding an InputRejection is the validator's defect, not the rule."""
-
-    def asserting(value: str) -> str:
-        raise PydanticKnownError("assertion_error", {"error": InputRejection(f"bad {value}")})
-
-    @tool(name="keyed")
-    def keyed(key: Annotated[str, AfterValidator(asserting)]) -> str:
-        """Keyed."""
-        return key
-
-    with pytest.raises(InvalidInvocationError) as info:
-        prepare(bind(keyed), f'{{"key":"{SECRET}"}}')
-    assert classify_input_rejection(info.value) is None
-    assert isinstance(info.value.__cause__, InputValidationError)
-    assert SECRET not in str(info.value)
