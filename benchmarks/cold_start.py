@@ -207,6 +207,13 @@ def measure(rounds: int) -> dict[str, Any]:
     }
 
 
+def _stderr(command: list[str], folder: Path, environment: dict[str, str]) -> str:
+    """What `command`, run in `folder`, wrote to standard error (its standard output dropped)."""
+    return subprocess.run(
+        command, cwd=folder, env=environment, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    ).stderr
+
+
 def _importtime(
     command: list[str], folder: Path, environment: dict[str, str], runs: int
 ) -> tuple[dict[str, int], dict[str, int]]:
@@ -215,16 +222,7 @@ def _importtime(
     own: dict[str, int] = {}
     whole: dict[str, int] = {}
     for _ in range(runs):
-        done = subprocess.run(
-            [command[0], "-X", "importtime", *command[1:]],
-            cwd=folder,
-            env=environment,
-            check=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for line in done.stderr.splitlines():
+        for line in _stderr([command[0], "-X", "importtime", *command[1:]], folder, environment).splitlines():
             if not line.startswith("import time:") or "self [us]" in line:
                 continue
             alone, together, name = line.removeprefix("import time:").split("|")
@@ -246,15 +244,9 @@ def profile(folder: Path, environment: dict[str, str], runs: int) -> dict[str, A
     command, _ = _importtime([python, "-m", "scopetool", "definitions", "tools.py:add"], folder, environment, runs)
     # -X importtime does not list every module the floor loads (pydantic.main, read through pydantic's
     # lazy attributes, may be missing), so the floor's modules are those its process holds at the end.
-    held = subprocess.run(
-        [python, "-c", "import pydantic_add, sys; print(*sys.modules, file=sys.stderr)"],
-        cwd=folder,
-        env=environment,
-        check=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    ).stderr.split()
+    held = _stderr(
+        [python, "-c", "import pydantic_add, sys; print(*sys.modules, file=sys.stderr)"], folder, environment
+    ).split()
     beyond = {module: us for module, us in command.items() if module not in floor and module not in held}
     lookups = []
     for _ in range(runs):
