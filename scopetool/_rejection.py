@@ -12,6 +12,11 @@ MAX_REJECTION_CHARS: Final = 4000
 """The longest public message a rejection carries; longer ones are cut with an ellipsis."""
 
 
+def _cut(message: str) -> str:
+    """`message`, cut to `MAX_REJECTION_CHARS` with an ellipsis where it is longer."""
+    return message if len(message) <= MAX_REJECTION_CHARS else message[: MAX_REJECTION_CHARS - 1] + "…"
+
+
 class InputRejection(Sealed, ValueError):  # noqa: N818 - a signal, named for what happened (the seed's name)
     """Input the model can correct, with a message that is public to it.
 
@@ -45,8 +50,7 @@ class InputRejection(Sealed, ValueError):  # noqa: N818 - a signal, named for wh
             raise TypeError("InputRejection needs a non-empty public message (str)")
         if cause is not None and not isinstance(cause, BaseException):
             raise TypeError(f"InputRejection cause must be an exception, not {type(cause).__name__}")
-        if len(message) > MAX_REJECTION_CHARS:
-            message = message[: MAX_REJECTION_CHARS - 1] + "…"
+        message = _cut(message)
         super().__init__(message)
         self._message = message
         self._cause = cause
@@ -58,8 +62,7 @@ class InputRejection(Sealed, ValueError):  # noqa: N818 - a signal, named for wh
         A contract makes one for every rejected call: this skips the checks of ``__init__``, and the
         keyword argument a call of the class would pass through to it, which cost several times the rest.
         """
-        if len(message) > MAX_REJECTION_CHARS:
-            message = message[: MAX_REJECTION_CHARS - 1] + "…"
+        message = _cut(message)
         rejection = cls.__new__(cls, message)  # BaseException.__new__ sets the args, as __init__ would
         rejection.__suppress_context__ = True  # as `Sealed.__init__` does
         rejection._message = message
