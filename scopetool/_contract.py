@@ -361,7 +361,8 @@ class Contract:
     # -- admission of hand-written schemas, compiled once at construction
 
     def _schema_admission(self, hook: InputValidator | None) -> Callable[[bytes], Any]:
-        validator = compile_schema(self._schema, "input schema", InvalidToolError)
+        # Compiled now, whatever its keywords: every admission needs it (see `compile_schema`).
+        validator = compile_schema(self._schema, "input schema", InvalidToolError, eager=True)
         schema = self._schema
 
         def admit(raw: bytes) -> Any:

@@ -19,14 +19,16 @@ class InvalidInputRequestError(ScopetoolError, ValueError):
     """An input request, or an answer to one, breaks its rules."""
 
 
-def compile_schema(schema: Any, what: str, error: type[Exception]) -> Any:
+def compile_schema(schema: Any, what: str, error: type[Exception], *, eager: bool = False) -> Any:
     """Compile a hand-written JSON Schema with jsonschema-rs: formats asserted, no remote `$ref` loading.
 
     A schema of the plain keywords alone (`_plainly_valid`: what pydantic writes for scalars, lists and
     flat objects) cannot fail to compile, so it is compiled when first used instead (jsonschema-rs is
     not even imported for a tool that returns an int); any other is compiled now, and refused here.
+    `eager` compiles every schema now: for a validator used on every call, whose first use is at hand
+    (the deferred one reads each method through a Python call).
     """
-    if _plainly_valid(schema, 0):
+    if not eager and _plainly_valid(schema, 0):
         return _CompiledOnFirstUse(schema)
     return _compiled(schema, what, error)
 

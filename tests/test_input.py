@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -1086,6 +1088,30 @@ def test_only_plain_keywords_are_deferred(schema: dict[str, Any], deferred: bool
     """Formats, definitions, enums and non-JSON or non-finite values are compiled at once."""
     validator = input_module.compile_schema(schema, "schema", InvalidInputRequestError)
     assert isinstance(validator, input_module._CompiledOnFirstUse) is deferred  # pyright: ignore[reportPrivateUsage]
+
+
+def test_an_eager_compile_defers_nothing() -> None:
+    """`eager=True` compiles even a plain schema now (hand-written admission reads it on every call)."""
+    validator = input_module.compile_schema({"type": "integer"}, "schema", InvalidInputRequestError, eager=True)
+    assert not isinstance(validator, input_module._CompiledOnFirstUse)  # pyright: ignore[reportPrivateUsage]
+    assert validator.is_valid(1) and not validator.is_valid("1")
+
+
+def test_a_hand_written_plain_schema_is_compiled_when_bound() -> None:
+    """Binding a tool with a hand-written schema compiles it then, plain or not: admission reads it each call."""
+    code = (
+        "import sys\n"
+        "from scopetool import Definition, Output, Result, bind\n"
+        "class Raw:\n"
+        "    def definition(self):\n"
+        "        return Definition(name='raw', description='d', input_schema={'type': 'object'})\n"
+        "    async def call(self, invocation):\n"
+        "        return Result(output=Output.from_text('x'))\n"
+        "bind(Raw())\n"
+        "print('jsonschema_rs' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.split() == ["True"]
 
 
 def test_a_too_deep_schema_is_compiled_at_once() -> None:
