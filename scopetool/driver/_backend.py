@@ -12,7 +12,7 @@ from .._contract import Admission, IdempotencyKey, Invocation
 from .._input import Continuation, InputRequest
 from .._native import build, slots
 from .._outcome import Failure
-from .._output import Result
+from .._output import Output, Result, TextBlock, completed, completed_details
 from ..providers._common import invocation_outcome
 from ._identity import call_digest
 from ._records import Record, decode_outcome, interrupted_record, is_input, outcome_record, record_request, run_request
@@ -156,10 +156,34 @@ class _Entry:
 _ENTRY: Final = slots(_Entry, "call", "finished", "record", "answer", "running", "waiters")
 """The slots of an `_Entry` in its ``__init__``'s order, for `build` (a test checks it builds what ``_Entry`` does)."""
 
-_Completed: TypeAlias = tuple[Result, str, bytes]
-"""What the memory backend keeps of a call that completed with a result: the result, the tool name and
-the admitted arguments (for the digest a replay is checked against). Less memory, and fewer objects for
-the garbage collector to walk, than the call's `_Entry` with its admitted call and invocation."""
+_Completed: TypeAlias = tuple[bytes | str | Result, str, bytes]
+"""What the memory backend keeps of a call that completed with a result: the result (`_kept`), the tool
+name and the admitted arguments (for the digest a replay is checked against). Less memory, and fewer
+objects for the garbage collector to walk, than the call's `_Entry` with its admitted call and invocation."""
+
+
+def _kept(result: Result) -> bytes | str | Result:
+    """A completed result as the store keeps it: its JSON details alone, or its one text, where that is all.
+
+    A tuple of str and bytes is left alone by the garbage collector, which would otherwise walk every
+    stored result and its output for as long as the store lives.
+    """
+    output = result.output
+    content, details = output.content, output.details
+    if not content and details is not None:
+        return details
+    if details is None and len(content) == 1 and type(block := content[0]) is TextBlock and block.text:
+        return block.text
+    return result
+
+
+def _restored(kept: bytes | str | Result) -> Result:
+    """The result `_kept` kept: an equal one."""
+    if isinstance(kept, bytes):
+        return completed_details(kept)  # details stored from a result, so one finite I-JSON document
+    if isinstance(kept, str):
+        return completed(Output.from_text(kept))
+    return kept
 
 
 @final
@@ -208,8 +232,8 @@ class MemoryBackend:
         if entry is None:
             entry = self._calls[key] = build(_Entry, _ENTRY, call, None, None, None, False, None)  # _Entry(call)
         elif isinstance(entry, tuple):
-            result, name, arguments = entry
-            return new_finished(result) if call_digest(name, arguments) == call.digest else Conflict()
+            kept, name, arguments = entry
+            return new_finished(_restored(kept)) if call_digest(name, arguments) == call.digest else Conflict()
         elif entry.call.digest != call.digest:
             return Conflict()
         while entry.running:  # another task runs this call: share its outcome
@@ -227,7 +251,7 @@ class MemoryBackend:
                 outcome = await invocation_outcome(call.binding, call.invocation)
                 if isinstance(outcome, Result) and outcome.input_request is None:
                     entry.finished = finished = new_finished(outcome)
-                    self._calls[key] = (outcome, call.binding.name, call.invocation.arguments)
+                    self._calls[key] = (_kept(outcome), call.binding.name, call.invocation.arguments)
                     return finished
                 entry.record = outcome_record(call.name, outcome)
             else:

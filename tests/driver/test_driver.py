@@ -741,6 +741,47 @@ async def test_the_memory_backend_digests_a_call_only_when_its_key_comes_again(m
     assert digested[2:] == [("add", b'{"a": 1, "b": 2}'), ("add", b'{"b": 2, "a": 5}')]
 
 
+async def test_the_memory_backend_keeps_completed_results_out_of_the_collectors_walk() -> None:
+    """A completed call of details alone or of one text is kept as str and bytes, which the garbage
+    collector stops tracking; a replay gets an equal result, of every output shape."""
+    import gc
+
+    from scopetool import MediaBlock, TextBlock
+
+    @tool(effect=Effect.SAFE)
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    @tool(effect=Effect.SAFE)
+    def shout(text: str) -> str:
+        """Repeat the text in capitals."""
+        return text.upper()
+
+    @tool(effect=Effect.SAFE)
+    def mixed() -> Output:
+        """Return text and an image."""
+        return Output(content=(TextBlock("see"), MediaBlock(mime_type="image/png", data=b"\x89PNG")))
+
+    @tool(effect=Effect.SAFE)
+    def nothing() -> Output:
+        """Return the empty output."""
+        return Output()
+
+    backend = MemoryBackend()
+    driver = Driver(Registry(add, shout, mixed, nothing), backend)
+    calls = [call("add", {"a": 1, "b": 2}), call("shout", {"text": "hi"}), call("mixed"), call("nothing")]
+    first = await driver.run("run", calls)
+    gc.collect()
+    kept = dict(backend._calls)  # pyright: ignore[reportPrivateUsage] - what the store holds
+    assert [type(entry[0]) for entry in kept.values()] == [bytes, str, Result, Result]
+    assert [gc.is_tracked(entry) for entry in kept.values()] == [False, False, True, True]
+    again = await driver.run("run", calls)
+    assert [r.status for r in again.results] == [CallStatus.DONE] * 4
+    assert [r.outcome for r in again.results] == [r.outcome for r in first.results]
+    assert texts(again) == texts(first)
+
+
 def test_an_admitted_calls_digest_is_worked_out_once() -> None:
     """`AdmittedCall.digest` is `call_digest` of its name and arguments, the same object at every read."""
     from scopetool.driver import AdmittedCall
