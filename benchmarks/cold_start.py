@@ -210,7 +210,14 @@ def measure(rounds: int) -> dict[str, Any]:
 def _stderr(command: list[str], folder: Path, environment: dict[str, str]) -> str:
     """What `command`, run in `folder`, wrote to standard error (its standard output dropped)."""
     return subprocess.run(
-        command, cwd=folder, env=environment, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        command,
+        cwd=folder,
+        env=environment,
+        check=True,
+        stdin=subprocess.DEVNULL,  # a server reads no request and ends
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     ).stderr
 
 
@@ -233,10 +240,11 @@ def _importtime(
 
 
 def profile(folder: Path, environment: dict[str, str], runs: int) -> dict[str, Any]:
-    """Where `definitions`' time goes beyond the pydantic model's: ``-X importtime`` self times, in µs.
+    """Where `definitions`' time goes beyond the pydantic model's, and `serve`'s beside `MCPServer`'s:
+    ``-X importtime`` self times, in µs.
 
-    ``definitions`` loads the user's module from its file, which ``-X importtime`` does not list, so
-    the module's own body (decorating and binding its tool) is read from ``python -c "import tools"``.
+    ``definitions`` and ``serve`` load the user's module from its file, which ``-X importtime`` does not
+    list, so the module's own body (decorating and binding its tool) is read from ``python -c "import tools"``.
     """
     python = sys.executable
     floor, floor_whole = _importtime([python, "-c", "import pydantic_add"], folder, environment, runs)
@@ -264,6 +272,23 @@ def profile(folder: Path, environment: dict[str, str], runs: int) -> dict[str, A
         "plugin_import": floor_whole.get("pydantic.plugin._loader", 0),
         "plugin_lookup": min(lookups) * 1e6,
         "distributions": int(distributions),
+        "serve": _serve_imports(folder, environment, runs) if _has_mcp() else None,
+    }
+
+
+def _serve_imports(folder: Path, environment: dict[str, str], runs: int) -> dict[str, Any]:
+    """The import self times (µs) of `serve` and `MCPServer`: the modules both load, and each one's own."""
+    python = sys.executable
+    serve, _ = _importtime([python, "-m", "scopetool", "serve", "tools.py:registry"], folder, environment, runs)
+    sdk, _ = _importtime([python, "mcpserver_add.py"], folder, environment, runs)
+    # As for the floor above: some modules the SDK loads through lazy attributes are not listed.
+    held = _stderr(
+        [python, "-c", "import mcp.server.mcpserver, sys; print(*sys.modules, file=sys.stderr)"], folder, environment
+    ).split()
+    return {
+        "both": sum(min(us, sdk[module]) for module, us in serve.items() if module in sdk),
+        "serve_only": {module: us for module, us in serve.items() if module not in sdk and module not in held},
+        "mcpserver_only": {module: us for module, us in sdk.items() if module not in serve},
     }
 
 
@@ -288,6 +313,7 @@ def table(figures: dict[str, Any]) -> list[str]:
             lines.append(f"| {label} | {seconds[key] * 1000:.0f} | {seconds[key] / seconds[base]:.2f}x |")
     lines.extend(f"\n{note}" for note in figures["notes"])
     lines.extend(f"\n{line}" for line in explain(figures))
+    lines.extend(f"\n{line}" for line in explain_serve(figures))
     return lines
 
 
@@ -325,18 +351,10 @@ def explain(figures: dict[str, Any]) -> list[str]:
     where = figures.get("profile")
     if where is None:
         return lines
-    groups: dict[str, dict[str, int]] = {}
-    for module, us in where["beyond_floor"].items():
-        groups.setdefault(_group(module), {})[module] = us
-    parts = []
-    for group, modules in sorted(groups.items(), key=lambda item: -sum(item[1].values())):
-        largest = sorted(modules, key=lambda m: -modules[m])[:3]
-        named = ", ".join(f"`{m}` {modules[m] / 1000:.1f}" for m in largest)
-        parts.append(f"{group} {sum(modules.values()) / 1000:.1f} ms ({len(modules)} modules; {named})")
     lines.append(
         f"Where the time beyond the floor goes (`-X importtime`, each module's least self time over "
         f"{where['runs']} runs): the modules `definitions` imports that the floor does not, "
-        + "; ".join(parts)
+        + _groups(where["beyond_floor"])
         + f". The user's module body (decorating and binding its one tool) took {where['tools_body'] / 1000:.1f} ms "
         f"against {where['floor_body'] / 1000:.1f} ms for the model's (building `Add` and printing its schema). "
         f"Both include pydantic's plugin lookup, which the first model of any process pays: reading the "
@@ -345,6 +363,49 @@ def explain(figures: dict[str, Any]) -> list[str]:
         f"beside {where['plugin_import'] / 1000:.1f} ms importing `importlib.metadata` for it."
     )
     return lines
+
+
+def _groups(modules: dict[str, int]) -> str:
+    """The import self times of `modules` by package, largest first, each with its three largest modules."""
+    groups: dict[str, dict[str, int]] = {}
+    for module, us in modules.items():
+        groups.setdefault(_group(module), {})[module] = us
+    parts = []
+    for group, members in sorted(groups.items(), key=lambda item: -sum(item[1].values())):
+        largest = sorted(members, key=lambda m: -members[m])[:3]
+        named = ", ".join(f"`{m}` {members[m] / 1000:.1f}" for m in largest)
+        count = f"{len(members)} module{'' if len(members) == 1 else 's'}"
+        parts.append(f"{group} {sum(members.values()) / 1000:.1f} ms ({count}; {named})")
+    return "; ".join(parts)
+
+
+def explain_serve(figures: dict[str, Any]) -> list[str]:
+    """A Markdown paragraph: `serve` against `MCPServer`, and what each loads that the other does not."""
+    seconds = figures["seconds"]
+    where = (figures.get("profile") or {}).get("serve")
+    if where is None or "scopetool serve" not in seconds:
+        return []
+    serve, sdk = seconds["scopetool serve"], seconds["MCPServer"]
+    own = sum(where["serve_only"].values()) + figures["profile"]["tools_body"]
+    verdict = "no later than" if serve <= sdk else f"{(serve - sdk) * 1000:.0f} ms ({serve / sdk:.2f}x) later than"
+    return [
+        f"`scopetool serve` answered its first `tools/list` {verdict} `MCPServer`. Both serve with the MCP "
+        f"SDK, and `import mcp` loads the SDK's client, server and `MCPServer` whichever part is used: the "
+        f"modules both processes import took {where['both'] / 1000:.0f} ms (`-X importtime` self times, each "
+        f"module's least over {figures['profile']['runs']} runs), {where['both'] / (sdk * 1e6):.0%} of "
+        f"`MCPServer`'s time to its answer. What `serve` adds is its own start-up, {own / 1000:.1f} ms: the "
+        f"modules only it imports, "
+        + _groups(where["serve_only"])
+        + f"; and the user's module body (decorating and binding its tool), "
+        f"{figures['profile']['tools_body'] / 1000:.1f} ms. The modules only `MCPServer` imports took "
+        f"{sum(where['mcpserver_only'].values()) / 1000:.1f} ms."
+        + (
+            ""
+            if serve <= sdk
+            else " `serve` could answer before `MCPServer` only by not importing the SDK (a JSON-RPC loop of its "
+            "own over stdio), which it does not do."
+        )
+    ]
 
 
 def targets(figures: dict[str, Any]) -> list[tuple[str, float, float]]:
