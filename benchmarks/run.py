@@ -385,7 +385,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         "checks": admission.breakdown(args.rounds, args.target),
         "refusals": admission.rejections(args.rounds, args.target),
         "results": overhead.measure(args.rounds, args.target, args.imports),
-        "validate": validate.measure(5_000 if args.quick else args.validate_lines, 3 if args.quick else 5),
+        "validate": validate.measure(
+            5_000 if args.quick else args.validate_lines, 3 if args.quick else 5, 200 if args.quick else 2_000
+        ),
         "cold_start": cold_start.measure(3 if args.quick else args.cold_rounds),
     }
     figures["turn"] = measure_turn(args)

@@ -273,8 +273,9 @@ def _parses(lines: list[bytes], rounds: int) -> dict[str, float]:
     return {name: value / len(lines) * 1e9 for name, value in zip(runners, seconds, strict=True)}
 
 
-def measure(count: int, rounds: int) -> dict[str, Any]:
-    """Every figure of the benchmark, JSON-ready: the loop against the floor on one core, then end to end."""
+def measure(count: int, rounds: int, counted_lines: int = 2_000) -> dict[str, Any]:
+    """Every figure of the benchmark, JSON-ready: the loop against the floor on one core, its instructions
+    on `counted_lines` lines (callgrind, when installed), then end to end."""
     cores = set(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
     all_cases = cases(count)
     rows = []
@@ -299,6 +300,7 @@ def measure(count: int, rounds: int) -> dict[str, Any]:
         "rounds": rounds,
         "rows": rows,
         "parses": parses,
+        "instructions": count_instructions(counted_lines),
         "end_to_end": end_to_end(all_cases[1][1], max(3, rounds // 2), cores),
     }
 
@@ -360,6 +362,23 @@ def _rejected_line(figures: dict[str, Any]) -> list[str]:
         "`errors()`, each error located in the parsed document (the memo's key: the kinds, paths and what "
         "was sent), and the rejection objects themselves: the `InputRejection` and the settling of "
         "`InvalidInvocationError`'s pending explanation.",
+        *_rejected_instructions(figures),
+    ]
+
+
+def _rejected_instructions(figures: dict[str, Any]) -> list[str]:
+    """Markdown: the neutral cases' instructions per line, and a rejected line's, when they were counted."""
+    counts = figures.get("instructions")
+    valid, mixed = _counted(counts, "neutral, all admitted"), _counted(counts, "neutral, 1 in 5 rejected")
+    if counts is None or valid is None or mixed is None:
+        return []
+    rejected = [(m - 0.8 * v) / 0.2 for v, m in zip(valid, mixed, strict=True)]
+    return [
+        "",
+        f"Instructions per line (callgrind, {counts['lines']:,} lines a case): all admitted, scopetool "
+        f"{valid[0]:,.0f} against the floor's {valid[1]:,.0f} (throughput {valid[1] / valid[0]:.2f}x the floor's); "
+        f"1 in 5 rejected, {mixed[0]:,.0f} against {mixed[1]:,.0f} ({mixed[1] / mixed[0]:.2f}x); so a rejected "
+        f"line {rejected[0]:,.0f} against the floor's {rejected[1]:,.0f}.",
     ]
 
 
@@ -418,15 +437,23 @@ def targets(figures: dict[str, Any]) -> list[tuple[str, float, float, bool]]:
     rows = {row["case"]: row for row in figures["rows"]}
     valid, mixed = rows["neutral, all admitted"], rows["neutral, 1 in 5 rejected"]
     ends = figures["end_to_end"]
+    counts = figures.get("instructions")
+
+    def counted(case: str) -> str:
+        found = _counted(counts, case)
+        return "" if found is None else f"; by instructions {found[1] / found[0]:.2f}x"
+
     return [
         (
-            "`scopetool validate`: at least 0.9x the floor's throughput, all admitted",
+            "`scopetool validate`: at least 0.9x the floor's throughput, all admitted"
+            + counted("neutral, all admitted"),
             valid["floor_s"] / valid["scopetool_s"],
             0.9,
             True,
         ),
         (
-            "`scopetool validate`: at least 0.6x the floor's throughput, 1 in 5 rejected",
+            "`scopetool validate`: at least 0.6x the floor's throughput, 1 in 5 rejected"
+            + counted("neutral, 1 in 5 rejected"),
             mixed["floor_s"] / mixed["scopetool_s"],
             0.6,
             True,
@@ -466,16 +493,35 @@ def child(count: int) -> None:
     print(json.dumps({"names": [name for name, _ in steps], "lines": count}))
 
 
+def count_instructions(count: int) -> dict[str, Any] | None:
+    """The instructions per line of scopetool's loop and the floor's on each neutral case (callgrind), or
+    None without valgrind."""
+    if shutil.which("valgrind") is None:
+        return None
+    report, totals = count_steps(Path(__file__).resolve(), count, lambda found: len(found["names"]))
+    return {
+        "lines": report["lines"],
+        "per_line": dict(zip(report["names"], (total / report["lines"] for total in totals), strict=True)),
+    }
+
+
+def _counted(counts: dict[str, Any] | None, case: str) -> tuple[float, float] | None:
+    """(scopetool's, the floor's) instructions per line of a neutral case, when they were counted."""
+    if counts is None:
+        return None
+    per_line = counts["per_line"]
+    return per_line[f"{case}: scopetool"], per_line[f"{case}: floor"]
+
+
 def instructions(count: int) -> None:
     """Print the instructions per line of scopetool's loop and the floor's on the neutral cases (callgrind)."""
-    if shutil.which("valgrind") is None:
+    counts = count_instructions(count)
+    if counts is None:
         print("valgrind is not installed: no instruction counts")
         return
-    report, totals = count_steps(Path(__file__).resolve(), count, lambda found: len(found["names"]))
-    per_line = dict(zip(report["names"], (total / report["lines"] for total in totals), strict=True))
     print(f"Instructions per line (valgrind's callgrind, {count:,} lines a case, the loops' own counted):")
     for name, _, _ in cases(1)[:2]:
-        ours, floor = per_line[f"{name}: scopetool"], per_line[f"{name}: floor"]
+        ours, floor = _counted(counts, name) or (0.0, 0.0)
         print(f"- {name}: scopetool {ours:,.0f}, floor {floor:,.0f} (floor / scopetool {floor / ours:.3f}x)")
 
 
@@ -496,7 +542,7 @@ def main() -> None:
         instructions(200 if options.quick else 2_000)
         return
     count, rounds = (5_000, 3) if options.quick else (options.lines, options.rounds)
-    figures = measure(count, rounds)
+    figures = measure(count, rounds, 200 if options.quick else 2_000)
     print(f"scopetool validate: {count:,} lines a case, median of {rounds} interleaved rounds, loops on one core")
     print(f"python {platform.python_version()}, {platform.machine()}, {platform.system()}")
     print()
