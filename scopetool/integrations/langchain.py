@@ -119,7 +119,6 @@ _RAW: Final[ContextVar[str | None]] = ContextVar("scopetool_raw_arguments", defa
 """The model's raw argument text of the tool call `raw_arguments` is running, if its message kept it."""
 _CALL: Final[ContextVar[tuple[str | None, str | None]]] = ContextVar("scopetool_langchain_call", default=(None, None))
 """The scope (the LangGraph thread id) and the tool call id of the call a `ScopetoolTool` is running."""
-_encode: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
 
 
 def langchain_tools(registry: Registry, *, key_secret: bytes | None = None) -> list[ScopetoolTool]:
@@ -292,8 +291,8 @@ def _raw_for(text: str) -> str | None:
     if raw is None:
         return None
     try:
-        same = _encode(json.loads(raw)) == text
-    except ValueError:
+        same = object_arguments(json.loads(raw), "raw arguments") == text  # the text LangChain's arguments gave
+    except (ValueError, ProviderError):
         return None
     return raw if same else None
 

@@ -89,7 +89,7 @@ from .._output import Result
 from .._progress import Progress, progress_reporter
 from .._registry import Registry
 from .._stdio import reserved_stdin, reserved_stdout
-from ..providers._common import Export, ToolCall, UnknownToolError, run_call
+from ..providers._common import Export, ProviderError, ToolCall, UnknownToolError, object_arguments, run_call
 from ..providers.mcp import export_tools, list_tools_result, result_message
 
 __all__ = [
@@ -1035,8 +1035,8 @@ class _Tools:
             arguments = raw.text
         else:
             try:  # what the transport parsed (over stdio, from a line that is I-JSON)
-                arguments = json.dumps(params.arguments or {}, ensure_ascii=False, allow_nan=False)
-            except ValueError:
+                arguments = object_arguments(params.arguments or {}, "tools/call")
+            except ProviderError:
                 return _error(_NOT_JSON, name)
         call = ToolCall(call_id, Request(name, arguments))
         try:

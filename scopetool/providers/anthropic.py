@@ -19,7 +19,7 @@ Example:
     block = {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {"a": 2, "b": 3}}
     calls = anthropic.parse_tool_calls({"role": "assistant", "content": [block]})
     print(calls[0].id, calls[0].request.arguments)
-    #> toolu_1 {"a": 2, "b": 3}
+    #> toolu_1 {"a":2,"b":3}
     ```
 """
 

@@ -23,7 +23,7 @@ Example:
     block = {"toolUse": {"toolUseId": "tooluse_1", "name": "add", "input": {"a": 2, "b": 3}}}
     calls = bedrock.parse_tool_calls({"output": {"message": {"role": "assistant", "content": [block]}}})
     print(calls[0].id, calls[0].request.arguments)
-    #> tooluse_1 {"a": 2, "b": 3}
+    #> tooluse_1 {"a":2,"b":3}
     ```
 """
 

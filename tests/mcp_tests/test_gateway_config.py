@@ -196,7 +196,7 @@ def test_local_tools_with_a_broken_policy_audited_with_arguments(tmp_path: Path)
     audit = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
     [call] = [entry for entry in audit if entry["event"] == "call"]
     assert (call["admitted"], call["reason"], call["outcome"]) == (False, "policy_error", None)
-    assert call["arguments"] == '{"message": "hello"}'  # asked for: the text as received
+    assert call["arguments"] == '{"message":"hello"}'  # asked for: the text as received
     assert said.getvalue() == "scopetool proxy: scopetool: 1 tool listed, 1 served\n"
 
 

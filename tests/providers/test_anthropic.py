@@ -796,7 +796,7 @@ def test_parse_tool_calls_of_other_payload_forms() -> None:
 def test_non_ascii_input_is_kept() -> None:
     """Input text outside ASCII reaches the contract as is."""
     [call] = adapter.parse_tool_calls([{"type": "tool_use", "id": "toolu_1", "name": "t", "input": {"q": "thé 🍵"}}])
-    assert call.request.arguments == '{"q": "thé 🍵"}'
+    assert call.request.arguments == '{"q":"thé 🍵"}'
 
 
 @pytest.mark.parametrize(

@@ -45,8 +45,8 @@ MODULES = [openai_chat, openai_responses, anthropic, bedrock, gemini, mcp, mistr
 
 ARGUMENTS = '{"query": "caf\\u00e9",  "limit": 2}'
 """Argument text as a model wrote it: an escape and two spaces that re-encoding would not keep."""
-PARSED = '{"query": "café", "limit": 2}'
-"""The same arguments where the SDK hands them over parsed: encoded again, canonically."""
+PARSED = '{"query":"café","limit":2}'
+"""The same arguments where the SDK hands them over parsed: encoded again, canonically (compact)."""
 
 
 def transport(body: dict[str, Any]) -> httpx.MockTransport:

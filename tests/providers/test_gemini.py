@@ -1071,7 +1071,7 @@ def test_parse_tool_calls_without_calls() -> None:
 def test_args_are_encoded_exactly() -> None:
     """Unicode stays as is and nested values keep their JSON types."""
     [call] = gemini.parse_tool_calls([{"functionCall": {"name": "t", "args": {"q": "café", "n": [1, 2.5, None]}}}])
-    assert call.request.arguments == '{"q": "café", "n": [1, 2.5, null]}'
+    assert call.request.arguments == '{"q":"café","n":[1,2.5,null]}'
 
 
 @pytest.mark.parametrize(

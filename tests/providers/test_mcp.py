@@ -393,7 +393,7 @@ def test_parse_a_batch() -> None:
 def test_parsed_arguments_keep_unicode_and_numbers() -> None:
     """Arguments are encoded as UTF-8 JSON with integers exact."""
     [call] = mcp.parse_tool_calls({"name": "t", "arguments": {"q": "thé", "n": 2**70}})
-    assert call.request.arguments == '{"q": "thé", "n": 1180591620717411303424}'
+    assert call.request.arguments == '{"q":"thé","n":1180591620717411303424}'
 
 
 @pytest.mark.parametrize(
