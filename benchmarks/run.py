@@ -14,7 +14,8 @@ a saved report.json, measuring nothing (for a change to the report's layout or t
     python benchmarks/run.py --turn-only benchmarks/report.json   # the turn measured again, the rest kept
 
 The whole tool turn (`turn.py`: against the peers, with instruction counts where valgrind is installed,
-the sync tool's hop and the request's cost) is measured with the rest.
+the sync tool's hop and the request's cost) is measured with the rest, and so is where orjson is used
+(`orjson_use.py`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from typing import Any
 
 import admission
 import cold_start
+import orjson_use
 import overhead
 import peers
 import turn
@@ -309,6 +311,22 @@ def summary(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def orjson_section(found: dict[str, Any] | None) -> list[str]:
+    """Markdown: each JSON job of a turn and its records, scopetool's way against orjson's (`orjson_use.py`)."""
+    if found is None:  # a saved run from before it was measured
+        return []
+    return [
+        "## Where orjson is used",
+        "",
+        f"Each JSON job of a turn and its records, timed scopetool's way and orjson's (ns per call, median of "
+        f"{found['rounds']} interleaved rounds; `benchmarks/orjson_use.py`), on the valid documents of the "
+        "admission benchmark where the job takes arguments:",
+        "",
+        *orjson_use.table(found),
+        "",
+    ]
+
+
 def turn_section(turns: dict[str, Any] | None) -> list[str]:
     """Markdown: the whole tool turn against the peers, the sync tool's hop, and the request's cost."""
     if turns is None:
@@ -389,6 +407,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             5_000 if args.quick else args.validate_lines, 3 if args.quick else 5, 200 if args.quick else 2_000
         ),
         "cold_start": cold_start.measure(3 if args.quick else args.cold_rounds),
+        "orjson": orjson_use.measure(args.rounds, args.target),
     }
     figures["turn"] = measure_turn(args)
     figures["seconds"] = time.perf_counter() - started
@@ -419,6 +438,7 @@ def report(figures: dict[str, Any], drew: bool) -> str:
         *bulk_targets(figures),
         "",
         *turn_section(figures.get("turn")),
+        *orjson_section(figures.get("orjson")),
         "## Admission against the peers",
         "",
         "Raw JSON arguments to validated call arguments: the bare pydantic-core validator's time per call, and "

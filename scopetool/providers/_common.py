@@ -497,12 +497,12 @@ def _encode_arguments(arguments: Any) -> str:
     neither.
     """
     try:
-        text = _orjson_dumps(arguments, option=_ORJSON_OPTIONS)
+        text = _orjson_dumps(arguments, None, _ORJSON_OPTIONS).decode()  # positional: a keyword costs more
     except TypeError:  # orjson.JSONEncodeError: `json` decides
         return _json_encode(arguments)
-    if b"null" in text:
+    if "null" in text:  # a str search: several times faster than one in bytes
         _json_encode(arguments)  # raises ValueError for NaN or an infinity, which orjson wrote as null
-    return text.decode("utf-8")
+    return text
 
 
 _orjson_dumps: Final = orjson.dumps
@@ -547,10 +547,12 @@ def object_arguments(arguments: object, where: str, what: str = "arguments") -> 
     order, non-ASCII as is; see `_encode_arguments`); everything else (types, unknown members, the
     schema) the contract still checks.
     """
-    if not is_mapping(arguments):
-        raise ProviderError(f"{where}: {what} must be a JSON object, not {type(arguments).__name__}")
+    if type(arguments) is not dict:  # the common case first: `is_mapping` asks an ABC
+        if not is_mapping(arguments):
+            raise ProviderError(f"{where}: {what} must be a JSON object, not {type(arguments).__name__}")
+        arguments = dict(arguments)
     try:
-        return _encode_arguments(arguments if type(arguments) is dict else dict(arguments))
+        return _encode_arguments(arguments)
     except (TypeError, ValueError) as error:
         raise ProviderError(f"{where}: {what} is not JSON: {error}") from None
 
