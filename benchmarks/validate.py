@@ -347,8 +347,7 @@ def _rejected_line(figures: dict[str, Any]) -> list[str]:
     valid, mixed = rows["neutral, all admitted"], rows["neutral, 1 in 5 rejected"]
 
     def rejected_us(key: str) -> float:
-        # A fifth of the lines are rejected: the mixed case's time less four fifths of the admitted lines'.
-        return (mixed[key] - 0.8 * valid[key] * mixed["lines"] / valid["lines"]) / (0.2 * mixed["lines"]) * 1e6
+        return _rejected_cost(valid[key] / valid["lines"], mixed[key] / mixed["lines"]) * 1e6
 
     ours, floor = rejected_us("scopetool_s"), rejected_us("floor_s")
     admitted = valid["scopetool_s"] / valid["lines"] * 1e6
@@ -366,13 +365,22 @@ def _rejected_line(figures: dict[str, Any]) -> list[str]:
     ]
 
 
+def _rejected_cost(admitted: float, mixed: float) -> float:
+    """What one rejected line costs, from a line's cost in the all-admitted case and in the mixed one.
+
+    A fifth of the mixed case's lines are rejected: its cost a line, less four fifths of an admitted
+    line's, is a fifth of a rejected line's.
+    """
+    return (mixed - 0.8 * admitted) / 0.2
+
+
 def _rejected_instructions(figures: dict[str, Any]) -> list[str]:
     """Markdown: the neutral cases' instructions per line, and a rejected line's, when they were counted."""
     counts = figures.get("instructions")
     valid, mixed = _counted(counts, "neutral, all admitted"), _counted(counts, "neutral, 1 in 5 rejected")
     if counts is None or valid is None or mixed is None:
         return []
-    rejected = [(m - 0.8 * v) / 0.2 for v, m in zip(valid, mixed, strict=True)]
+    rejected = [_rejected_cost(v, m) for v, m in zip(valid, mixed, strict=True)]
     return [
         "",
         f"Instructions per line (callgrind, {counts['lines']:,} lines a case): all admitted, scopetool "
@@ -521,7 +529,7 @@ def instructions(count: int) -> None:
         return
     print(f"Instructions per line (valgrind's callgrind, {count:,} lines a case, the loops' own counted):")
     for name, _, _ in cases(1)[:2]:
-        ours, floor = _counted(counts, name) or (0.0, 0.0)
+        ours, floor = counts["per_line"][f"{name}: scopetool"], counts["per_line"][f"{name}: floor"]
         print(f"- {name}: scopetool {ours:,.0f}, floor {floor:,.0f} (floor / scopetool {floor / ours:.3f}x)")
 
 

@@ -251,9 +251,7 @@ class MemoryBackend:
                 outcome = await invocation_outcome(call.binding, call.invocation)
                 if isinstance(outcome, Result) and outcome.input_request is None:
                     entry.finished = finished = build(Finished, _FINISHED, outcome)  # new_finished(outcome)
-                    output = outcome.output  # kept as `_kept` keeps it, its common case inline
-                    kept = output.details if not output.content and output.details is not None else _kept(outcome)
-                    self._calls[key] = (kept, call.binding.name, call.invocation.arguments)
+                    self._calls[key] = (_kept(outcome), call.binding.name, call.invocation.arguments)
                     return finished
                 entry.record = outcome_record(call.name, outcome)
             else:

@@ -489,7 +489,7 @@ def _encode_arguments(arguments: Any) -> str:
     """Parsed arguments as JSON text, compact: orjson's text, with the refusals of `json`.
 
     orjson writes JSON's own values (str keys; str, int, float, bool, None, list, tuple and dict values)
-    several times faster than `json` (`benchmarks/turn.py` measures both). What orjson does not write (a
+    several times faster than `json` (`benchmarks/orjson_use.py` measures both). What orjson does not write (a
     key that is not a str, an int past 64 bits, a subclass of a JSON type, a lone surrogate, a datetime or
     a dataclass) `json` writes or refuses as it always did. orjson writes NaN and the infinities as null,
     so text that holds null is checked by `json` too, which refuses them. orjson also writes a UUID as its
