@@ -788,9 +788,14 @@ def _collecting(collector: dict[str, float] | None) -> str:
     if not collector:
         return ""
     plain, driver, off = collector[BASE], collector["driver"], collector[COLLECTOR_OFF]
+    kept = collector[KEPT]
+    walked = (
+        f"({kept:.0f} objects the garbage collector tracks, a turn of one call) is walked by its collections"
+        if round(kept)
+        else "is left alone by the garbage collector (a turn of one call leaves no object it tracks)"
+    )
     return (
-        f" What the Driver keeps for replays (each call's outcome, name and arguments: {collector[KEPT]:.0f} "
-        "objects the garbage collector tracks, a turn of one call) is walked by its collections: on "
+        f" What the Driver keeps for replays (each call's outcome, name and arguments) {walked}: on "
         f"{COLLECTOR_CASE}, measured on its own, the Driver took {driver:.1f} µs a turn against the plain loop's "
         f"{plain:.1f} µs ({driver / plain:.2f}x), and {off:.1f} µs ({off / plain:.2f}x) with the collector off "
         "during its batches."
