@@ -104,13 +104,17 @@ def _build_subjects() -> list[tuple[Any, Any, Any]]:
         (bind(Raw("raw_closed", closed)), None),
         (bind(Raw("raw_any", {"type": "object", "additionalProperties": {"type": ["number", "string"]}})), None),
     ]
+    # Hand-written schemas are checked on exact Decimal numbers; an integral one (1.0, 2E1) is an integer
+    # to JSON Schema, which python-jsonschema's own check grants to floats and ints only.
+    base = jsonschema.Draft202012Validator
+    exact_types = base.TYPE_CHECKER.redefine("integer", _integral)
+    exact_validator = jsonschema.validators.extend(base, type_checker=exact_types)
     subjects = []
     for binding, decoder in bindings:
         schema = binding.definition().input_schema
         formats = decoder is None  # hand-written schemas have their formats asserted by the contract
-        oracle = jsonschema.Draft202012Validator(
-            schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER if formats else None
-        )
+        validator = exact_validator if decoder is None else base
+        oracle = validator(schema, format_checker=base.FORMAT_CHECKER if formats else None)
         subjects.append((binding.contract, oracle, decoder))
     return subjects
 
@@ -132,6 +136,15 @@ def _exact(text: str) -> Decimal | float:
         return Decimal(text)
     except InvalidOperation:
         return float(text)
+
+
+def _integral(checker: Any, value: Any) -> bool:
+    """JSON Schema's integer: a number without a fractional part, read as int, float or Decimal."""
+    if isinstance(value, Decimal):
+        return value.is_finite() and value == value.to_integral_value()
+    if isinstance(value, float):
+        return value.is_integer()
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _finite(value: Any) -> bool:
@@ -194,9 +207,9 @@ def check(data: bytes) -> None:
                 raise AssertionError(f"{contract.name}: admitted a non-object {invocation.arguments!r}")
             if not _finite(read):
                 raise AssertionError(f"{contract.name}: admitted a non-finite number {invocation.arguments!r}")
-            exact = json.loads(invocation.arguments, parse_float=_exact)
-            if not oracle.is_valid(exact if decoder is None else read):
-                errors = [error.message for error in oracle.iter_errors(read)]
+            checked = read if decoder is not None else json.loads(invocation.arguments, parse_float=_exact)
+            if not oracle.is_valid(checked):
+                errors = [error.message for error in oracle.iter_errors(checked)]
                 if not _known_disagreement(contract.name, errors):
                     raise AssertionError(f"{contract.name}: admitted {invocation.arguments!r}, forbidden by {errors}")
             decoded = NOTHING if decoder is None else take_decoded(invocation, decoder)
