@@ -19,6 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
+
+# Every Hypothesis property draws the same examples in every run, so CI and the README's command are
+# reproducible; `python -m pytest --hypothesis-profile=explore` draws new ones on each run.
+settings.register_profile("reproducible", derandomize=True, database=None)
+settings.register_profile("explore")
+settings.load_profile("reproducible")
 
 TESTS = Path(__file__).resolve().parent
 PACKAGE = TESTS.parent / "scopetool"
