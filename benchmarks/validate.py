@@ -377,9 +377,9 @@ def _rejected_cost(admitted: float, mixed: float) -> float:
 def _rejected_instructions(figures: dict[str, Any]) -> list[str]:
     """Markdown: the neutral cases' instructions per line, and a rejected line's, when they were counted."""
     counts = figures.get("instructions")
-    valid, mixed = _counted(counts, "neutral, all admitted"), _counted(counts, "neutral, 1 in 5 rejected")
-    if counts is None or valid is None or mixed is None:
+    if counts is None:
         return []
+    valid, mixed = _counted(counts, "neutral, all admitted"), _counted(counts, "neutral, 1 in 5 rejected")
     rejected = [_rejected_cost(v, m) for v, m in zip(valid, mixed, strict=True)]
     return [
         "",
@@ -448,8 +448,10 @@ def targets(figures: dict[str, Any]) -> list[tuple[str, float, float, bool]]:
     counts = figures.get("instructions")
 
     def counted(case: str) -> str:
-        found = _counted(counts, case)
-        return "" if found is None else f"; by instructions {found[1] / found[0]:.2f}x"
+        if counts is None:
+            return ""
+        ours, floor = _counted(counts, case)
+        return f"; by instructions {floor / ours:.2f}x"
 
     return [
         (
@@ -513,10 +515,8 @@ def count_instructions(count: int) -> dict[str, Any] | None:
     }
 
 
-def _counted(counts: dict[str, Any] | None, case: str) -> tuple[float, float] | None:
-    """(scopetool's, the floor's) instructions per line of a neutral case, when they were counted."""
-    if counts is None:
-        return None
+def _counted(counts: dict[str, Any], case: str) -> tuple[float, float]:
+    """(scopetool's, the floor's) instructions per line of a neutral case, from `count_instructions`."""
     per_line = counts["per_line"]
     return per_line[f"{case}: scopetool"], per_line[f"{case}: floor"]
 
@@ -529,7 +529,7 @@ def instructions(count: int) -> None:
         return
     print(f"Instructions per line (valgrind's callgrind, {count:,} lines a case, the loops' own counted):")
     for name, _, _ in cases(1)[:2]:
-        ours, floor = counts["per_line"][f"{name}: scopetool"], counts["per_line"][f"{name}: floor"]
+        ours, floor = _counted(counts, name)
         print(f"- {name}: scopetool {ours:,.0f}, floor {floor:,.0f} (floor / scopetool {floor / ours:.3f}x)")
 
 

@@ -85,6 +85,7 @@ class Colour(enum.IntEnum):
     ids=["ints past 64 bits", "keys that are not str", "subclasses", "a nested subclass", "a lone surrogate"],
 )
 def test_what_orjson_refuses_the_standard_library_writes_as_before(arguments: dict[str, Any]) -> None:
+    """What orjson leaves alone (big ints, keys that are not str, subclasses, surrogates) `json` writes as it did."""
     assert object_arguments(arguments, "here") == _STANDARD(arguments)
 
 
@@ -94,6 +95,7 @@ def test_what_orjson_refuses_the_standard_library_writes_as_before(arguments: di
     ids=["a date", "a datetime", "a set", "bytes", "an object"],
 )
 def test_values_json_has_no_form_for_are_refused(value: object) -> None:
+    """A date, a set, bytes or any other object is not JSON: refused, naming where."""
     with pytest.raises(ProviderError, match="here: arguments is not JSON"):
         object_arguments({"x": value}, "here")
 
