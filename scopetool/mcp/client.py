@@ -26,9 +26,10 @@ Outcomes (what the model may see is public; causes stay private):
   resource as its text), ``structuredContent`` as `Output.details`.
 * ``isError: true``: a `Failure` whose output is the tool's own content (the remote tool wrote it
   for the model, as MCP intends).
-* A JSON-RPC error, a broken output schema, a result that is not valid MCP, a dead or closed
-  connection: a `Failure` with a fixed text (`REFUSED`, `BROKEN_OUTPUT`, `INVALID_RESULT`,
-  `UNAVAILABLE`); the cause is the error, private.
+* A JSON-RPC error (whatever its code), a broken output schema, a result that is not valid MCP, a
+  dead or closed connection, no answer within the call timeout: a `Failure` with a fixed text
+  (`REFUSED`, `BROKEN_OUTPUT`, `INVALID_RESULT`, `UNAVAILABLE`, `TIMED_OUT`); the cause is the
+  error, private.
 * Progress notifications: `report_progress`, in the calling task.
 * Elicitation (form mode): an `InputRequest` result. Its prompt is the server's message, its
   response schema the MCP ``ElicitResult`` (``{"action": "accept", "content": {...}}`` with the
@@ -43,9 +44,10 @@ Outcomes (what the model may see is public; causes stay private):
 
 The interface agreed with the gateway's authors holds as agreed (`StdioServer`, `HttpServer`,
 `server_spec`, `connect`, `MCPClient` with `name`, `tools`, `refused`, `definitions`). Beyond it:
-`MCPClient.missing`, `protocol_version` and `session`; `connect`'s ``errlog`` and ``timeout``;
-`RemoteTool.server` and `listed`; `PinFile.accept(server, tools)` takes one name or several (None:
-every pending one).
+`MCPClient.missing`, `protocol_version` and `session`; `connect`'s ``errlog`` and its time bounds
+(``start_timeout``, ``list_timeout``, ``call_timeout``: `START_TIMEOUT`, `LIST_TIMEOUT`,
+`CALL_TIMEOUT` by default); `RemoteTool.server` and `listed`; `PinFile.accept(server, tools)` takes
+one name or several (None: every pending one).
 
 This module imports the MCP SDK: ``pip install 'scopetool[mcp]'``.
 """
@@ -57,9 +59,10 @@ import binascii
 import contextlib
 import json
 import logging
+import math
 import os
 import sys
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TextIO, TypeAlias, cast, final
 
@@ -90,9 +93,13 @@ from .pins import PinFile
 
 __all__ = [
     "BROKEN_OUTPUT",
+    "CALL_TIMEOUT",
     "EXPIRED",
     "INVALID_RESULT",
+    "LIST_TIMEOUT",
     "REFUSED",
+    "START_TIMEOUT",
+    "TIMED_OUT",
     "UNAVAILABLE",
     "ConnectError",
     "HttpServer",
@@ -106,10 +113,32 @@ __all__ = [
 
 logger: Final = logging.getLogger("scopetool.mcp.client")
 
+START_TIMEOUT: Final = 30.0
+"""Seconds `connect` gives a server, by default, to start and complete the MCP handshake.
+
+A local process starts in well under a second and a remote endpoint answers in a few; 30 s leaves room
+for a cold interpreter or a slow network, and still reports a server that will never answer while
+someone is waiting. A command that fetches itself first (``uvx``, ``npx``) may need more on its
+first run: pass ``start_timeout``."""
+LIST_TIMEOUT: Final = 30.0
+"""Seconds `connect` gives a server, by default, to list its tools: the whole listing, every page.
+
+A listing is a read of definitions the server already holds; even hundreds of tools over many pages
+take well under a second, so 30 s is a generous bound on a server that stopped answering."""
+CALL_TIMEOUT: Final = 300.0
+"""Seconds a remote call waits, by default, for the server's answer before it is a `Failure` (`TIMED_OUT`).
+
+Tools legitimately run long (a build, a crawl, a query over a large store), so the bound is minutes, not
+seconds; five minutes is past what a person waiting on a model's turn tolerates, so a server still
+silent then is treated as hung. Progress notifications do not extend it. The time a call spends
+suspended on an in-call elicitation (waiting for a person) is not counted."""
+
 UNAVAILABLE: Final = 'error: tool "{name}" failed: its MCP server is not reachable'
 """The public text of a call whose connection is closed or broke (the server died, the transport failed)."""
 REFUSED: Final = 'error: tool "{name}" failed: its MCP server refused the call'
-"""The public text of a call the server answered with a JSON-RPC error (its message stays private)."""
+"""The public text of a call the server answered with a JSON-RPC error, any code (its message stays private)."""
+TIMED_OUT: Final = 'error: tool "{name}" timed out: its MCP server did not answer within {seconds:g} s'
+"""The public text of a call the server did not answer within the call timeout (the remote call is cancelled)."""
 BROKEN_OUTPUT: Final = (
     'error: tool "{name}" failed: its MCP server returned a result that breaks the tool\'s output schema'
 )
@@ -135,6 +164,9 @@ _OPEN: Final = (
 )
 """Root keywords that say (or can change) which members beyond ``properties`` are admitted: then left open."""
 _ELICITATION: Final = "elicitation"
+_CLOSED: Final = ("Connection closed", "SSE stream ")
+"""How the SDK's own `CONNECTION_CLOSED` errors begin: -32000 is also the code servers use most for their
+own errors (JSON-RPC's generic server error), so the code alone cannot say the connection is gone."""
 _INPUT_REQUIRED: Final = "input_required"
 
 
@@ -434,12 +466,28 @@ class _Running:
 class MCPClient:
     """One connected MCP server and its tools (made by `connect`; valid inside its ``async with``)."""
 
-    __slots__ = ("_client", "_definitions", "_missing", "_name", "_pins", "_refused", "_running", "_tasks", "_tools")
+    __slots__ = (
+        "_call_timeout",
+        "_client",
+        "_definitions",
+        "_list_timeout",
+        "_missing",
+        "_name",
+        "_pins",
+        "_refused",
+        "_running",
+        "_tasks",
+        "_tools",
+    )
 
-    def __init__(self, name: str, client: Client, tasks: TaskGroup) -> None:
+    def __init__(
+        self, name: str, client: Client, tasks: TaskGroup, *, list_timeout: float, call_timeout: float
+    ) -> None:
         self._name = name
         self._client: Client | None = client
         self._tasks = tasks
+        self._list_timeout = list_timeout
+        self._call_timeout = call_timeout
         self._tools: tuple[RemoteTool, ...] = ()
         self._refused: dict[str, str] = {}
         self._definitions: dict[str, dict[str, Any]] = {}
@@ -484,20 +532,27 @@ class MCPClient:
         return self._client
 
     async def list_tools(self) -> list[dict[str, Any]]:
-        """Every tool the server lists now, following ``nextCursor``, as JSON objects."""
+        """Every tool the server lists now, following ``nextCursor``, as JSON objects.
+
+        Raises:
+            ConnectError: the whole listing took longer than the list timeout (`connect`'s
+                ``list_timeout``), or the server repeated a cursor.
+        """
         client = self.session
         listed: list[dict[str, Any]] = []
         cursor: str | None = None
         seen: set[str] = set()
-        while True:
-            page = await client.session.list_tools(params=types.PaginatedRequestParams(cursor=cursor))
-            listed.extend(tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in page.tools)
-            cursor = page.next_cursor
-            if cursor is None:
-                return listed
-            if cursor in seen:
-                raise ConnectError(f"MCP server {self._name!r} repeated the tools/list cursor {cursor!r}")
-            seen.add(cursor)
+        with anyio.move_on_after(self._list_timeout):
+            while True:
+                page = await client.session.list_tools(params=types.PaginatedRequestParams(cursor=cursor))
+                listed.extend(tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in page.tools)
+                cursor = page.next_cursor
+                if cursor is None:
+                    return listed
+                if cursor in seen:
+                    raise ConnectError(f"MCP server {self._name!r} repeated the tools/list cursor {cursor!r}")
+                seen.add(cursor)
+        raise ConnectError(f"MCP server {self._name!r} did not list its tools within {self._list_timeout:g} s")
 
     def _adopt(self, listed: list[dict[str, Any]], pins: PinFile | None, trusted: bool) -> None:
         self._definitions = {str(tool.get("name")): tool for tool in listed}
@@ -582,6 +637,9 @@ class MCPClient:
                     outcome = await client.session.call_tool(
                         name,
                         arguments,
+                        # `_follow` bounds the wait, and only while someone waits: the SDK's own clock
+                        # would also count an in-call elicitation's time with a person.
+                        read_timeout_seconds=math.inf,
                         progress_callback=on_progress,
                         input_responses=responses,
                         request_state=request_state,
@@ -600,22 +658,31 @@ class MCPClient:
     async def _follow(self, name: str, contract: Contract, running: _Running) -> Result:
         """Wait for the running call's next outcome in the calling task: progress, an elicitation, its end.
 
-        A caller that stops waiting (cancelled) cancels the remote call, unless the call is suspended on
-        an elicitation, which its continuation resumes.
+        A caller that stops waiting (cancelled, or past the call timeout) cancels the remote call, unless
+        the call is suspended on an elicitation, which its continuation resumes (and waits afresh).
         """
         suspended = False
+        seconds = self._call_timeout
         try:
-            async for event in running.receive:
-                if event[0] == "progress":
-                    report_progress(event[1])
-                elif event[0] == "asked":
-                    suspended = True
-                    state = {"kind": _ELICITATION, "call": running.token}
-                    return Result(input_request=_elicitation_request(event[1].params, state))
-                else:
-                    return self._outcome(name, contract, event[1])
-            raise Failure(  # the remote call was cancelled: the client closed
-                kind=FailureKind.FAILED, output=UNAVAILABLE.format(name=name), cause=ConnectError("the client closed")
+            with anyio.move_on_after(seconds):
+                async for event in running.receive:
+                    if event[0] == "progress":
+                        report_progress(event[1])
+                    elif event[0] == "asked":
+                        suspended = True
+                        state = {"kind": _ELICITATION, "call": running.token}
+                        return Result(input_request=_elicitation_request(event[1].params, state))
+                    else:
+                        return self._outcome(name, contract, event[1])
+                raise Failure(  # the remote call was cancelled: the client closed
+                    kind=FailureKind.FAILED,
+                    output=UNAVAILABLE.format(name=name),
+                    cause=ConnectError("the client closed"),
+                )
+            raise Failure(
+                kind=FailureKind.FAILED,
+                output=TIMED_OUT.format(name=name, seconds=seconds),
+                cause=TimeoutError(f"MCP server {self._name!r} did not answer the call of {name!r} in {seconds:g} s"),
             )
         finally:
             if not suspended:
@@ -626,7 +693,7 @@ class MCPClient:
     def _outcome(self, name: str, contract: Contract, outcome: Any) -> Result:
         if isinstance(outcome, types.InputRequiredResult):
             return self._input_required(name, outcome)
-        if isinstance(outcome, MCPError) and outcome.code != types.CONNECTION_CLOSED:
+        if isinstance(outcome, MCPError) and not _closed(outcome):
             raise Failure(kind=FailureKind.FAILED, output=REFUSED.format(name=name), cause=outcome)
         if isinstance(outcome, RuntimeError) and "structured content" in str(outcome):
             raise Failure(kind=FailureKind.FAILED, output=BROKEN_OUTPUT.format(name=name), cause=outcome)
@@ -705,6 +772,11 @@ class RemoteToolError(ScopetoolError, RuntimeError):
     """The private cause of an ``isError`` result: the remote tool's own text."""
 
 
+def _closed(error: MCPError) -> bool:
+    """Whether `error` is the SDK saying the connection closed or broke, not the server answering with an error."""
+    return error.code == types.CONNECTION_CLOSED and error.message.startswith(_CLOSED)
+
+
 @contextlib.asynccontextmanager
 async def connect(
     spec: ServerSpec,
@@ -713,9 +785,14 @@ async def connect(
     pins: PinFile | None = None,
     trusted: bool = False,
     errlog: TextIO | None = None,
-    timeout: float | None = None,
+    start_timeout: float = START_TIMEOUT,
+    list_timeout: float = LIST_TIMEOUT,
+    call_timeout: float = CALL_TIMEOUT,
 ) -> AsyncGenerator[MCPClient]:
     """Connect to one MCP server, list its tools, check them against `pins`; close it on exit.
+
+    A cancel scope around the ``async with`` (``anyio.move_on_after``, ``asyncio.timeout``) cancels it
+    cleanly at any point: while starting, while listing, or during a call; the server is closed.
 
     Args:
         spec: How to reach the server (`StdioServer`, `HttpServer`, or `server_spec` of a config entry).
@@ -723,16 +800,24 @@ async def connect(
         pins: The lock file the tools' definitions are checked against and recorded in; None pins nothing.
         trusted: Whether the server's annotations are believed: only then do they become effects.
         errlog: Where a stdio server's standard error goes (default: this process's).
-        timeout: Seconds to wait for each response (default: the SDK's, none).
+        start_timeout: Seconds to start the server and complete the MCP handshake (`START_TIMEOUT`).
+        list_timeout: Seconds for the whole tools listing, every page (`LIST_TIMEOUT`).
+        call_timeout: Seconds each call waits for the server's answer before it is a `Failure`
+            (`TIMED_OUT`; `CALL_TIMEOUT`). It is also the SDK's read timeout of each request made
+            through `MCPClient.session`.
 
     Raises:
-        ConnectError: the server could not be started, initialized or listed.
-        ValueError: `spec` or `name` is not usable.
+        ConnectError: the server could not be started, initialized or listed, or not within its timeout.
+        ValueError: `spec`, `name` or a timeout is not usable.
     """
     if not isinstance(spec, StdioServer | HttpServer):
         raise ValueError(f"spec must be a StdioServer or an HttpServer, not {type(spec).__name__}")
     if not isinstance(name, str) or not name:
         raise ValueError("name must be a non-empty string")
+    timeouts = {"start_timeout": start_timeout, "list_timeout": list_timeout, "call_timeout": call_timeout}
+    for argument, seconds in timeouts.items():
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 < seconds < math.inf:
+            raise ValueError(f"{argument} must be a positive finite number of seconds, not {seconds!r}")
     holder: list[MCPClient] = []
 
     async def elicit(
@@ -749,34 +834,67 @@ async def connect(
     else:
         http = create_mcp_http_client(headers=None if spec.headers is None else dict(spec.headers))
         transport = streamable_http_client(spec.url, http_client=http)
-    sdk = Client(transport, elicitation_callback=elicit, read_timeout_seconds=timeout, cache=None)
+    sdk = Client(transport, elicitation_callback=elicit, read_timeout_seconds=float(call_timeout), cache=None)
+    late = f"MCP server {name!r} did not start within {start_timeout:g} s"
+    # Every scope below is entered and left in this task, nested: a caller's cancel scope around the
+    # ``async with`` unwinds them in order. The start's deadline is lifted once the handshake is done.
+    with anyio.CancelScope(deadline=anyio.current_time() + start_timeout) as starting:
+        async with contextlib.AsyncExitStack() as stack:
+            if http is not None:
+                stack.push_async_callback(_shielded, http.aclose)  # the SDK closes only the clients it made
+            try:
+                await stack.enter_async_context(_opened(sdk))
+            except Exception as error:
+                if starting.cancel_called:  # the SDK made its own error of the deadline's cancellation
+                    raise ConnectError(late) from error
+                raise ConnectError(f"cannot connect to MCP server {name!r}: {_describe(error)}") from error
+            starting.deadline = math.inf
+            # Entered after the SDK's client and left before it: the remote calls run here, so a call
+            # can outlive the scopetool call that started it (an in-call elicitation).
+            tasks = await stack.enter_async_context(_call_group())
+            client = MCPClient(name, sdk, tasks, list_timeout=float(list_timeout), call_timeout=float(call_timeout))
+            holder.append(client)
+            stack.callback(client._close)  # pyright: ignore[reportPrivateUsage]
+            try:
+                listed = await client.list_tools()
+            except ConnectError:
+                raise
+            except Exception as error:
+                raise ConnectError(f"cannot list the tools of MCP server {name!r}: {_describe(error)}") from error
+            client._adopt(listed, pins, trusted)  # pyright: ignore[reportPrivateUsage]
+            yield client
+    if starting.cancelled_caught:
+        raise ConnectError(late)
+
+
+@contextlib.asynccontextmanager
+async def _opened(sdk: Client) -> AsyncGenerator[Client]:
+    """The SDK's client, entered for the block; the block's own error is not handed to its task groups."""
+    await sdk.__aenter__()
     try:
-        await sdk.__aenter__()
-    except Exception as error:
-        if http is not None:
-            await http.aclose()
-        raise ConnectError(f"cannot connect to MCP server {name!r}: {_describe(error)}") from error
-    # Entered after the SDK's client and left before it (scopes exit in order): the remote calls run
-    # here, so a call can outlive the scopetool call that started it (an in-call elicitation).
-    tasks = anyio.create_task_group()
-    await tasks.__aenter__()
-    client = MCPClient(name, sdk, tasks)
-    holder.append(client)
-    try:
-        try:
-            listed = await client.list_tools()
-        except Exception as error:
-            raise ConnectError(f"cannot list the tools of MCP server {name!r}: {_describe(error)}") from error
-        client._adopt(listed, pins, trusted)  # pyright: ignore[reportPrivateUsage]
-        yield client
+        yield sdk
     finally:
-        client._close()  # pyright: ignore[reportPrivateUsage]
-        tasks.cancel_scope.cancel()
-        await tasks.__aexit__(None, None, None)
+        # A server that died mid-session makes the SDK's close raise: that is not the caller's error.
         with contextlib.suppress(Exception):
             await sdk.__aexit__(None, None, None)
-        if http is not None:
-            await http.aclose()  # the caller's to close: the SDK closes only the clients it made
+
+
+@contextlib.asynccontextmanager
+async def _call_group() -> AsyncGenerator[TaskGroup]:
+    """A task group for the remote calls, cancelled when the block ends; the block's error passes through unwrapped."""
+    tasks = anyio.create_task_group()
+    await tasks.__aenter__()
+    try:
+        yield tasks
+    finally:
+        tasks.cancel_scope.cancel()
+        await tasks.__aexit__(None, None, None)
+
+
+async def _shielded(close: Callable[[], Awaitable[None]]) -> None:
+    """Run `close` even in a cancelled scope (closing an HTTP client's connections is quick and must finish)."""
+    with anyio.CancelScope(shield=True):
+        await close()
 
 
 def _is_group(error: BaseException) -> bool:

@@ -18,6 +18,9 @@ the reference is ``docs/mcp-gateway.md``). What the gateway promises:
   config asks for them.
 * A server that fails to start, or dies, is reported and the others are served; one bad call never
   ends the gateway.
+* Time: each server's start, tools listing and every call are bounded (``startTimeout``,
+  ``listTimeout``, ``callTimeout``, for all servers and per server); a call whose server does not
+  answer in time is an error result naming the tool as served.
 
 This module imports the MCP SDK: ``pip install 'scopetool[mcp]'``.
 """
@@ -29,6 +32,7 @@ import contextlib
 import datetime
 import fnmatch
 import json
+import math
 import re
 import sys
 import weakref
@@ -52,11 +56,11 @@ from .._errors import InvalidInvocationError
 from .._guard import AuthorizationError, Authorizer, Guard
 from .._json import MAX_INPUT_BYTES, syntax_problem
 from .._outcome import Failure, classify_failure
-from .._output import Result
+from .._output import Output, Result, TextBlock
 from .._registry import Registry
 from .._target import TargetError, load_object, load_registry
 from ..providers._common import ToolCall
-from .client import ConnectError, MCPClient, ServerSpec, connect, server_spec
+from .client import CALL_TIMEOUT, LIST_TIMEOUT, START_TIMEOUT, ConnectError, MCPClient, ServerSpec, connect, server_spec
 from .pins import PinError, PinFile
 from .server import serve_http, serve_stdio
 
@@ -80,13 +84,13 @@ LOCAL: Final = "scopetool"
 """The config key of the local tools' section, and their server name in names and the audit log."""
 SEPARATOR: Final = "__"
 """What joins a prefix and a tool name: ``git__status``."""
-START_TIMEOUT: Final = 30.0
-"""Seconds a server gets, by default, to start and list its tools."""
 
-_SECTION_KEYS: Final = frozenset({"allow", "deny", "policy", "prefix", "trusted"})
+_TIMEOUT_KEYS: Final = ("startTimeout", "listTimeout", "callTimeout")
+"""The time bounds of a remote server, in the ``gateway`` section and in each ``mcpServers`` entry."""
+_SECTION_KEYS: Final = frozenset({"allow", "deny", "policy", "prefix", "trusted", *_TIMEOUT_KEYS})
 _LOCAL_KEYS: Final = frozenset({"tools", "allow", "deny", "policy", "prefix"})
 _GATEWAY_KEYS: Final = frozenset(
-    {"name", "instructions", "pins", "audit", "auditArguments", "allow", "deny", "policy", "prefix", "startTimeout"}
+    {"name", "instructions", "pins", "audit", "auditArguments", "allow", "deny", "policy", "prefix", *_TIMEOUT_KEYS}
 )
 _TOP_KEYS: Final = frozenset({"mcpServers", LOCAL, "gateway"})
 _PREFIX: Final = re.compile(r"[A-Za-z0-9_-]{1,32}")
@@ -149,6 +153,12 @@ class Section:
     """The prefix its tools get when their names collide; None: the section name, made safe."""
     trusted: bool = False
     """Whether the server's annotations become effects (`scopetool.mcp.client.connect`)."""
+    start_timeout: float | None = None
+    """Seconds the server gets to start and complete the MCP handshake; None: the gateway's."""
+    list_timeout: float | None = None
+    """Seconds the server gets to list its tools (every page); None: the gateway's."""
+    call_timeout: float | None = None
+    """Seconds each call waits for the server's answer; None: the gateway's."""
 
 
 @final
@@ -175,7 +185,11 @@ class GatewayConfig:
     prefix: Literal["collisions", "always"] = "collisions"
     """``collisions``: prefix only names that collide; ``always``: prefix every name."""
     start_timeout: float = START_TIMEOUT
-    """Seconds each server gets to start and list its tools."""
+    """Seconds each server gets to start and complete the MCP handshake, unless its entry says otherwise."""
+    list_timeout: float = LIST_TIMEOUT
+    """Seconds each server gets to list its tools (every page), unless its entry says otherwise."""
+    call_timeout: float = CALL_TIMEOUT
+    """Seconds each call waits for its server's answer, unless the server's entry says otherwise."""
     base: Path = Path()
     """The folder relative paths and targets were resolved against (the config file's)."""
 
@@ -202,11 +216,13 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
 
     The shape: ``{"mcpServers": {NAME: ENTRY, ...}, "scopetool": {...}, "gateway": {...}}``. Each ENTRY
     is what MCP clients take (``command`` / ``args`` / ``env`` / ``cwd``, or ``url`` / ``headers``)
-    plus the gateway's ``allow``, ``deny``, ``policy``, ``prefix`` and ``trusted``; ``scopetool``
-    lists local ``tools`` targets (with ``allow``, ``deny``, ``policy``, ``prefix``); ``gateway`` holds
-    ``name``, ``instructions``, ``pins``, ``audit``, ``auditArguments``, ``allow``, ``deny``, ``policy``,
-    ``prefix`` (``"collisions"`` or ``"always"``) and ``startTimeout``. Relative paths (pins, audit,
-    file targets, ``cwd``) are taken from `base`.
+    plus the gateway's ``allow``, ``deny``, ``policy``, ``prefix``, ``trusted`` and the server's own
+    ``startTimeout``, ``listTimeout`` and ``callTimeout``; ``scopetool`` lists local ``tools`` targets
+    (with ``allow``, ``deny``, ``policy``, ``prefix``); ``gateway`` holds ``name``, ``instructions``,
+    ``pins``, ``audit``, ``auditArguments``, ``allow``, ``deny``, ``policy``, ``prefix``
+    (``"collisions"`` or ``"always"``) and the timeouts every server gets unless its entry says
+    otherwise: ``startTimeout``, ``listTimeout``, ``callTimeout`` (seconds > 0). Relative paths (pins,
+    audit, file targets, ``cwd``) are taken from `base`.
 
     Raises:
         ConfigError: one line naming the key and where it is (`source`).
@@ -244,9 +260,6 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
     prefix = gateway.get("prefix", "collisions")
     if prefix not in ("collisions", "always"):
         raise ConfigError(f'{source}: gateway.prefix: must be "collisions" or "always", not {prefix!r}')
-    timeout = gateway.get("startTimeout", START_TIMEOUT)
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
-        raise ConfigError(f"{source}: gateway.startTimeout: must be a number of seconds > 0, not {timeout!r}")
     pins, audit = gateway.get("pins"), gateway.get("audit")
     return GatewayConfig(
         sections=tuple(sections),
@@ -258,7 +271,9 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
         filter=_filter(gateway, source, "gateway"),
         policy=_target(gateway.get("policy"), base, source, "gateway.policy"),
         prefix=prefix,
-        start_timeout=float(timeout),
+        start_timeout=_seconds(gateway.get("startTimeout", START_TIMEOUT), source, "gateway.startTimeout"),
+        list_timeout=_seconds(gateway.get("listTimeout", LIST_TIMEOUT), source, "gateway.listTimeout"),
+        call_timeout=_seconds(gateway.get("callTimeout", CALL_TIMEOUT), source, "gateway.callTimeout"),
         base=base,
     )
 
@@ -306,6 +321,9 @@ def _remote(name: str, value: object, base: Path, source: str, where: str) -> Se
         policy=_target(entry.get("policy"), base, source, f"{where}.policy"),
         prefix=_prefix(entry.get("prefix"), source, f"{where}.prefix"),
         trusted=_bool(entry.get("trusted", False), source, f"{where}.trusted"),
+        start_timeout=_optional_seconds(entry.get("startTimeout"), source, f"{where}.startTimeout"),
+        list_timeout=_optional_seconds(entry.get("listTimeout"), source, f"{where}.listTimeout"),
+        call_timeout=_optional_seconds(entry.get("callTimeout"), source, f"{where}.callTimeout"),
     )
 
 
@@ -370,6 +388,16 @@ def _bool(value: object, source: str, where: str) -> bool:
     if not isinstance(value, bool):
         raise ConfigError(f"{source}: {where}: must be true or false, not {_kind(value)}")
     return value
+
+
+def _seconds(value: object, source: str, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+        raise ConfigError(f"{source}: {where}: must be a number of seconds > 0, not {value!r}")
+    return float(value)
+
+
+def _optional_seconds(value: object, source: str, where: str) -> float | None:
+    return None if value is None else _seconds(value, source, where)
 
 
 def _kind(value: object) -> str:
@@ -502,6 +530,7 @@ class _Forwarded:
 
     The same schema, output schema and effect; each call the gateway admitted is admitted again by
     the tool's own contract, under its own name, and run through its own binding (its middlewares).
+    A failure's fixed text names the tool as served (the name the model called), not its own name.
     """
 
     __slots__ = ("_definition", "_inner")
@@ -516,7 +545,25 @@ class _Forwarded:
     async def call(self, invocation: Invocation, /) -> Result:
         inner = self._inner
         admission = Admission(idempotency_key=invocation.idempotency_key, continuation=invocation.continuation)
-        return await inner.call(inner.contract.prepare(Request(inner.name, invocation.arguments), admission))
+        try:
+            return await inner.call(inner.contract.prepare(Request(inner.name, invocation.arguments), admission))
+        except Failure as failure:
+            raise _renamed(failure, inner.name, self._definition.name) from None
+
+
+def _renamed(failure: Failure, own: str, served: str) -> Failure:
+    """`failure` with its fixed text (``error: tool "OWN" ...``, every such text scopetool writes) naming `served`.
+
+    Any other output (a remote tool's own ``isError`` content, a local tool's own failure) is the
+    tool's to word, and is kept as it is.
+    """
+    output = failure.output
+    named = f'error: tool "{own}"'
+    block = output.content[0] if len(output.content) == 1 and output.details is None else None
+    if not isinstance(block, TextBlock) or not block.text.startswith(named):
+        return failure
+    text = f'error: tool "{served}"{block.text.removeprefix(named)}'
+    return Failure(kind=failure.kind, output=Output.from_text(text), cause=failure.cause)
 
 
 @final
@@ -612,9 +659,13 @@ def _rejection_reason(arguments: str | bytes) -> str:
 
 @final
 class _Connection:
-    """One remote server, connected in a task of its own so that its failure ends nothing else."""
+    """One remote server, connected in a task of its own so that its failure ends nothing else.
 
-    __slots__ = ("client", "error", "ready", "scope", "section", "stop")
+    `connect` bounds the start and the listing, so `ready` is set within the server's two timeouts
+    (and the time to stop a server that did not make it).
+    """
+
+    __slots__ = ("client", "error", "ready", "section", "stop")
 
     def __init__(self, section: Section) -> None:
         self.section = section
@@ -622,23 +673,24 @@ class _Connection:
         self.error: str | None = None
         self.ready = anyio.Event()
         self.stop = anyio.Event()
-        self.scope = anyio.CancelScope()
 
-    def give_up(self) -> None:
-        """Stop waiting for a server that has not started."""
-        self.scope.cancel()
-
-    async def run(self, pins: PinFile | None, errlog: TextIO) -> None:
-        spec = self.section.spec
-        assert spec is not None
+    async def run(self, config: GatewayConfig, pins: PinFile | None, errlog: TextIO) -> None:
+        section = self.section
+        assert section.spec is not None
         try:
-            with self.scope:
-                async with connect(
-                    spec, name=self.section.name, pins=pins, trusted=self.section.trusted, errlog=errlog
-                ) as client:
-                    self.client = client
-                    self.ready.set()
-                    await self.stop.wait()
+            async with connect(
+                section.spec,
+                name=section.name,
+                pins=pins,
+                trusted=section.trusted,
+                errlog=errlog,
+                start_timeout=section.start_timeout or config.start_timeout,
+                list_timeout=section.list_timeout or config.list_timeout,
+                call_timeout=section.call_timeout or config.call_timeout,
+            ) as client:
+                self.client = client
+                self.ready.set()
+                await self.stop.wait()
         except Exception as error:  # noqa: BLE001 - a server's failure is reported, never raised
             self.error = _one_line(error)
         finally:
@@ -651,7 +703,8 @@ async def open_gateway(config: GatewayConfig, *, errlog: TextIO | None = None) -
 
     What starts is said on `errlog` (standard error by default): each server's tool count, or why
     it did not start; each tool refused by the pins; each tool whose name cannot be served. A server
-    that does not start within ``startTimeout`` is given up. On exit every server is closed.
+    that does not start within its ``startTimeout``, or list its tools within its ``listTimeout``, is
+    given up. On exit every server is closed.
 
     Raises:
         ConfigError: a local target or a policy cannot be loaded.
@@ -670,10 +723,9 @@ async def open_gateway(config: GatewayConfig, *, errlog: TextIO | None = None) -
         async with anyio.create_task_group() as group:
             children = out if _has_fileno(out) else sys.stderr  # a child process's stderr needs a real file
             for connection in connections:
-                group.start_soon(connection.run, pins, children)
-            with anyio.move_on_after(config.start_timeout):
-                for connection in connections:
-                    await connection.ready.wait()
+                group.start_soon(connection.run, config, pins, children)
+            for connection in connections:
+                await connection.ready.wait()
             tools: list[tuple[Section, Tool | Binding]] = []
             refused: list[tuple[Section, str, str]] = []
             listed: dict[str, int | str] = {}  # the tools each server listed, or why it is not served
@@ -685,8 +737,7 @@ async def open_gateway(config: GatewayConfig, *, errlog: TextIO | None = None) -
                 connection = next(c for c in connections if c.section is section)
                 client = connection.client
                 if client is None:
-                    listed[section.name] = connection.error or f"it did not start within {config.start_timeout:g} s"
-                    connection.give_up()
+                    listed[section.name] = connection.error or "it did not start"
                     continue
                 tools.extend((section, tool) for tool in client.tools)
                 refused.extend((section, tool, why) for tool, why in client.refused.items())

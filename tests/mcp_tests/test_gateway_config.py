@@ -38,13 +38,13 @@ LOCAL = {"scopetool": {"tools": [f"{FIXTURE}:registry"]}}
         ({"mcpServers": {"git": "uvx"}}, "config: mcpServers.git: must be a JSON object, not a string"),
         (
             {"mcpServers": {"git": {"command": "uvx", "alow": []}}},
-            "config: mcpServers.git: unknown key 'alow' (expected allow, args, command, cwd, deny, env, policy, "
-            "prefix, trusted, type)",
+            "config: mcpServers.git: unknown key 'alow' (expected allow, args, callTimeout, command, cwd, deny, env, "
+            "listTimeout, policy, prefix, startTimeout, trusted, type)",
         ),
         (
             {"mcpServers": {"web": {"url": "http://127.0.0.1:1/mcp", "command2": 1}}},
-            "config: mcpServers.web: unknown key 'command2' (expected allow, deny, headers, policy, prefix, trusted, "
-            "type, url)",
+            "config: mcpServers.web: unknown key 'command2' (expected allow, callTimeout, deny, headers, listTimeout, "
+            "policy, prefix, startTimeout, trusted, type, url)",
         ),
         ({"mcpServers": {"git": {}}}, 'config: mcpServers.git: an MCP server entry needs "command"'),
         (
@@ -253,7 +253,7 @@ def test_servers_that_do_not_start_or_not_in_time_are_reported_and_the_rest_serv
     anyio.run(start)
     said = (tmp_path / "said.txt").read_text().splitlines()
     assert names == ["echo"]
-    assert "scopetool proxy: silent: not served: it did not start within 0.5 s" in said
+    assert "scopetool proxy: silent: not served: MCP server 'silent' did not start within 0.5 s" in said
     assert [line for line in said if line.startswith("scopetool proxy: missing: not served: cannot connect")]
 
 
