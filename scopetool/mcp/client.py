@@ -835,7 +835,6 @@ async def connect(
         http = create_mcp_http_client(headers=None if spec.headers is None else dict(spec.headers))
         transport = streamable_http_client(spec.url, http_client=http)
     sdk = Client(transport, elicitation_callback=elicit, read_timeout_seconds=float(call_timeout), cache=None)
-    late = f"MCP server {name!r} did not start within {start_timeout:g} s"
     # Every scope below is entered and left in this task, nested: a caller's cancel scope around the
     # ``async with`` unwinds them in order. The start's deadline is lifted once the handshake is done.
     with anyio.CancelScope(deadline=anyio.current_time() + start_timeout) as starting:
@@ -845,8 +844,6 @@ async def connect(
             try:
                 await stack.enter_async_context(_opened(sdk))
             except Exception as error:
-                if starting.cancel_called:  # the SDK made its own error of the deadline's cancellation
-                    raise ConnectError(late) from error
                 raise ConnectError(f"cannot connect to MCP server {name!r}: {_describe(error)}") from error
             starting.deadline = math.inf
             # Entered after the SDK's client and left before it: the remote calls run here, so a call
@@ -864,7 +861,7 @@ async def connect(
             client._adopt(listed, pins, trusted)  # pyright: ignore[reportPrivateUsage]
             yield client
     if starting.cancelled_caught:
-        raise ConnectError(late)
+        raise ConnectError(f"MCP server {name!r} did not start within {start_timeout:g} s")
 
 
 @contextlib.asynccontextmanager

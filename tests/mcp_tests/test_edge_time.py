@@ -8,6 +8,7 @@ gateway's config keys, so each test takes about a second.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import math
@@ -44,6 +45,7 @@ from scopetool.mcp.server import create_server
 
 HERE = Path(__file__).resolve().parent
 HOSTILE = HERE / "hostile_server.py"
+RECORDER = HERE / "recorder.py"
 TOOLS = HERE / "edge_time_tools.py"
 SILENT = StdioServer(command=sys.executable, args=("-c", "import sys; sys.stdin.read()"))
 """A server that never says a word (it never starts), and exits when its input closes."""
@@ -98,13 +100,20 @@ async def failure_of(spec: ServerSpec, *, call_timeout: float = CALL_TIMEOUT) ->
 
 
 @pytest.mark.parametrize("behaviour", ["hang-call", "garbage-call"])
-async def test_a_call_the_server_does_not_answer_fails_at_the_call_timeout(behaviour: str) -> None:
-    """No answer, or a line that is not JSON (the SDK drops it): the call timeout ends the wait with a fixed text."""
+async def test_a_call_the_server_does_not_answer_fails_at_the_call_timeout(tmp_path: Path, behaviour: str) -> None:
+    """No answer, or a non-JSON line (the SDK drops it): a fixed text at the call timeout, and the call is cancelled."""
+    log = tmp_path / "sent.jsonl"
     with within(PROMPT):
-        failure = await failure_of(hostile(behaviour), call_timeout=SHORT)
+        failure = await failure_of(recorded(log, hostile(behaviour)), call_timeout=SHORT)
     assert failure.output.text() == TIMED_OUT.format(name="echo", seconds=SHORT)
     assert failure.output.text() == 'error: tool "echo" timed out: its MCP server did not answer within 0.3 s'
     assert isinstance(failure.cause, TimeoutError) and "'hostile'" in str(failure.cause)
+    sent = [json.loads(line) for line in log.read_text().splitlines()]
+    [call] = [message for message in sent if message.get("method") == "tools/call"]
+    cancelled = [
+        message["params"]["requestId"] for message in sent if message.get("method") == "notifications/cancelled"
+    ]
+    assert cancelled == [call["id"]]
 
 
 async def test_a_listing_that_never_ends_is_a_connect_error_naming_the_server_and_the_bound() -> None:
@@ -145,28 +154,49 @@ async def test_a_timeout_that_is_not_a_positive_finite_number_is_refused(argumen
 # --- cancellation -----------------------------------------------------------------------------------
 
 
-async def _cancelled_while(phase: str) -> bool:
-    """Open a connection under a 0.3 s cancel scope that runs out while starting, listing or calling."""
-    spec = {"start": SILENT, "list": hostile("hang-list"), "call": hostile("hang-call")}[phase]
-    with quiet() as errlog, anyio.move_on_after(SHORT) as scope:
+async def open_and_call(spec: ServerSpec) -> None:
+    """Connect to `spec` and call its first tool (each test's cancel scope ends it somewhere)."""
+    with quiet() as errlog:
         async with connect(spec, name="hostile", errlog=errlog) as client:
             tool = client.tools[0]
             await tool.call(bind(tool).contract.prepare(Request("echo", '{"text": "hi"}')))
-    return scope.cancelled_caught
 
 
+def recorded(log: Path, spec: StdioServer) -> StdioServer:
+    """`spec` run under the recorder, which writes the server's process id to ``LOG.pid``."""
+    return StdioServer(command=sys.executable, args=(str(RECORDER), str(log), spec.command, *spec.args))
+
+
+def gone(pid: int) -> bool:
+    """Whether process `pid` has ended (and been reaped)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("scope", ["anyio.move_on_after", "asyncio.timeout"])
 @pytest.mark.parametrize("phase", ["start", "list", "call"])
-async def test_a_cancel_scope_around_connect_cancels_cleanly(phase: str) -> None:
-    """anyio's move_on_after around ``async with connect(...)`` ends it in every phase, with no RuntimeError."""
+async def test_a_cancel_scope_around_connect_cancels_cleanly_and_stops_the_server(
+    tmp_path: Path, phase: str, scope: str
+) -> None:
+    """A cancel scope around ``async with connect(...)`` ends it in any phase, no RuntimeError; the server stops."""
+    log = tmp_path / "sent.jsonl"
+    spec = recorded(log, {"start": SILENT, "list": hostile("hang-list"), "call": hostile("hang-call")}[phase])
     with within(PROMPT):
-        assert await _cancelled_while(phase)
-
-
-@pytest.mark.parametrize("phase", ["start", "list", "call"])
-def test_a_cancel_scope_around_connect_cancels_cleanly_under_trio(phase: str) -> None:
-    """The same under trio (the client is written to anyio): run only where trio is installed."""
-    pytest.importorskip("trio")
-    assert anyio.run(_cancelled_while, phase, backend="trio")
+        if scope == "asyncio.timeout":
+            with pytest.raises(TimeoutError):
+                async with asyncio.timeout(SHORT):
+                    await open_and_call(spec)
+        else:
+            with anyio.move_on_after(SHORT) as moved:
+                await open_and_call(spec)
+            assert moved.cancelled_caught
+    assert gone(int(Path(f"{log}.pid").read_text()))
+    methods = [message.get("method") for message in map(json.loads, log.read_text().splitlines())]
+    last = [method for method in methods if method != "notifications/cancelled"][-1]  # what the scope cut short
+    assert last == {"start": "server/discover", "list": "tools/list", "call": "tools/call"}[phase]
 
 
 # --- over Streamable HTTP ---------------------------------------------------------------------------
