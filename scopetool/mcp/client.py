@@ -70,7 +70,7 @@ try:
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
     from mcp import Client
     from mcp.client.session import ClientRequestContext
-    from mcp.client.stdio import StdioServerParameters, stdio_client
+    from mcp.client.stdio import StdioServerParameters
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
     from mcp.shared.exceptions import MCPError
@@ -86,13 +86,26 @@ from .._json import canonical_json, is_array, is_object
 from .._outcome import Failure, FailureKind
 from .._output import ContentBlock, MediaBlock, Output, Result, TextBlock
 from .._progress import Progress, report_progress
+from ._transport import (
+    MAX_MESSAGE_BYTES,
+    Cut,
+    MessageTooLargeError,
+    ToolListing,
+    cap_responses,
+    stdio_transport,
+    watched,
+)
 from .pins import PinFile
 
 __all__ = [
     "BROKEN_OUTPUT",
     "EXPIRED",
     "INVALID_RESULT",
+    "MAX_DESCRIPTION_BYTES",
+    "MAX_MESSAGE_BYTES",
+    "MAX_TOOLS",
     "REFUSED",
+    "TOO_LARGE",
     "UNAVAILABLE",
     "ConnectError",
     "HttpServer",
@@ -116,6 +129,19 @@ BROKEN_OUTPUT: Final = (
 """The public text of a result whose ``structuredContent`` breaks the tool's own ``outputSchema``."""
 INVALID_RESULT: Final = 'error: tool "{name}" failed: its MCP server returned a result that is not valid MCP'
 """The public text of a result the SDK cannot parse, or whose content scopetool cannot carry (media not base64)."""
+TOO_LARGE: Final = 'error: tool "{name}" failed: its MCP server sent a message over {limit} bytes'
+"""The public text of a call whose answer (or another message meanwhile) was over ``max_message_bytes``."""
+MAX_DESCRIPTION_BYTES: Final = 16 * 1024
+"""The default cap on each text of a tool's definition (description, title, schema descriptions): 16 KiB.
+
+A tool's description is sent with every request the model gets: 16 KiB is already about 4,000 tokens
+of its context for one tool. A longer text is a document, not a description.
+"""
+MAX_TOOLS: Final = 4096
+"""The most tools one server may list (over every page): a larger listing is refused (`ConnectError`).
+
+Far above what a model can choose among, and it bounds the memory one listing takes.
+"""
 EXPIRED: Final = 'error: tool "{name}" failed: the MCP server\'s request for input is no longer pending'
 """The public text of a resumption whose in-call elicitation is gone (another process, or the client closed)."""
 
@@ -335,6 +361,33 @@ def _effect(annotations: object) -> Effect | None:
     return None
 
 
+_TEXTS: Final = ("description", "title")
+
+
+def _oversize_text(listed: Mapping[str, Any], limit: int) -> str | None:
+    """Which text of a listed tool is over `limit` UTF-8 bytes, or None.
+
+    Its texts: its description and title, its annotations' title, each description and title in its schemas.
+    """
+    places: list[tuple[str, object]] = [(key, listed.get(key)) for key in _TEXTS]
+    annotations = listed.get("annotations")
+    if is_object(annotations):
+        places.append(("annotations.title", annotations.get("title")))
+    for what in ("inputSchema", "outputSchema"):
+        stack: list[object] = [listed.get(what)]
+        while stack:  # iterative: a schema nested as deep as the parser allowed must not exhaust the stack
+            node = stack.pop()
+            if is_object(node):
+                places.extend((f"{what} {key}", node.get(key)) for key in _TEXTS)
+                stack.extend(node.values())
+            elif is_array(node):
+                stack.extend(node)
+    for where, text in places:
+        if isinstance(text, str) and (len(text) > limit or len(text.encode("utf-8", "surrogatepass")) > limit):
+            return where
+    return None
+
+
 # -- results -----------------------------------------------------------------------------------------
 
 
@@ -425,6 +478,8 @@ class _Running:
     """The call's name in `MCPClient._running` and in its continuation's state."""
     asked: _Asked | None = None
     scope: anyio.CancelScope | None = None
+    cuts: int = 0
+    """How many messages the connection had refused for their size when the call started."""
 
 
 # -- the client --------------------------------------------------------------------------------------
@@ -434,10 +489,35 @@ class _Running:
 class MCPClient:
     """One connected MCP server and its tools (made by `connect`; valid inside its ``async with``)."""
 
-    __slots__ = ("_client", "_definitions", "_missing", "_name", "_pins", "_refused", "_running", "_tasks", "_tools")
+    __slots__ = (
+        "_client",
+        "_cut",
+        "_definitions",
+        "_description_limit",
+        "_listing",
+        "_missing",
+        "_name",
+        "_pins",
+        "_refused",
+        "_running",
+        "_tasks",
+        "_tools",
+    )
 
-    def __init__(self, name: str, client: Client, tasks: TaskGroup) -> None:
+    def __init__(
+        self,
+        name: str,
+        client: Client,
+        tasks: TaskGroup,
+        *,
+        cut: Cut | None = None,
+        listing: ToolListing | None = None,
+        max_description_bytes: int = MAX_DESCRIPTION_BYTES,
+    ) -> None:
         self._name = name
+        self._cut = cut or Cut()
+        self._listing = listing or ToolListing()
+        self._description_limit = max_description_bytes
         self._client: Client | None = client
         self._tasks = tasks
         self._tools: tuple[RemoteTool, ...] = ()
@@ -484,7 +564,13 @@ class MCPClient:
         return self._client
 
     async def list_tools(self) -> list[dict[str, Any]]:
-        """Every tool the server lists now, following ``nextCursor``, as JSON objects."""
+        """Every valid tool the server lists now, following ``nextCursor``, as JSON objects.
+
+        An invalid tool is left out (`refused` says why) rather than taking the others with it.
+
+        Raises:
+            ConnectError: the server lists more than `MAX_TOOLS` tools, or repeats a cursor.
+        """
         client = self.session
         listed: list[dict[str, Any]] = []
         cursor: str | None = None
@@ -492,6 +578,8 @@ class MCPClient:
         while True:
             page = await client.session.list_tools(params=types.PaginatedRequestParams(cursor=cursor))
             listed.extend(tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in page.tools)
+            if len(listed) + len(self._listing.refused) > MAX_TOOLS or len(seen) >= MAX_TOOLS:
+                raise ConnectError(f"MCP server {self._name!r} lists more than {MAX_TOOLS} tools (the cap)")
             cursor = page.next_cursor
             if cursor is None:
                 return listed
@@ -500,7 +588,19 @@ class MCPClient:
             seen.add(cursor)
 
     def _adopt(self, listed: list[dict[str, Any]], pins: PinFile | None, trusted: bool) -> None:
-        self._definitions = {str(tool.get("name")): tool for tool in listed}
+        for name, why in self._listing.refused.items():
+            self._refused[name] = f'tool "{name}" of MCP server "{self._name}" is refused: {why}'
+        self._definitions = {}
+        for tool in listed:  # an oversize text is refused before the pins could record it
+            name = str(tool.get("name"))
+            oversize = _oversize_text(tool, self._description_limit)
+            if oversize is None:
+                self._definitions[name] = tool
+            else:
+                self._refused[name] = (
+                    f'tool "{name}" of MCP server "{self._name}" is refused: its {oversize} is over '
+                    f"{self._description_limit} bytes (max_description_bytes)"
+                )
         allowed = set(self._definitions)
         if pins is not None:
             check = pins.check(self._name, self._definitions)
@@ -562,7 +662,7 @@ class MCPClient:
                 cause=ConnectError(f"the MCP client of server {self._name!r} is closed"),
             )
         send, receive = anyio.create_memory_object_stream[_Event](16)
-        running = _Running(send, receive)
+        running = _Running(send, receive, cuts=self._cut.count)
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             with contextlib.suppress(
@@ -613,7 +713,9 @@ class MCPClient:
                     state = {"kind": _ELICITATION, "call": running.token}
                     return Result(input_request=_elicitation_request(event[1].params, state))
                 else:
-                    return self._outcome(name, contract, event[1])
+                    cut = self._cut.error if self._cut.count != running.cuts else None
+                    failed = isinstance(event[1], BaseException)
+                    return self._outcome(name, contract, cut if failed and cut is not None else event[1])
             raise Failure(  # the remote call was cancelled: the client closed
                 kind=FailureKind.FAILED, output=UNAVAILABLE.format(name=name), cause=ConnectError("the client closed")
             )
@@ -626,6 +728,10 @@ class MCPClient:
     def _outcome(self, name: str, contract: Contract, outcome: Any) -> Result:
         if isinstance(outcome, types.InputRequiredResult):
             return self._input_required(name, outcome)
+        if isinstance(outcome, MessageTooLargeError):
+            raise Failure(
+                kind=FailureKind.FAILED, output=TOO_LARGE.format(name=name, limit=outcome.limit), cause=outcome
+            )
         if isinstance(outcome, MCPError) and outcome.code != types.CONNECTION_CLOSED:
             raise Failure(kind=FailureKind.FAILED, output=REFUSED.format(name=name), cause=outcome)
         if isinstance(outcome, RuntimeError) and "structured content" in str(outcome):
@@ -714,6 +820,8 @@ async def connect(
     trusted: bool = False,
     errlog: TextIO | None = None,
     timeout: float | None = None,
+    max_message_bytes: int = MAX_MESSAGE_BYTES,
+    max_description_bytes: int = MAX_DESCRIPTION_BYTES,
 ) -> AsyncGenerator[MCPClient]:
     """Connect to one MCP server, list its tools, check them against `pins`; close it on exit.
 
@@ -724,15 +832,25 @@ async def connect(
         trusted: Whether the server's annotations are believed: only then do they become effects.
         errlog: Where a stdio server's standard error goes (default: this process's).
         timeout: Seconds to wait for each response (default: the SDK's, none).
+        max_message_bytes: The cap on one message read from the server (default 16 MiB): a stdio line,
+            a JSON response body, one event of an event stream. Over stdio a longer line ends the
+            connection and kills the server; over HTTP the request it answers fails. A call that
+            meets it fails with `TOO_LARGE`.
+        max_description_bytes: The cap on each text of a tool's definition (default 16 KiB): a tool
+            with a longer description, title or schema description is refused (`MCPClient.refused`).
 
     Raises:
-        ConnectError: the server could not be started, initialized or listed.
-        ValueError: `spec` or `name` is not usable.
+        ConnectError: the server could not be started, initialized or listed (a message over
+            `max_message_bytes`, more than `MAX_TOOLS` tools).
+        ValueError: `spec`, `name` or a cap is not usable.
     """
     if not isinstance(spec, StdioServer | HttpServer):
         raise ValueError(f"spec must be a StdioServer or an HttpServer, not {type(spec).__name__}")
     if not isinstance(name, str) or not name:
         raise ValueError("name must be a non-empty string")
+    for what, cap in (("max_message_bytes", max_message_bytes), ("max_description_bytes", max_description_bytes)):
+        if isinstance(cap, bool) or not isinstance(cap, int) or cap <= 0:
+            raise ValueError(f"{what} must be a positive integer, not {cap!r}")
     holder: list[MCPClient] = []
 
     async def elicit(
@@ -740,33 +858,39 @@ async def connect(
     ) -> types.ElicitResult | types.ErrorData:
         return await holder[0]._elicit(context, params)  # pyright: ignore[reportPrivateUsage]
 
+    cut, listing = Cut(), ToolListing()
     if isinstance(spec, StdioServer):
         parameters = StdioServerParameters(
             command=spec.command, args=list(spec.args), env=None if spec.env is None else dict(spec.env), cwd=spec.cwd
         )
-        transport: Any = stdio_client(parameters, errlog=errlog or sys.stderr)
+        transport: Any = stdio_transport(
+            parameters, errlog=errlog or sys.stderr, max_message_bytes=max_message_bytes, cut=cut
+        )
         http = None
     else:
         http = create_mcp_http_client(headers=None if spec.headers is None else dict(spec.headers))
-        transport = streamable_http_client(spec.url, http_client=http)
-    sdk = Client(transport, elicitation_callback=elicit, read_timeout_seconds=timeout, cache=None)
+        cap_responses(http, max_message_bytes, cut)
+        transport = streamable_http_client(spec.url, http_client=http, max_sse_event_size=max_message_bytes)
+    sdk = Client(watched(transport, listing), elicitation_callback=elicit, read_timeout_seconds=timeout, cache=None)
     try:
         await sdk.__aenter__()
     except Exception as error:
         if http is not None:
             await http.aclose()
-        raise ConnectError(f"cannot connect to MCP server {name!r}: {_describe(error)}") from error
+        raise ConnectError(f"cannot connect to MCP server {name!r}: {_describe(error, cut)}") from error
     # Entered after the SDK's client and left before it (scopes exit in order): the remote calls run
     # here, so a call can outlive the scopetool call that started it (an in-call elicitation).
     tasks = anyio.create_task_group()
     await tasks.__aenter__()
-    client = MCPClient(name, sdk, tasks)
+    client = MCPClient(name, sdk, tasks, cut=cut, listing=listing, max_description_bytes=max_description_bytes)
     holder.append(client)
     try:
         try:
             listed = await client.list_tools()
+        except ConnectError:
+            raise
         except Exception as error:
-            raise ConnectError(f"cannot list the tools of MCP server {name!r}: {_describe(error)}") from error
+            raise ConnectError(f"cannot list the tools of MCP server {name!r}: {_describe(error, cut)}") from error
         client._adopt(listed, pins, trusted)  # pyright: ignore[reportPrivateUsage]
         yield client
     finally:
@@ -784,8 +908,13 @@ def _is_group(error: BaseException) -> bool:
     return isinstance(error, BaseExceptionGroup)
 
 
-def _describe(error: BaseException) -> str:
-    """``Type: first line`` of the one error at the bottom of an exception group (anyio wraps them)."""
+def _describe(error: BaseException, cut: Cut | None = None) -> str:
+    """``Type: first line`` of the one error at the bottom of an exception group (anyio wraps them).
+
+    When the connection refused a message for its size, that refusal is what went wrong.
+    """
+    if cut is not None and cut.error is not None:
+        error = cut.error
     while True:
         members: tuple[BaseException, ...] = getattr(error, "exceptions", ()) if _is_group(error) else ()
         if len(members) != 1:

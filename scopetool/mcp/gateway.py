@@ -56,7 +56,15 @@ from .._output import Result
 from .._registry import Registry
 from .._target import TargetError, load_object, load_registry
 from ..providers._common import ToolCall
-from .client import ConnectError, MCPClient, ServerSpec, connect, server_spec
+from .client import (
+    MAX_DESCRIPTION_BYTES,
+    MAX_MESSAGE_BYTES,
+    ConnectError,
+    MCPClient,
+    ServerSpec,
+    connect,
+    server_spec,
+)
 from .pins import PinError, PinFile
 from .server import serve_http, serve_stdio
 
@@ -86,7 +94,20 @@ START_TIMEOUT: Final = 30.0
 _SECTION_KEYS: Final = frozenset({"allow", "deny", "policy", "prefix", "trusted"})
 _LOCAL_KEYS: Final = frozenset({"tools", "allow", "deny", "policy", "prefix"})
 _GATEWAY_KEYS: Final = frozenset(
-    {"name", "instructions", "pins", "audit", "auditArguments", "allow", "deny", "policy", "prefix", "startTimeout"}
+    {
+        "name",
+        "instructions",
+        "pins",
+        "audit",
+        "auditArguments",
+        "allow",
+        "deny",
+        "policy",
+        "prefix",
+        "startTimeout",
+        "maxMessageBytes",
+        "maxDescriptionBytes",
+    }
 )
 _TOP_KEYS: Final = frozenset({"mcpServers", LOCAL, "gateway"})
 _PREFIX: Final = re.compile(r"[A-Za-z0-9_-]{1,32}")
@@ -176,6 +197,10 @@ class GatewayConfig:
     """``collisions``: prefix only names that collide; ``always``: prefix every name."""
     start_timeout: float = START_TIMEOUT
     """Seconds each server gets to start and list its tools."""
+    max_message_bytes: int = MAX_MESSAGE_BYTES
+    """The cap on one message read from a server (``connect``'s ``max_message_bytes``)."""
+    max_description_bytes: int = MAX_DESCRIPTION_BYTES
+    """The cap on each text of a server's tool definitions (``connect``'s ``max_description_bytes``)."""
     base: Path = Path()
     """The folder relative paths and targets were resolved against (the config file's)."""
 
@@ -205,7 +230,8 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
     plus the gateway's ``allow``, ``deny``, ``policy``, ``prefix`` and ``trusted``; ``scopetool``
     lists local ``tools`` targets (with ``allow``, ``deny``, ``policy``, ``prefix``); ``gateway`` holds
     ``name``, ``instructions``, ``pins``, ``audit``, ``auditArguments``, ``allow``, ``deny``, ``policy``,
-    ``prefix`` (``"collisions"`` or ``"always"``) and ``startTimeout``. Relative paths (pins, audit,
+    ``prefix`` (``"collisions"`` or ``"always"``), ``startTimeout``, ``maxMessageBytes`` and
+    ``maxDescriptionBytes``. Relative paths (pins, audit,
     file targets, ``cwd``) are taken from `base`.
 
     Raises:
@@ -248,6 +274,8 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
         raise ConfigError(f"{source}: gateway.startTimeout: must be a number of seconds > 0, not {timeout!r}")
     pins, audit = gateway.get("pins"), gateway.get("audit")
+    message_bytes = _byte_count(gateway, "maxMessageBytes", MAX_MESSAGE_BYTES, source)
+    description_bytes = _byte_count(gateway, "maxDescriptionBytes", MAX_DESCRIPTION_BYTES, source)
     return GatewayConfig(
         sections=tuple(sections),
         name=_string(gateway.get("name", "scopetool-gateway"), source, "gateway.name"),
@@ -259,6 +287,8 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
         policy=_target(gateway.get("policy"), base, source, "gateway.policy"),
         prefix=prefix,
         start_timeout=float(timeout),
+        max_message_bytes=message_bytes,
+        max_description_bytes=description_bytes,
         base=base,
     )
 
@@ -313,6 +343,13 @@ def _object(value: object, source: str, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ConfigError(f"{source}: {where}: must be a JSON object, not {_kind(value)}")
     return value  # pyright: ignore[reportUnknownVariableType] - JSON: str keys
+
+
+def _byte_count(gateway: Mapping[str, Any], key: str, default: int, source: str) -> int:
+    value = gateway.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ConfigError(f"{source}: gateway.{key}: must be a whole number of bytes > 0, not {value!r}")
+    return value
 
 
 def _known(entry: Mapping[str, Any], keys: frozenset[str], source: str, where: str) -> None:
@@ -614,10 +651,11 @@ def _rejection_reason(arguments: str | bytes) -> str:
 class _Connection:
     """One remote server, connected in a task of its own so that its failure ends nothing else."""
 
-    __slots__ = ("client", "error", "ready", "scope", "section", "stop")
+    __slots__ = ("client", "config", "error", "ready", "scope", "section", "stop")
 
-    def __init__(self, section: Section) -> None:
+    def __init__(self, section: Section, config: GatewayConfig) -> None:
         self.section = section
+        self.config = config
         self.client: MCPClient | None = None
         self.error: str | None = None
         self.ready = anyio.Event()
@@ -634,7 +672,13 @@ class _Connection:
         try:
             with self.scope:
                 async with connect(
-                    spec, name=self.section.name, pins=pins, trusted=self.section.trusted, errlog=errlog
+                    spec,
+                    name=self.section.name,
+                    pins=pins,
+                    trusted=self.section.trusted,
+                    errlog=errlog,
+                    max_message_bytes=self.config.max_message_bytes,
+                    max_description_bytes=self.config.max_description_bytes,
                 ) as client:
                     self.client = client
                     self.ready.set()
@@ -666,7 +710,7 @@ async def open_gateway(config: GatewayConfig, *, errlog: TextIO | None = None) -
             pins = None if config.pins is None else PinFile(config.pins)
         except PinError as error:
             raise ConfigError(str(error)) from None
-        connections = [_Connection(section) for section in config.sections if section.spec is not None]
+        connections = [_Connection(section, config) for section in config.sections if section.spec is not None]
         async with anyio.create_task_group() as group:
             children = out if _has_fileno(out) else sys.stderr  # a child process's stderr needs a real file
             for connection in connections:

@@ -19,6 +19,8 @@ Behaviours (each one a word; ``NAME=N`` takes a number):
   zero-width and bidi control characters.
 * ``crash-call``: exits in the middle of a ``tools/call``.
 * ``error-call``: answers ``tools/call`` with the JSON-RPC error ``-32000``.
+* ``invalid-tool``: also lists a tool ``broken`` whose ``inputSchema`` is a string (not valid MCP).
+* ``many-tools=N``: also lists N tools ``t0`` ... (one page).
 
 Without a behaviour it lists ``echo`` (``{"text": string}``) and answers it with the text.
 """
@@ -66,6 +68,9 @@ def tools(named: dict[str, int]) -> list[dict[str, Any]]:
         listed.append({**ECHO, "name": "git__status", "description": "Show the working tree status."})
     if "poison" in named:
         listed.append({**ECHO, "name": "poisoned", "description": POISON})
+    if "invalid-tool" in named:
+        listed.append({**ECHO, "name": "broken", "inputSchema": "not a schema"})
+    listed.extend({**ECHO, "name": f"t{index}"} for index in range(named.get("many-tools", 0)))
     return listed
 
 
