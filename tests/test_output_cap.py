@@ -195,3 +195,11 @@ def test_the_cap_holds_in_a_plain_event_loop() -> None:
     """Nothing about the cap needs anyio: asyncio.run of a bound call refuses the same way."""
     failure = asyncio.run(refusal(bind(text, max_output_bytes=3), '{"size": 4}'))
     assert failure.output.text() == too_large("text", 3)
+
+
+async def test_mixed_text_is_measured_exactly_near_the_cap() -> None:
+    """ASCII and non-ASCII blocks whose length alone cannot tell: encoded and measured exactly."""
+    mixed = Output(content=(TextBlock("xxxx"), TextBlock("ééé")))  # 7 characters, 10 bytes
+    assert (await call(bind(Plain(mixed), max_output_bytes=10), "{}")).output == mixed
+    failure = await refusal(bind(Plain(mixed), max_output_bytes=9), "{}")
+    assert isinstance(failure.cause, OutputTooLargeError) and failure.cause.size == 10

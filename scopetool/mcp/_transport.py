@@ -1,18 +1,23 @@
-"""The stdio transport of scopetool's MCP client: the SDK's way of starting a server, a reader with a cap.
+"""What scopetool's MCP client puts between a server and the SDK's session: caps in bytes, one tool at a time.
 
-The MCP SDK's ``stdio_client`` joins its whole buffer again on every chunk it reads (reading a line
-grows with its square) and reads a line that never ends until memory runs out. This transport starts
-the server as the SDK does (its safe default environment, standard error to ``errlog``, a session of
-its own so its whole process tree can be stopped) and reads standard output as bytes: each chunk is
-split at newlines as it comes, a line's chunks are joined once, and a line longer than
-``max_message_bytes`` ends the connection and kills the server. It yields the same pair of memory
-streams as ``stdio_client``, so ``mcp.Client`` runs on it unchanged.
+* Over stdio, `stdio_transport` replaces the SDK's ``stdio_client``, which joins its whole buffer
+  again on every chunk it reads (reading a line grows with its square) and reads a line that never
+  ends until memory runs out. It starts the server as the SDK does (its safe default environment,
+  standard error to ``errlog``, a process group or job of its own, the SDK's grace period before the
+  kill) and reads standard output as bytes: each chunk is split at newlines as it comes, a line's
+  chunks are joined once, and a line longer than ``max_message_bytes`` ends the connection and kills
+  the server at once. It yields the same pair of memory streams, so ``mcp.Client`` runs on it
+  unchanged. A line is parsed as the SDK parses it (one that is not a JSON-RPC message is handed to
+  the session as an error value, which the session logs and skips); one nested deeper than the
+  SDK's JSON parser allows (200 levels) is parsed by the standard library's, so one deep tool does
+  not take its whole ``tools/list`` answer with it.
+* Over Streamable HTTP, `cap_responses` caps what the SDK's httpx client reads: a JSON body at
+  ``max_message_bytes``, an event stream per event (the SDK's own event cap is set to the same), an
+  encoded body (not asked for) refused. The request it answers fails; the connection stays.
+* `ToolListing` takes each tool the SDK would refuse (or nested deeper than `MAX_DEFINITION_DEPTH`)
+  out of a ``tools/list`` answer and records why, so it does not take the page's other tools with it.
 
-A line is parsed as the SDK parses it (a line that is not a JSON-RPC message is handed to the session
-as an error, which the session logs and skips). A line nested deeper than the SDK's JSON parser allows
-(its recursion limit refuses a tool whose ``inputSchema`` nests about a hundred objects, and with it the
-whole ``tools/list``) is parsed again by the standard library's parser, which allows as deep as Python's
-recursion limit, so one deep tool no longer takes its server's other tools away.
+A refusal for size is recorded in a `Cut`, from which the client tells a call (or ``connect``) why it failed.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ Behaviours (each one a word; ``NAME=N`` takes a number):
 * ``error-call``: answers ``tools/call`` with the JSON-RPC error ``-32000``.
 * ``invalid-tool``: also lists a tool ``broken`` whose ``inputSchema`` is a string (not valid MCP).
 * ``many-tools=N``: also lists N tools ``t0`` ... (one page).
+* ``linger``: stays (a minute) after its standard input ends, until it is killed.
 
 Without a behaviour it lists ``echo`` (``{"text": string}``) and answers it with the text.
 """
@@ -30,6 +31,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from typing import Any
 
 ECHO: dict[str, Any] = {
@@ -131,6 +133,8 @@ def main() -> None:
             send({"jsonrpc": "2.0", "id": ident, "result": {}})
         else:
             send({"jsonrpc": "2.0", "id": ident, "error": {"code": -32601, "message": f"no method {method}"}})
+    if "linger" in named:
+        time.sleep(60)
 
 
 if __name__ == "__main__":

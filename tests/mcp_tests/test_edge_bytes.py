@@ -13,13 +13,18 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import cast
 
 import anyio
+import mcp_types as types
 import pytest
+from anyio.abc import ByteReceiveStream
 from hostile_http import hostile_app, serving
 from mcp import Client
+from mcp.shared.message import SessionMessage
 
 from scopetool import Failure, Registry, Request, Result
+from scopetool.mcp._transport import MessageTooLargeError, ToolListing, parse_message, read_lines
 from scopetool.mcp.client import (
     MAX_DESCRIPTION_BYTES,
     MAX_MESSAGE_BYTES,
@@ -228,3 +233,53 @@ def test_the_gateway_passes_its_message_cap_to_each_server() -> None:
 
     anyio.run(session)
     assert texts == [TOO_LARGE.format(name="echo", limit=CAP)]
+
+
+async def test_a_server_that_ignores_the_end_of_its_input_is_killed_on_exit() -> None:
+    """Leaving connect stops a server that stays after its input ends: killed after the grace period, not waited on."""
+    started = time.monotonic()
+    with anyio.fail_after(LIMIT):
+        async with connect(hostile("linger"), name="hostile") as client:
+            assert (await echo(client)).output.text() == "hi"
+    assert time.monotonic() - started < 10
+
+
+async def lines_of(chunks: list[bytes], limit: int) -> list[bytes]:
+    """What `read_lines` makes of `chunks` (a stream that ends after them)."""
+    send, receive = anyio.create_memory_object_stream[bytes](len(chunks))
+    with send:
+        for chunk in chunks:
+            send.send_nowait(chunk)
+    with receive:
+        return [line async for line in read_lines(cast("ByteReceiveStream", receive), limit)]
+
+
+async def test_lines_are_split_as_they_come_and_capped_wherever_they_end() -> None:
+    """Lines across chunks are joined once; a line over the cap is refused whether or not its newline came."""
+    assert await lines_of([b'{"a"', b": 1}\n\n{", b"}\n"], 16) == [b'{"a": 1}', b"", b"{}"]
+    assert await lines_of([b"12345678\n"], 8) == [b"12345678"]
+    with pytest.raises(MessageTooLargeError, match="over 8 bytes"):
+        await lines_of([b"123456789\n"], 8)
+    with pytest.raises(MessageTooLargeError):
+        await lines_of([b"12345", b"6789"], 8)
+
+
+def test_a_line_is_parsed_as_the_sdk_parses_it_and_deeper() -> None:
+    """Not JSON: an error value, as the SDK hands it on; nested past pydantic's parser: the standard one's."""
+    assert isinstance(parse_message(b"this is not JSON"), Exception)
+    deep: dict[str, object] = {}
+    for _ in range(150):
+        deep = {"a": deep}
+    parsed = parse_message(json.dumps({"jsonrpc": "2.0", "id": 1, "result": deep}).encode())
+    assert isinstance(parsed, SessionMessage) and isinstance(parsed.message, types.JSONRPCResponse)
+    assert isinstance(parse_message(b"[" * 100_000 + b"]" * 100_000), Exception)  # past even Python's parser
+
+
+def test_a_listing_whose_tools_are_not_a_list_is_left_to_the_sdk() -> None:
+    """An answer to tools/list without a list of tools passes as it is (the SDK refuses it whole)."""
+    listing = ToolListing()
+    request = types.JSONRPCRequest(jsonrpc="2.0", id=7, method="tools/list", params={})
+    listing.sent(SessionMessage(request))
+    answer = SessionMessage(types.JSONRPCResponse(jsonrpc="2.0", id=7, result={"tools": "none"}))
+    assert listing.received(answer) is answer
+    assert listing.refused == {}
