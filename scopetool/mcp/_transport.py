@@ -23,6 +23,7 @@ A refusal for size is recorded in a `Cut`, from which the client tells a call (o
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable
 from contextlib import asynccontextmanager, suppress
@@ -47,6 +48,8 @@ from mcp.os.win32.utilities import (
 from mcp.shared.message import SessionMessage
 from mcp_types import methods
 from pydantic import ValidationError
+
+logger: Final = logging.getLogger("scopetool.mcp.client")
 
 MAX_MESSAGE_BYTES: Final = 16 * 1024 * 1024
 """The default cap on one message read from an MCP server: 16 MiB (see `scopetool.mcp.client.connect`)."""
@@ -106,6 +109,13 @@ def parse_message(line: bytes) -> SessionMessage | Exception:
         return error
 
 
+def _problem_of(error: Exception) -> str:
+    """What is wrong with a line, without the line (pydantic's text quotes the input)."""
+    if isinstance(error, ValidationError):
+        return str(error.errors()[0]["msg"])
+    return f"{type(error).__name__}: {str(error)[:200]}"
+
+
 async def read_lines(stream: ByteReceiveStream, limit: int) -> AsyncGenerator[bytes]:
     """Each line of `stream` (without its newline), once whole; `MessageTooLargeError` past `limit` bytes.
 
@@ -134,12 +144,13 @@ async def read_lines(stream: ByteReceiveStream, limit: int) -> AsyncGenerator[by
 
 @asynccontextmanager
 async def stdio_transport(
-    server: StdioServerParameters, *, errlog: TextIO, max_message_bytes: int, cut: Cut
+    server: StdioServerParameters, *, name: str, errlog: TextIO, max_message_bytes: int, cut: Cut
 ) -> AsyncGenerator[TransportStreams]:
-    """Start `server` and speak to it over its standard input and output; stop it on exit.
+    """Start `server` (connected as `name`) and speak to it over its standard input and output; stop it on exit.
 
     A message over `max_message_bytes` closes the streams (the session's pending requests fail), kills
-    the server and is recorded in `cut`.
+    the server and is recorded in `cut`. A line that is not a JSON-RPC message is logged (a warning
+    naming the server) and handed to the session as the SDK's reader hands it.
     """
     process = await _start(server, errlog)
     receive_send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
@@ -152,7 +163,15 @@ async def stdio_transport(
             try:
                 async for line in read_lines(process.stdout, max_message_bytes):
                     if line.strip():
-                        await receive_send.send(parse_message(line))
+                        parsed = parse_message(line)
+                        if isinstance(parsed, Exception):
+                            logger.warning(
+                                "MCP server %r sent a line of %d bytes that is not a JSON-RPC message: %s",
+                                name,
+                                len(line),
+                                _problem_of(parsed),
+                            )
+                        await receive_send.send(parsed)
             except MessageTooLargeError as error:
                 cut.note(error)
                 with anyio.CancelScope(shield=True):

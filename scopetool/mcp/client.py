@@ -877,7 +877,7 @@ async def connect(
             command=spec.command, args=list(spec.args), env=None if spec.env is None else dict(spec.env), cwd=spec.cwd
         )
         transport: Any = stdio_transport(
-            parameters, errlog=errlog or sys.stderr, max_message_bytes=max_message_bytes, cut=cut
+            parameters, name=name, errlog=errlog or sys.stderr, max_message_bytes=max_message_bytes, cut=cut
         )
         http = None
     else:

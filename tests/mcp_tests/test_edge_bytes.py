@@ -283,3 +283,16 @@ def test_a_listing_whose_tools_are_not_a_list_is_left_to_the_sdk() -> None:
     answer = SessionMessage(types.JSONRPCResponse(jsonrpc="2.0", id=7, result={"tools": "none"}))
     assert listing.received(answer) is answer
     assert listing.refused == {}
+
+
+async def test_a_line_that_is_not_json_is_logged_with_the_server_name(caplog: pytest.LogCaptureFixture) -> None:
+    """A line that is not JSON is said in a warning naming the server, without the line (the call still waits)."""
+    with anyio.move_on_after(1), caplog.at_level("WARNING", logger="scopetool.mcp.client"):
+        async with connect(hostile("garbage-call"), name="hostile") as client:
+            with anyio.move_on_after(0.5):
+                await echo(client)
+    [warning] = [record.getMessage() for record in caplog.records if "JSON-RPC" in record.getMessage()]
+    assert warning.startswith(
+        "MCP server 'hostile' sent a line of 16 bytes that is not a JSON-RPC message: Invalid JSON"
+    )
+    assert "this is not JSON" not in warning
