@@ -25,10 +25,10 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager, suppress
 from types import TracebackType
-from typing import Final, TextIO, cast
+from typing import Any, Final, TextIO, cast
 
 import anyio
 import httpx2
@@ -331,41 +331,37 @@ class ToolListing:
 
     The SDK validates a ``tools/list`` result whole: one tool it refuses refuses every tool of the
     page. Seen from between the transport and the session, each tool of an answer to a ``tools/list``
-    request is validated on its own (as the SDK would, for the negotiated revision); an invalid one is
-    taken out and recorded in `refused` with its reason.
+    request is validated on its own (as the SDK would, for the revision `version` says was negotiated);
+    an invalid one is taken out and recorded in `refused` with its reason.
     """
 
     __slots__ = ("_pending", "_version", "refused")
 
-    def __init__(self) -> None:
-        self._pending: dict[types.RequestId, str] = {}
-        self._version = "2025-11-25"  # the SDK's own fallback before the handshake
+    def __init__(self, version: Callable[[], str | None] = lambda: None) -> None:
+        self._pending: set[types.RequestId] = set()
+        self._version = version
         self.refused: dict[str, str] = {}
         """Each tool taken out of an answer, and why."""
 
     def sent(self, item: SessionMessage) -> None:
-        """Note a request whose answer is watched (``initialize``, ``tools/list``)."""
+        """Note a ``tools/list`` request, whose answer is watched."""
         message = item.message
-        if isinstance(message, types.JSONRPCRequest) and message.method in ("initialize", "tools/list"):
-            self._pending[message.id] = message.method
+        if isinstance(message, types.JSONRPCRequest) and message.method == "tools/list":
+            self._pending.add(message.id)
 
     def received(self, item: SessionMessage | Exception) -> SessionMessage | Exception:
         """`item`, with the invalid tools of a ``tools/list`` answer taken out."""
         message = item.message if isinstance(item, SessionMessage) else None
         if not isinstance(message, types.JSONRPCResponse) or message.id not in self._pending:
             return item
-        method = self._pending.pop(message.id)
+        self._pending.discard(message.id)
         result = message.result
-        if method == "initialize":
-            version = result.get("protocolVersion")
-            self._version = version if isinstance(version, str) else self._version
-            return item
         tools: object = result.get("tools")
-        if not isinstance(tools, list):
-            return item  # not a listing at all: the SDK refuses it as it is
+        if not isinstance(tools, list) or self._problem({**result, "tools": []}) is not None:
+            return item  # the page itself is wrong, not one of its tools: the SDK refuses it as it is
         kept: list[object] = []
         for tool in cast("list[object]", tools):
-            problem = self._problem(tool)
+            problem = self._problem({**result, "tools": [tool]})
             if problem is None:
                 kept.append(tool)
             else:
@@ -376,13 +372,13 @@ class ToolListing:
         answer = types.JSONRPCResponse(jsonrpc="2.0", id=message.id, result={**result, "tools": kept})
         return SessionMessage(answer, metadata=cast("SessionMessage", item).metadata)
 
-    def _problem(self, tool: object) -> str | None:
-        """Why `tool` is refused: nested too deep, or one the SDK would refuse in a listing (its first error)."""
-        if _depth_over(tool, MAX_DEFINITION_DEPTH):
+    def _problem(self, page: dict[str, Any]) -> str | None:
+        """Why the SDK would refuse `page` (a listing of one tool, or none), or its tool nests too deep."""
+        if _depth_over(page.get("tools"), MAX_DEFINITION_DEPTH + 1):  # the list is one level more
             return f"its definition nests deeper than {MAX_DEFINITION_DEPTH} levels (MAX_DEFINITION_DEPTH)"
         try:
-            methods.validate_server_result("tools/list", self._version, {"tools": [tool]})
-            types.Tool.model_validate(tool, by_name=False)
+            methods.validate_server_result("tools/list", self._version() or "2025-11-25", page)
+            types.ListToolsResult.model_validate(page, by_name=False)
         except ValidationError as error:
             first = error.errors()[0]
             where = first["loc"][2:] if first["loc"][:2] == ("tools", 0) else first["loc"]

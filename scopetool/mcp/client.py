@@ -871,7 +871,7 @@ async def connect(
     ) -> types.ElicitResult | types.ErrorData:
         return await holder[0]._elicit(context, params)  # pyright: ignore[reportPrivateUsage]
 
-    cut, listing = Cut(), ToolListing()
+    cut, listing = Cut(), ToolListing(lambda: sdk.session.protocol_version)
     if isinstance(spec, StdioServer):
         parameters = StdioServerParameters(
             command=spec.command, args=list(spec.args), env=None if spec.env is None else dict(spec.env), cwd=spec.cwd

@@ -296,3 +296,13 @@ async def test_a_line_that_is_not_json_is_logged_with_the_server_name(caplog: py
         "MCP server 'hostile' sent a line of 16 bytes that is not a JSON-RPC message: Invalid JSON"
     )
     assert "this is not JSON" not in warning
+
+
+def test_a_listing_that_is_wrong_itself_is_left_to_the_sdk() -> None:
+    """A page whose own fields are wrong (not one tool's) passes whole: the SDK refuses it, no tool is blamed."""
+    listing = ToolListing(lambda: "2025-11-25")
+    listing.sent(SessionMessage(types.JSONRPCRequest(jsonrpc="2.0", id=8, method="tools/list", params={})))
+    tool = {"name": "echo", "inputSchema": {"type": "object"}}
+    answer = SessionMessage(types.JSONRPCResponse(jsonrpc="2.0", id=8, result={"tools": [tool], "nextCursor": 5}))
+    assert listing.received(answer) is answer
+    assert listing.refused == {}
