@@ -69,10 +69,10 @@ _FLUSH: Final = 0.5
 
 
 class MessageTooLargeError(ConnectionError):
-    """An MCP server sent a message longer than the connection's cap; the connection was closed."""
+    """An MCP server sent a message longer than the connection's cap (or one whose size nothing bounds)."""
 
-    def __init__(self, limit: int) -> None:
-        super().__init__(f"the MCP server sent a message over {limit} bytes (the cap, max_message_bytes)")
+    def __init__(self, limit: int, text: str | None = None) -> None:
+        super().__init__(text or f"the MCP server sent a message over {limit} bytes (the cap, max_message_bytes)")
         self.limit = limit
 
 
@@ -297,7 +297,10 @@ class _CappedBody(httpx2.AsyncByteStream):
         tail = b""
         async for chunk in self._body:
             if self._encoded:
-                raise self._refuse("the MCP server sent an encoded (compressed) body it was not asked for")
+                raise self._refuse(
+                    "the MCP server sent an encoded (compressed) body it was not asked for, whose size on the wire "
+                    f"does not bound it (the cap is {self._limit} bytes, max_message_bytes)"
+                )
             if self._events:  # an event ends at a blank line: count from the last one
                 window = tail + chunk
                 boundary = max(_after(window, b"\n\n"), _after(window, b"\n\r\n"))
@@ -306,12 +309,13 @@ class _CappedBody(httpx2.AsyncByteStream):
             else:
                 size += len(chunk)
             if size > self._limit:
-                raise self._refuse(f"the MCP server sent a message over {self._limit} bytes (the cap)")
+                raise self._refuse(None)
             yield chunk
 
-    def _refuse(self, text: str) -> ResponseTooLargeError:
-        self._cut.note(MessageTooLargeError(self._limit))
-        return ResponseTooLargeError(text)
+    def _refuse(self, text: str | None) -> ResponseTooLargeError:
+        error = MessageTooLargeError(self._limit, text)
+        self._cut.note(error)
+        return ResponseTooLargeError(str(error))
 
     async def aclose(self) -> None:
         await self._body.aclose()

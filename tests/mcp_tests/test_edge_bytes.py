@@ -197,6 +197,7 @@ async def test_an_encoded_http_body_is_refused() -> None:
     with serving(hostile_app(2 * MIB, "gzip")) as url:
         failure = await failure_of(HttpServer(url), max_message_bytes=CAP)
     assert failure.output.text() == TOO_LARGE.format(name="echo", limit=CAP)
+    assert "encoded (compressed) body" in str(failure.cause)
 
 
 @pytest.mark.parametrize(
