@@ -46,13 +46,14 @@ Bounds (each a `connect` argument, and a key of the gateway's config):
 * Every message read from the server is capped at ``max_message_bytes`` (`MAX_MESSAGE_BYTES`, 16 MiB):
   a stdio line (read in linear time by scopetool's own transport; past the cap the connection ends
   and the server is killed), a JSON response body or one event of an event stream over HTTP. A call
-  that meets the cap fails with `TOO_LARGE`; ``connect`` with a `ConnectError` naming the server and
-  the cap. Within it, the binding's result cap (`scopetool.MAX_OUTPUT_BYTES`, 8 MiB) applies.
+  that meets the cap fails with `TOO_LARGE` (its private cause a `MessageTooLargeError`); ``connect``
+  with a `ConnectError` naming the server and the cap. Within it, the binding's result cap (`scopetool.MAX_OUTPUT_BYTES`, 8 MiB) applies.
 * Each text of a tool's definition (its description, title, and every description and title in its
   schemas) is capped at ``max_description_bytes`` (`MAX_DESCRIPTION_BYTES`, 16 KiB): a tool with a
   longer one is refused, before the pins see it.
-* A tool the SDK would refuse (not valid MCP, or nested deeper than 64 levels) is refused alone, not
-  with its listing; a server that lists more than `MAX_TOOLS` (4096) tools is refused.
+* A tool the SDK would refuse (not valid MCP), or nested deeper than `MAX_DEFINITION_DEPTH` (64),
+  is refused alone, not with its listing; a server that lists more than `MAX_TOOLS` (4096) tools is
+  refused.
 
 The interface agreed with the gateway's authors holds as agreed (`StdioServer`, `HttpServer`,
 `server_spec`, `connect`, `MCPClient` with `name`, `tools`, `refused`, `definitions`). Beyond it:
@@ -100,6 +101,7 @@ from .._outcome import Failure, FailureKind
 from .._output import ContentBlock, MediaBlock, Output, Result, TextBlock
 from .._progress import Progress, report_progress
 from ._transport import (
+    MAX_DEFINITION_DEPTH,
     MAX_MESSAGE_BYTES,
     Cut,
     MessageTooLargeError,
@@ -114,6 +116,7 @@ __all__ = [
     "BROKEN_OUTPUT",
     "EXPIRED",
     "INVALID_RESULT",
+    "MAX_DEFINITION_DEPTH",
     "MAX_DESCRIPTION_BYTES",
     "MAX_MESSAGE_BYTES",
     "MAX_TOOLS",
@@ -123,6 +126,7 @@ __all__ = [
     "ConnectError",
     "HttpServer",
     "MCPClient",
+    "MessageTooLargeError",
     "RemoteTool",
     "ServerSpec",
     "StdioServer",
