@@ -41,13 +41,14 @@ Outcomes (what the model may see is public; causes stay private):
   sends while more than one call is in flight on the connection cannot be told apart, and is
   declined; a URL-mode elicitation is declined.
 
-Bounds (each a `connect` argument, and a key of the gateway's config):
+Bounds (the two caps in bytes are `connect` arguments, and keys of the gateway's config):
 
 * Every message read from the server is capped at ``max_message_bytes`` (`MAX_MESSAGE_BYTES`, 16 MiB):
   a stdio line (read in linear time by scopetool's own transport; past the cap the connection ends
   and the server is killed), a JSON response body or one event of an event stream over HTTP. A call
   that meets the cap fails with `TOO_LARGE` (its private cause a `MessageTooLargeError`); ``connect``
-  with a `ConnectError` naming the server and the cap. Within it, the binding's result cap (`scopetool.MAX_OUTPUT_BYTES`, 8 MiB) applies.
+  with a `ConnectError` naming the server and the cap. Within it, the binding's result cap
+  (`scopetool.MAX_OUTPUT_BYTES`, 8 MiB) applies.
 * Each text of a tool's definition (its description, title, and every description and title in its
   schemas) is capped at ``max_description_bytes`` (`MAX_DESCRIPTION_BYTES`, 16 KiB): a tool with a
   longer one is refused, before the pins see it.
