@@ -34,6 +34,7 @@ if typing.TYPE_CHECKING:
     from ._registry import Registry
     from ._rejection import InputRejection, classify_input_rejection
     from ._signature import Signature
+    from ._size import MAX_OUTPUT_BYTES, OutputTooLargeError
     from ._timeout import ToolTimeoutError, overrunning_calls
 
 __version__ = "0.1.0"
@@ -74,8 +75,10 @@ __all__ = [
     "InvalidToolError",
     "Invocation",
     "MAX_INPUT_BYTES",
+    "MAX_OUTPUT_BYTES",
     "MediaBlock",
     "Output",
+    "OutputTooLargeError",
     "Progress",
     "ProgressReporter",
     "Registry",
@@ -134,8 +137,10 @@ _HOMES: typing.Final = {
     "InvalidToolError": "_errors",
     "Invocation": "_contract",
     "MAX_INPUT_BYTES": "_json",
+    "MAX_OUTPUT_BYTES": "_size",
     "MediaBlock": "_output",
     "Output": "_output",
+    "OutputTooLargeError": "_size",
     "Progress": "_progress",
     "ProgressReporter": "_progress",
     "Registry": "_registry",

@@ -13,6 +13,7 @@ from ._errors import InvalidDefinitionError, InvalidInvocationError, InvalidOutp
 from ._func import Func
 from ._outcome import Failure, FailureKind, classify_failure
 from ._output import Output, Result
+from ._size import MAX_OUTPUT_BYTES, check_output_limit, refuse_oversize
 from ._timeout import check_timeout, timed
 
 __all__ = ["Binding", "CallMiddleware", "Caller", "InputValidatingTool", "Tool", "bind"]
@@ -98,6 +99,11 @@ class Binding:
         """Seconds the tool's call may run before it is cancelled, or None for no timeout."""
         return self._timeout
 
+    @property
+    def max_output_bytes(self) -> int:
+        """The cap on one result's size in bytes: a larger one is a `FAILED` `Failure` (see `bind`)."""
+        return self._contract._output_limit  # pyright: ignore[reportPrivateUsage]
+
     def definition(self) -> Definition:
         """The frozen definition, as advertised and enforced."""
         return self._contract.definition()
@@ -124,6 +130,7 @@ class Binding:
             result = await self._call(invocation)
         if result.__class__ is not Result:
             raise InvalidOutputError(f"tool {self.name!r} returned {type(result).__name__}, not a Result")
+        refuse_oversize(result, self._contract._output_limit, self.name)  # pyright: ignore[reportPrivateUsage]
         return result
 
     def with_deps(self, deps: object, /) -> Binding:
@@ -231,7 +238,14 @@ def _label(middleware: object) -> str:
     return repr(getattr(middleware, "__qualname__", type(middleware).__qualname__))
 
 
-def bind(tool: Tool, /, *middlewares: CallMiddleware, deps: object = NO_DEPS, timeout: float | None = None) -> Binding:
+def bind(
+    tool: Tool,
+    /,
+    *middlewares: CallMiddleware,
+    deps: object = NO_DEPS,
+    timeout: float | None = None,
+    max_output_bytes: int | None = None,
+) -> Binding:
     """Freeze `tool` into a `Binding`.
 
     The definition is read exactly once, the schema compiled once and `middlewares` composed once
@@ -242,13 +256,18 @@ def bind(tool: Tool, /, *middlewares: CallMiddleware, deps: object = NO_DEPS, ti
     declaration (``call_timeout()``, as ``@tool(timeout=...)`` gives), if any. Past it the call is
     cancelled: a SAFE tool's outcome is a `FAILED` Failure, any other's is unknown (`ToolTimeoutError`).
 
+    `max_output_bytes` caps the size of the tool's result (UTF-8 text, media, details), inside the
+    middlewares; None keeps the tool's own declaration (``max_output_bytes()``, as
+    ``@tool(max_output_bytes=...)`` gives), else `MAX_OUTPUT_BYTES` (8 MiB). A larger result is a
+    `FAILED` Failure whose public text says the result was over the cap (the content is never shown).
+
     Raises:
         InvalidToolError: the tool is missing or broken: no definition or call, an invalid definition,
             an uncompilable schema, a failing validator or timeout declaration, a middleware that is not
-            callable, a timeout that is not a positive number of seconds, or deps that are not of the
-            class the tool's ``CallContext[Deps]`` names.
+            callable, a timeout that is not a positive number of seconds, a `max_output_bytes` that is not a
+            positive integer, or deps that are not of the class the tool's ``CallContext[Deps]`` names.
     """
-    return bind_with(tool, middlewares, timeout, None, deps)
+    return bind_with(tool, middlewares, timeout, None, deps, max_output_bytes=max_output_bytes)
 
 
 def bind_with(
@@ -257,6 +276,8 @@ def bind_with(
     timeout: float | None,
     default_timeout: float | None,
     deps: object = NO_DEPS,
+    *,
+    max_output_bytes: int | None = None,
 ) -> Binding:
     """`bind`, with `default_timeout` for a tool that declares no timeout (a `Registry`'s default)."""
     if tool is None:
@@ -288,7 +309,12 @@ def bind_with(
         limit = _declared_timeout(tool)
     if limit is None:
         limit = default_timeout
-    return _assemble(Contract(definition, validator), tool, call, tuple(middlewares), deps=deps, limit=limit)
+    contract = Contract(definition, validator)
+    # The contract carries the cap to a `@tool` function's call, which checks the result it builds.
+    contract._output_limit = (  # pyright: ignore[reportPrivateUsage]
+        check_output_limit(max_output_bytes, "bind") or _declared_output_limit(tool) or MAX_OUTPUT_BYTES
+    )
+    return _assemble(contract, tool, call, tuple(middlewares), deps=deps, limit=limit)
 
 
 def _assemble(
@@ -316,8 +342,8 @@ def _assemble(
     inner = target if limit is None else timed(target, limit, definition.name, definition.effect)
     run = _definite_failures(inner, definition.name) if safe else inner
     binding._call = run  # pyright: ignore[reportPrivateUsage]
-    # With no middleware, a call that makes its own exact Result (and `_definite_failures`'s wrapper of
-    # it) is awaited as it is, without a checking layer around it.
+    # With no middleware, a call that makes its own exact Result, under its contract's size cap (and
+    # `_definite_failures`'s wrapper of it), is awaited as it is, without a checking layer around it.
     direct = not middlewares and _makes_results(call)
     binding._direct = cast("_Run", run) if direct else None  # pyright: ignore[reportPrivateUsage]
     binding._middlewares = tuple(middlewares)  # pyright: ignore[reportPrivateUsage]
@@ -335,3 +361,15 @@ def _declared_timeout(tool: Tool) -> float | None:
     except Exception as error:
         raise InvalidToolError(f"timeout: the declaration raised {type(error).__name__}") from error
     return check_timeout(declared, f"timeout: {type(tool).__name__}.call_timeout()")
+
+
+def _declared_output_limit(tool: Tool) -> int | None:
+    """The result cap the tool declares with an optional ``max_output_bytes()`` method (read once), or None."""
+    declaration = getattr(tool, "max_output_bytes", None)
+    if declaration is None:
+        return None
+    try:
+        declared = declaration()
+    except Exception as error:
+        raise InvalidToolError(f"max_output_bytes: the declaration raised {type(error).__name__}") from error
+    return check_output_limit(declared, f"max_output_bytes: {type(tool).__name__}.max_output_bytes()")

@@ -46,6 +46,7 @@ from ._native import speedups
 from ._output import Result
 from ._rejection import InputRejection
 from ._schema import is_dict
+from ._size import MAX_OUTPUT_BYTES
 
 __all__ = ["Admission", "Contract", "IdempotencyKey", "InputValidator", "Invocation", "Request"]
 
@@ -179,6 +180,7 @@ class Contract:
         "_messages",
         "_name",
         "_output_check",
+        "_output_limit",
         "_scan_non_finite",
         "_schema",
         "_strings",
@@ -191,6 +193,7 @@ class Contract:
         if input_validator is not None and not callable(input_validator):
             raise InvalidToolError("input validation: the declared validator is not callable")
         self._definition = definition
+        self._output_limit = MAX_OUTPUT_BYTES  # `bind` sets the binding's own
         self._fallback: Any = None
         self._messages: dict[tuple[PydanticFact, ...], str] = {}  # rejection messages, by their facts
         self._name = definition.name

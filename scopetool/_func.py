@@ -18,6 +18,7 @@ from ._definition import NAME_PATTERN, Definition, Effect
 from ._errors import InvalidDefinitionError, InvalidOutputError, InvalidToolError
 from ._outcome import Failure, FailureKind
 from ._output import Result
+from ._size import check_output_limit, oversize, too_large
 from ._timeout import UNDER_TIMEOUT, check_timeout, run_in_own_thread
 
 if TYPE_CHECKING:
@@ -59,12 +60,14 @@ class Func(Generic[P, R]):
         effect: Effect | None = None,
         approval: Approval = None,
         timeout: float | None = None,
+        max_output_bytes: int | None = None,
     ) -> None:
         if not callable(fn):
             raise InvalidToolError(f"@tool needs a function, not {type(fn).__name__}")
         if approval is not None and not isinstance(approval, bool) and not callable(approval):
             raise InvalidToolError(f"approval must be True, False, None or a function, not {type(approval).__name__}")
         self._timeout = check_timeout(timeout, f"@tool {getattr(fn, '__qualname__', fn)!r}")
+        self._output_limit = check_output_limit(max_output_bytes, f"@tool {getattr(fn, '__qualname__', fn)!r}")
         functools.update_wrapper(self, fn)
         self._fn = fn
         # Exactly one is set: the coroutine function to await, or the sync function to run in a thread.
@@ -115,6 +118,10 @@ class Func(Generic[P, R]):
         """The timeout in seconds declared with ``@tool(timeout=...)`` (None: none), which `bind` reads once."""
         return self._timeout
 
+    def max_output_bytes(self) -> int | None:
+        """The result cap in bytes declared with ``@tool(max_output_bytes=...)`` (None: the default), read by `bind`."""
+        return self._output_limit
+
     def input_validator(self) -> InputDecoder[Any]:
         """The strict decoder of the parameters, which `bind` uses as the whole admission check."""
         return self._decoder
@@ -138,9 +145,15 @@ class Func(Generic[P, R]):
                     )
                 return await self._call_in_context(None, invocation, kwargs)
             if UNDER_TIMEOUT.get():  # a timed call: the function gets a thread of its own (see _timeout)
-                return self._encoder.result(await run_in_own_thread(sync, kwargs, self.name))
-            returned = await (_run_sync or _load_run_sync())(sync, kwargs)
-        return self._encoder.result(returned)
+                returned = await run_in_own_thread(sync, kwargs, self.name)
+            else:
+                returned = await (_run_sync or _load_run_sync())(sync, kwargs)
+        result = self._encoder.result(returned)
+        limit = invocation._contract._output_limit  # pyright: ignore[reportPrivateUsage]
+        size = oversize(result.output, limit)
+        if size is not None:
+            raise too_large(self.name, limit, size)
+        return result
 
     async def _call_in_context(
         self, deps: Any, invocation: Invocation, decoded: dict[str, Any] | None = None, /
@@ -182,7 +195,12 @@ class Func(Generic[P, R]):
                 f"tool {self.name!r} caught the signal CallContext.ask raises to end the call, and returned: "
                 "let it through (it is a BaseException; except Exception does not catch it)"
             )
-        return self._encoder.result(returned)
+        result = self._encoder.result(returned)
+        limit = invocation._contract._output_limit  # pyright: ignore[reportPrivateUsage]
+        size = oversize(result.output, limit)
+        if size is not None:
+            raise too_large(self.name, limit, size)
+        return result
 
     def _deps_problem(self, deps: Any) -> str | None:
         """Why `deps` cannot be this function's context deps, or None (checked when a binding gets them)."""
@@ -230,6 +248,7 @@ def tool(
     effect: Effect | None = None,
     approval: Approval = None,
     timeout: float | None = None,
+    max_output_bytes: int | None = None,
 ) -> Callable[[Callable[P, R]], Func[P, R]]: ...
 
 
@@ -242,6 +261,7 @@ def tool(
     effect: Effect | None = None,
     approval: Approval = None,
     timeout: float | None = None,
+    max_output_bytes: int | None = None,
 ) -> Func[P, R] | Callable[[Callable[P, R]], Func[P, R]]:
     """Make a `Func` tool from a typed function, bare (``@tool``) or configured (``@tool(name=...)``).
 
@@ -257,6 +277,8 @@ def tool(
             never for the model.
         timeout: Seconds a call may run before it is cancelled (None: no timeout). A SAFE tool that
             times out definitely failed; any other has an unknown outcome (`ToolTimeoutError`).
+        max_output_bytes: The cap on one result's size in bytes (None: `MAX_OUTPUT_BYTES`, 8 MiB). A larger
+            result is a `FAILED` `Failure` that says so; the model never sees the content.
 
     Raises:
         InvalidToolError: the signature cannot be a tool; the message lists every problem.
@@ -277,10 +299,26 @@ def tool(
         ```
     """
     if fn is not None:
-        return Func(fn, name=name, description=description, effect=effect, approval=approval, timeout=timeout)
+        return Func(
+            fn,
+            name=name,
+            description=description,
+            effect=effect,
+            approval=approval,
+            timeout=timeout,
+            max_output_bytes=max_output_bytes,
+        )
 
     def decorate(function: Callable[P, R]) -> Func[P, R]:
-        return Func(function, name=name, description=description, effect=effect, approval=approval, timeout=timeout)
+        return Func(
+            function,
+            name=name,
+            description=description,
+            effect=effect,
+            approval=approval,
+            timeout=timeout,
+            max_output_bytes=max_output_bytes,
+        )
 
     return decorate
 

@@ -42,6 +42,21 @@ Outcomes (what the model may see is public; causes stay private):
   sends while more than one call is in flight on the connection cannot be told apart, and is
   declined; a URL-mode elicitation is declined.
 
+Bounds (the two caps in bytes are `connect` arguments, and keys of the gateway's config):
+
+* Every message read from the server is capped at ``max_message_bytes`` (`MAX_MESSAGE_BYTES`, 16 MiB):
+  a stdio line (read in linear time by scopetool's own transport; past the cap the connection ends
+  and the server is killed), a JSON response body or one event of an event stream over HTTP. A call
+  that meets the cap fails with `TOO_LARGE` (its private cause a `MessageTooLargeError`); ``connect``
+  with a `ConnectError` naming the server and the cap. Within it, the binding's result cap
+  (`scopetool.MAX_OUTPUT_BYTES`, 8 MiB) applies.
+* Each text of a tool's definition (its description, title, and every description and title in its
+  schemas) is capped at ``max_description_bytes`` (`MAX_DESCRIPTION_BYTES`, 16 KiB): a tool with a
+  longer one is refused, before the pins see it.
+* A tool the SDK would refuse (not valid MCP), or nested deeper than `MAX_DEFINITION_DEPTH` (64),
+  is refused alone, not with its listing; a server that lists more than `MAX_TOOLS` (4096) tools is
+  refused.
+
 The interface agreed with the gateway's authors holds as agreed (`StdioServer`, `HttpServer`,
 `server_spec`, `connect`, `MCPClient` with `name`, `tools`, `refused`, `definitions`). Beyond it:
 `MCPClient.missing`, `protocol_version` and `session`; `connect`'s ``errlog`` and its time bounds
@@ -73,7 +88,7 @@ try:
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
     from mcp import Client
     from mcp.client.session import ClientRequestContext
-    from mcp.client.stdio import StdioServerParameters, stdio_client
+    from mcp.client.stdio import StdioServerParameters
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
     from mcp.shared.exceptions import MCPError
@@ -89,6 +104,16 @@ from .._json import canonical_json, is_array, is_object
 from .._outcome import Failure, FailureKind
 from .._output import ContentBlock, MediaBlock, Output, Result, TextBlock
 from .._progress import Progress, report_progress
+from ._transport import (
+    MAX_DEFINITION_DEPTH,
+    MAX_MESSAGE_BYTES,
+    Cut,
+    MessageTooLargeError,
+    ToolListing,
+    cap_responses,
+    stdio_transport,
+    watched,
+)
 from .pins import PinFile
 
 __all__ = [
@@ -97,13 +122,19 @@ __all__ = [
     "EXPIRED",
     "INVALID_RESULT",
     "LIST_TIMEOUT",
+    "MAX_DEFINITION_DEPTH",
+    "MAX_DESCRIPTION_BYTES",
+    "MAX_MESSAGE_BYTES",
+    "MAX_TOOLS",
     "REFUSED",
     "START_TIMEOUT",
     "TIMED_OUT",
+    "TOO_LARGE",
     "UNAVAILABLE",
     "ConnectError",
     "HttpServer",
     "MCPClient",
+    "MessageTooLargeError",
     "RemoteTool",
     "ServerSpec",
     "StdioServer",
@@ -145,6 +176,19 @@ BROKEN_OUTPUT: Final = (
 """The public text of a result whose ``structuredContent`` breaks the tool's own ``outputSchema``."""
 INVALID_RESULT: Final = 'error: tool "{name}" failed: its MCP server returned a result that is not valid MCP'
 """The public text of a result the SDK cannot parse, or whose content scopetool cannot carry (media not base64)."""
+TOO_LARGE: Final = 'error: tool "{name}" failed: its MCP server sent a message over {limit} bytes'
+"""The public text of a call whose answer (or another message meanwhile) was over ``max_message_bytes``."""
+MAX_DESCRIPTION_BYTES: Final = 16 * 1024
+"""The default cap on each text of a tool's definition (description, title, schema descriptions): 16 KiB.
+
+A tool's description is sent with every request the model gets: 16 KiB is already about 4,000 tokens
+of its context for one tool. A longer text is a document, not a description.
+"""
+MAX_TOOLS: Final = 4096
+"""The most tools one server may list (over every page): a larger listing is refused (`ConnectError`).
+
+Far above what a model can choose among, and it bounds the memory one listing takes.
+"""
 EXPIRED: Final = 'error: tool "{name}" failed: the MCP server\'s request for input is no longer pending'
 """The public text of a resumption whose in-call elicitation is gone (another process, or the client closed)."""
 
@@ -367,6 +411,33 @@ def _effect(annotations: object) -> Effect | None:
     return None
 
 
+_TEXTS: Final = ("description", "title")
+
+
+def _oversize_text(listed: Mapping[str, Any], limit: int) -> str | None:
+    """Which text of a listed tool is over `limit` UTF-8 bytes, or None.
+
+    Its texts: its description and title, its annotations' title, each description and title in its schemas.
+    """
+    places: list[tuple[str, object]] = [(key, listed.get(key)) for key in _TEXTS]
+    annotations = listed.get("annotations")
+    if is_object(annotations):
+        places.append(("annotations.title", annotations.get("title")))
+    for what in ("inputSchema", "outputSchema"):
+        stack: list[object] = [listed.get(what)]
+        while stack:  # iterative: a schema nested as deep as the parser allowed must not exhaust the stack
+            node = stack.pop()
+            if is_object(node):
+                places.extend((f"{what} {key}", node.get(key)) for key in _TEXTS)
+                stack.extend(node.values())
+            elif is_array(node):
+                stack.extend(node)
+    for where, text in places:
+        if isinstance(text, str) and (len(text) > limit or len(text.encode("utf-8", "surrogatepass")) > limit):
+            return where
+    return None
+
+
 # -- results -----------------------------------------------------------------------------------------
 
 
@@ -457,6 +528,8 @@ class _Running:
     """The call's name in `MCPClient._running` and in its continuation's state."""
     asked: _Asked | None = None
     scope: anyio.CancelScope | None = None
+    cuts: int = 0
+    """How many messages the connection had refused for their size when the call started."""
 
 
 # -- the client --------------------------------------------------------------------------------------
@@ -469,8 +542,11 @@ class MCPClient:
     __slots__ = (
         "_call_timeout",
         "_client",
+        "_cut",
         "_definitions",
+        "_description_limit",
         "_list_timeout",
+        "_listing",
         "_missing",
         "_name",
         "_pins",
@@ -481,9 +557,21 @@ class MCPClient:
     )
 
     def __init__(
-        self, name: str, client: Client, tasks: TaskGroup, *, list_timeout: float, call_timeout: float
+        self,
+        name: str,
+        client: Client,
+        tasks: TaskGroup,
+        *,
+        list_timeout: float,
+        call_timeout: float,
+        cut: Cut | None = None,
+        listing: ToolListing | None = None,
+        max_description_bytes: int = MAX_DESCRIPTION_BYTES,
     ) -> None:
         self._name = name
+        self._cut = cut or Cut()
+        self._listing = listing or ToolListing()
+        self._description_limit = max_description_bytes
         self._client: Client | None = client
         self._tasks = tasks
         self._list_timeout = list_timeout
@@ -532,11 +620,13 @@ class MCPClient:
         return self._client
 
     async def list_tools(self) -> list[dict[str, Any]]:
-        """Every tool the server lists now, following ``nextCursor``, as JSON objects.
+        """Every valid tool the server lists now, following ``nextCursor``, as JSON objects.
+
+        An invalid tool is left out (`refused` says why) rather than taking the others with it.
 
         Raises:
             ConnectError: the whole listing took longer than the list timeout (`connect`'s
-                ``list_timeout``), or the server repeated a cursor.
+                ``list_timeout``), the server lists more than `MAX_TOOLS` tools, or repeats a cursor.
         """
         client = self.session
         listed: list[dict[str, Any]] = []
@@ -546,6 +636,8 @@ class MCPClient:
             while True:
                 page = await client.session.list_tools(params=types.PaginatedRequestParams(cursor=cursor))
                 listed.extend(tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in page.tools)
+                if len(listed) + len(self._listing.refused) > MAX_TOOLS or len(seen) >= MAX_TOOLS:
+                    raise ConnectError(f"MCP server {self._name!r} lists more than {MAX_TOOLS} tools (the cap)")
                 cursor = page.next_cursor
                 if cursor is None:
                     return listed
@@ -555,7 +647,19 @@ class MCPClient:
         raise ConnectError(f"MCP server {self._name!r} did not list its tools within {self._list_timeout:g} s")
 
     def _adopt(self, listed: list[dict[str, Any]], pins: PinFile | None, trusted: bool) -> None:
-        self._definitions = {str(tool.get("name")): tool for tool in listed}
+        for name, why in self._listing.refused.items():
+            self._refused[name] = f'tool "{name}" of MCP server "{self._name}" is refused: {why}'
+        self._definitions = {}
+        for tool in listed:  # an oversize text is refused before the pins could record it
+            name = str(tool.get("name"))
+            oversize = _oversize_text(tool, self._description_limit)
+            if oversize is None:
+                self._definitions[name] = tool
+            else:
+                self._refused[name] = (
+                    f'tool "{name}" of MCP server "{self._name}" is refused: its {oversize} is over '
+                    f"{self._description_limit} bytes (max_description_bytes)"
+                )
         allowed = set(self._definitions)
         if pins is not None:
             check = pins.check(self._name, self._definitions)
@@ -617,7 +721,7 @@ class MCPClient:
                 cause=ConnectError(f"the MCP client of server {self._name!r} is closed"),
             )
         send, receive = anyio.create_memory_object_stream[_Event](16)
-        running = _Running(send, receive)
+        running = _Running(send, receive, cuts=self._cut.count)
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             with contextlib.suppress(
@@ -673,7 +777,9 @@ class MCPClient:
                         state = {"kind": _ELICITATION, "call": running.token}
                         return Result(input_request=_elicitation_request(event[1].params, state))
                     else:
-                        return self._outcome(name, contract, event[1])
+                        cut = self._cut.error if self._cut.count != running.cuts else None
+                        failed = isinstance(event[1], BaseException)
+                        return self._outcome(name, contract, cut if failed and cut is not None else event[1])
                 raise Failure(  # the remote call was cancelled: the client closed
                     kind=FailureKind.FAILED,
                     output=UNAVAILABLE.format(name=name),
@@ -693,6 +799,10 @@ class MCPClient:
     def _outcome(self, name: str, contract: Contract, outcome: Any) -> Result:
         if isinstance(outcome, types.InputRequiredResult):
             return self._input_required(name, outcome)
+        if isinstance(outcome, MessageTooLargeError):
+            raise Failure(
+                kind=FailureKind.FAILED, output=TOO_LARGE.format(name=name, limit=outcome.limit), cause=outcome
+            )
         if isinstance(outcome, MCPError) and not _closed(outcome):
             raise Failure(kind=FailureKind.FAILED, output=REFUSED.format(name=name), cause=outcome)
         if isinstance(outcome, RuntimeError) and "structured content" in str(outcome):
@@ -788,6 +898,8 @@ async def connect(
     start_timeout: float = START_TIMEOUT,
     list_timeout: float = LIST_TIMEOUT,
     call_timeout: float = CALL_TIMEOUT,
+    max_message_bytes: int = MAX_MESSAGE_BYTES,
+    max_description_bytes: int = MAX_DESCRIPTION_BYTES,
 ) -> AsyncGenerator[MCPClient]:
     """Connect to one MCP server, list its tools, check them against `pins`; close it on exit.
 
@@ -805,10 +917,17 @@ async def connect(
         call_timeout: Seconds each call waits for the server's answer before it is a `Failure`
             (`TIMED_OUT`; `CALL_TIMEOUT`). It is also the SDK's read timeout of each request made
             through `MCPClient.session`.
+        max_message_bytes: The cap on one message read from the server (default 16 MiB): a stdio line,
+            a JSON response body, one event of an event stream. Over stdio a longer line ends the
+            connection and kills the server; over HTTP the request it answers fails. A call that
+            meets it fails with `TOO_LARGE`.
+        max_description_bytes: The cap on each text of a tool's definition (default 16 KiB): a tool
+            with a longer description, title or schema description is refused (`MCPClient.refused`).
 
     Raises:
-        ConnectError: the server could not be started, initialized or listed, or not within its timeout.
-        ValueError: `spec`, `name` or a timeout is not usable.
+        ConnectError: the server could not be started, initialized or listed, or not within its timeout
+            (a message over `max_message_bytes`, more than `MAX_TOOLS` tools).
+        ValueError: `spec`, `name`, a timeout or a cap is not usable.
     """
     if not isinstance(spec, StdioServer | HttpServer):
         raise ValueError(f"spec must be a StdioServer or an HttpServer, not {type(spec).__name__}")
@@ -818,6 +937,9 @@ async def connect(
     for argument, seconds in timeouts.items():
         if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 < seconds < math.inf:
             raise ValueError(f"{argument} must be a positive finite number of seconds, not {seconds!r}")
+    for what, cap in (("max_message_bytes", max_message_bytes), ("max_description_bytes", max_description_bytes)):
+        if isinstance(cap, bool) or not isinstance(cap, int) or cap <= 0:
+            raise ValueError(f"{what} must be a positive integer, not {cap!r}")
     holder: list[MCPClient] = []
 
     async def elicit(
@@ -825,16 +947,22 @@ async def connect(
     ) -> types.ElicitResult | types.ErrorData:
         return await holder[0]._elicit(context, params)  # pyright: ignore[reportPrivateUsage]
 
+    cut, listing = Cut(), ToolListing(lambda: sdk.session.protocol_version)
     if isinstance(spec, StdioServer):
         parameters = StdioServerParameters(
             command=spec.command, args=list(spec.args), env=None if spec.env is None else dict(spec.env), cwd=spec.cwd
         )
-        transport: Any = stdio_client(parameters, errlog=errlog or sys.stderr)
+        transport: Any = stdio_transport(
+            parameters, name=name, errlog=errlog or sys.stderr, max_message_bytes=max_message_bytes, cut=cut
+        )
         http = None
     else:
         http = create_mcp_http_client(headers=None if spec.headers is None else dict(spec.headers))
-        transport = streamable_http_client(spec.url, http_client=http)
-    sdk = Client(transport, elicitation_callback=elicit, read_timeout_seconds=float(call_timeout), cache=None)
+        cap_responses(http, max_message_bytes, cut)
+        transport = streamable_http_client(spec.url, http_client=http, max_sse_event_size=max_message_bytes)
+    sdk = Client(
+        watched(transport, listing), elicitation_callback=elicit, read_timeout_seconds=float(call_timeout), cache=None
+    )
     # Every scope below is entered and left in this task, nested: a caller's cancel scope around the
     # ``async with`` unwinds them in order. The start's deadline is lifted once the handshake is done.
     with anyio.CancelScope(deadline=anyio.current_time() + start_timeout) as starting:
@@ -844,12 +972,21 @@ async def connect(
             try:
                 await stack.enter_async_context(_opened(sdk))
             except Exception as error:
-                raise ConnectError(f"cannot connect to MCP server {name!r}: {_describe(error)}") from error
+                raise ConnectError(f"cannot connect to MCP server {name!r}: {_describe(error, cut)}") from error
             starting.deadline = math.inf
             # Entered after the SDK's client and left before it: the remote calls run here, so a call
             # can outlive the scopetool call that started it (an in-call elicitation).
             tasks = await stack.enter_async_context(_call_group())
-            client = MCPClient(name, sdk, tasks, list_timeout=float(list_timeout), call_timeout=float(call_timeout))
+            client = MCPClient(
+                name,
+                sdk,
+                tasks,
+                list_timeout=float(list_timeout),
+                call_timeout=float(call_timeout),
+                cut=cut,
+                listing=listing,
+                max_description_bytes=max_description_bytes,
+            )
             holder.append(client)
             stack.callback(client._close)  # pyright: ignore[reportPrivateUsage]
             try:
@@ -857,7 +994,7 @@ async def connect(
             except ConnectError:
                 raise
             except Exception as error:
-                raise ConnectError(f"cannot list the tools of MCP server {name!r}: {_describe(error)}") from error
+                raise ConnectError(f"cannot list the tools of MCP server {name!r}: {_describe(error, cut)}") from error
             client._adopt(listed, pins, trusted)  # pyright: ignore[reportPrivateUsage]
             yield client
     if starting.cancelled_caught:
@@ -899,8 +1036,13 @@ def _is_group(error: BaseException) -> bool:
     return isinstance(error, BaseExceptionGroup)
 
 
-def _describe(error: BaseException) -> str:
-    """``Type: first line`` of the one error at the bottom of an exception group (anyio wraps them)."""
+def _describe(error: BaseException, cut: Cut | None = None) -> str:
+    """``Type: first line`` of the one error at the bottom of an exception group (anyio wraps them).
+
+    When the connection refused a message for its size, that refusal is what went wrong.
+    """
+    if cut is not None and cut.error is not None:
+        error = cut.error
     while True:
         members: tuple[BaseException, ...] = getattr(error, "exceptions", ()) if _is_group(error) else ()
         if len(members) != 1:

@@ -60,7 +60,18 @@ from .._output import Output, Result, TextBlock
 from .._registry import Registry
 from .._target import TargetError, load_object, load_registry
 from ..providers._common import ToolCall
-from .client import CALL_TIMEOUT, LIST_TIMEOUT, START_TIMEOUT, ConnectError, MCPClient, ServerSpec, connect, server_spec
+from .client import (
+    CALL_TIMEOUT,
+    LIST_TIMEOUT,
+    MAX_DESCRIPTION_BYTES,
+    MAX_MESSAGE_BYTES,
+    START_TIMEOUT,
+    ConnectError,
+    MCPClient,
+    ServerSpec,
+    connect,
+    server_spec,
+)
 from .pins import PinError, PinFile
 from .server import serve_http, serve_stdio
 
@@ -90,7 +101,20 @@ _TIMEOUT_KEYS: Final = ("startTimeout", "listTimeout", "callTimeout")
 _SECTION_KEYS: Final = frozenset({"allow", "deny", "policy", "prefix", "trusted", *_TIMEOUT_KEYS})
 _LOCAL_KEYS: Final = frozenset({"tools", "allow", "deny", "policy", "prefix"})
 _GATEWAY_KEYS: Final = frozenset(
-    {"name", "instructions", "pins", "audit", "auditArguments", "allow", "deny", "policy", "prefix", *_TIMEOUT_KEYS}
+    {
+        "name",
+        "instructions",
+        "pins",
+        "audit",
+        "auditArguments",
+        "allow",
+        "deny",
+        "policy",
+        "prefix",
+        *_TIMEOUT_KEYS,
+        "maxMessageBytes",
+        "maxDescriptionBytes",
+    }
 )
 _TOP_KEYS: Final = frozenset({"mcpServers", LOCAL, "gateway"})
 _PREFIX: Final = re.compile(r"[A-Za-z0-9_-]{1,32}")
@@ -190,6 +214,10 @@ class GatewayConfig:
     """Seconds each server gets to list its tools (every page), unless its entry says otherwise."""
     call_timeout: float = CALL_TIMEOUT
     """Seconds each call waits for its server's answer, unless the server's entry says otherwise."""
+    max_message_bytes: int = MAX_MESSAGE_BYTES
+    """The cap on one message read from a server (``connect``'s ``max_message_bytes``)."""
+    max_description_bytes: int = MAX_DESCRIPTION_BYTES
+    """The cap on each text of a server's tool definitions (``connect``'s ``max_description_bytes``)."""
     base: Path = Path()
     """The folder relative paths and targets were resolved against (the config file's)."""
 
@@ -220,9 +248,10 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
     ``startTimeout``, ``listTimeout`` and ``callTimeout``; ``scopetool`` lists local ``tools`` targets
     (with ``allow``, ``deny``, ``policy``, ``prefix``); ``gateway`` holds ``name``, ``instructions``,
     ``pins``, ``audit``, ``auditArguments``, ``allow``, ``deny``, ``policy``, ``prefix``
-    (``"collisions"`` or ``"always"``) and the timeouts every server gets unless its entry says
-    otherwise: ``startTimeout``, ``listTimeout``, ``callTimeout`` (seconds > 0). Relative paths (pins,
-    audit, file targets, ``cwd``) are taken from `base`.
+    (``"collisions"`` or ``"always"``), the timeouts every server gets unless its entry says
+    otherwise: ``startTimeout``, ``listTimeout``, ``callTimeout`` (seconds > 0), and the caps
+    ``maxMessageBytes`` and ``maxDescriptionBytes``. Relative paths (pins, audit, file targets,
+    ``cwd``) are taken from `base`.
 
     Raises:
         ConfigError: one line naming the key and where it is (`source`).
@@ -261,6 +290,8 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
     if prefix not in ("collisions", "always"):
         raise ConfigError(f'{source}: gateway.prefix: must be "collisions" or "always", not {prefix!r}')
     pins, audit = gateway.get("pins"), gateway.get("audit")
+    message_bytes = _byte_count(gateway, "maxMessageBytes", MAX_MESSAGE_BYTES, source)
+    description_bytes = _byte_count(gateway, "maxDescriptionBytes", MAX_DESCRIPTION_BYTES, source)
     return GatewayConfig(
         sections=tuple(sections),
         name=_string(gateway.get("name", "scopetool-gateway"), source, "gateway.name"),
@@ -274,6 +305,8 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
         start_timeout=_seconds(gateway.get("startTimeout", START_TIMEOUT), source, "gateway.startTimeout"),
         list_timeout=_seconds(gateway.get("listTimeout", LIST_TIMEOUT), source, "gateway.listTimeout"),
         call_timeout=_seconds(gateway.get("callTimeout", CALL_TIMEOUT), source, "gateway.callTimeout"),
+        max_message_bytes=message_bytes,
+        max_description_bytes=description_bytes,
         base=base,
     )
 
@@ -331,6 +364,13 @@ def _object(value: object, source: str, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ConfigError(f"{source}: {where}: must be a JSON object, not {_kind(value)}")
     return value  # pyright: ignore[reportUnknownVariableType] - JSON: str keys
+
+
+def _byte_count(gateway: Mapping[str, Any], key: str, default: int, source: str) -> int:
+    value = gateway.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ConfigError(f"{source}: gateway.{key}: must be a whole number of bytes > 0, not {value!r}")
+    return value
 
 
 def _known(entry: Mapping[str, Any], keys: frozenset[str], source: str, where: str) -> None:
@@ -687,6 +727,8 @@ class _Connection:
                 start_timeout=section.start_timeout or config.start_timeout,
                 list_timeout=section.list_timeout or config.list_timeout,
                 call_timeout=section.call_timeout or config.call_timeout,
+                max_message_bytes=config.max_message_bytes,
+                max_description_bytes=config.max_description_bytes,
             ) as client:
                 self.client = client
                 self.ready.set()

@@ -19,6 +19,9 @@ Behaviours (each one a word; ``NAME=N`` takes a number):
   zero-width and bidi control characters.
 * ``crash-call``: exits in the middle of a ``tools/call``.
 * ``error-call``: answers ``tools/call`` with the JSON-RPC error ``-32000``.
+* ``invalid-tool``: also lists a tool ``broken`` whose ``inputSchema`` is a string (not valid MCP).
+* ``many-tools=N``: also lists N tools ``t0`` ... (one page).
+* ``linger``: stays (a minute) after its standard input ends, until it is killed.
 
 Without a behaviour it lists ``echo`` (``{"text": string}``) and answers it with the text.
 """
@@ -28,6 +31,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from typing import Any
 
 ECHO: dict[str, Any] = {
@@ -66,6 +70,9 @@ def tools(named: dict[str, int]) -> list[dict[str, Any]]:
         listed.append({**ECHO, "name": "git__status", "description": "Show the working tree status."})
     if "poison" in named:
         listed.append({**ECHO, "name": "poisoned", "description": POISON})
+    if "invalid-tool" in named:
+        listed.append({**ECHO, "name": "broken", "inputSchema": "not a schema"})
+    listed.extend({**ECHO, "name": f"t{index}"} for index in range(named.get("many-tools", 0)))
     return listed
 
 
@@ -126,6 +133,8 @@ def main() -> None:
             send({"jsonrpc": "2.0", "id": ident, "result": {}})
         else:
             send({"jsonrpc": "2.0", "id": ident, "error": {"code": -32601, "message": f"no method {method}"}})
+    if "linger" in named:
+        time.sleep(60)
 
 
 if __name__ == "__main__":
