@@ -58,7 +58,7 @@ from .._target import TargetError, load_object, load_registry
 from ..providers._common import ToolCall
 from .client import ConnectError, MCPClient, ServerSpec, connect, server_spec
 from .pins import PinError, PinFile
-from .server import serve_http, serve_stdio
+from .server import HttpSettings, serve_http, serve_stdio
 
 __all__ = [
     "LOCAL",
@@ -88,6 +88,17 @@ _LOCAL_KEYS: Final = frozenset({"tools", "allow", "deny", "policy", "prefix"})
 _GATEWAY_KEYS: Final = frozenset(
     {"name", "instructions", "pins", "audit", "auditArguments", "allow", "deny", "policy", "prefix", "startTimeout"}
 )
+_HTTP_KEYS: Final = {
+    "sessionIdleTimeout": "session_idle_timeout",
+    "maxSessions": "max_sessions",
+    "headerTimeout": "header_timeout",
+    "bodyTimeout": "body_timeout",
+    "keepAliveTimeout": "keep_alive_timeout",
+    "maxConnections": "max_connections",
+    "allowedHosts": "allowed_hosts",
+    "allowedOrigins": "allowed_origins",
+}
+"""The ``gateway`` keys of its HTTP server's settings (``proxy --http``), and the `HttpSettings` field of each."""
 _TOP_KEYS: Final = frozenset({"mcpServers", LOCAL, "gateway"})
 _PREFIX: Final = re.compile(r"[A-Za-z0-9_-]{1,32}")
 _UNSAFE: Final = re.compile(r"[^A-Za-z0-9_-]+")
@@ -176,6 +187,8 @@ class GatewayConfig:
     """``collisions``: prefix only names that collide; ``always``: prefix every name."""
     start_timeout: float = START_TIMEOUT
     """Seconds each server gets to start and list its tools."""
+    http_settings: HttpSettings = field(default_factory=HttpSettings)
+    """The bounds and allowed hosts of the gateway's HTTP server (``proxy --http``)."""
     base: Path = Path()
     """The folder relative paths and targets were resolved against (the config file's)."""
 
@@ -205,8 +218,10 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
     plus the gateway's ``allow``, ``deny``, ``policy``, ``prefix`` and ``trusted``; ``scopetool``
     lists local ``tools`` targets (with ``allow``, ``deny``, ``policy``, ``prefix``); ``gateway`` holds
     ``name``, ``instructions``, ``pins``, ``audit``, ``auditArguments``, ``allow``, ``deny``, ``policy``,
-    ``prefix`` (``"collisions"`` or ``"always"``) and ``startTimeout``. Relative paths (pins, audit,
-    file targets, ``cwd``) are taken from `base`.
+    ``prefix`` (``"collisions"`` or ``"always"``), ``startTimeout``, and its HTTP server's settings
+    (`scopetool.mcp.server.HttpSettings`): ``sessionIdleTimeout``, ``maxSessions``, ``headerTimeout``,
+    ``bodyTimeout``, ``keepAliveTimeout``, ``maxConnections``, ``allowedHosts``, ``allowedOrigins``.
+    Relative paths (pins, audit, file targets, ``cwd``) are taken from `base`.
 
     Raises:
         ConfigError: one line naming the key and where it is (`source`).
@@ -230,7 +245,7 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
     _known(top, _TOP_KEYS, source, "the config")
     servers = _object(top.get("mcpServers", {}), source, "mcpServers")
     gateway = _object(top.get("gateway", {}), source, "gateway")
-    _known(gateway, _GATEWAY_KEYS, source, "gateway")
+    _known(gateway, _GATEWAY_KEYS | _HTTP_KEYS.keys(), source, "gateway")
     sections: list[Section] = []
     if LOCAL in top:
         sections.append(_local(top[LOCAL], base, source))
@@ -259,8 +274,29 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
         policy=_target(gateway.get("policy"), base, source, "gateway.policy"),
         prefix=prefix,
         start_timeout=float(timeout),
+        http_settings=_http_settings(gateway, source),
         base=base,
     )
+
+
+def _http_settings(gateway: Mapping[str, Any], source: str) -> HttpSettings:
+    """The `HttpSettings` of the ``gateway`` section's HTTP keys; a value out of range is named by its key."""
+    given: dict[str, Any] = {}
+    for key, name in _HTTP_KEYS.items():
+        if key in gateway:
+            value = gateway[key]
+            given[name] = _strings(value, source, f"gateway.{key}") if name.startswith("allowed_") else value
+            try:
+                HttpSettings(**{name: given[name]})  # its checks, for this key alone: the error names it
+            except ValueError as error:
+                raise ConfigError(f"{source}: gateway.{key}: {str(error).partition(' ')[2]}") from None
+    return HttpSettings(**given)
+
+
+def _strings(value: object, source: str, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in cast("list[object]", value)):
+        raise ConfigError(f"{source}: {where}: must be a list of strings")
+    return tuple(cast("list[str]", value))
 
 
 def _local(value: object, base: Path, source: str) -> Section:
@@ -846,7 +882,9 @@ async def serve_gateway(
             name=config.name,
             instructions=config.instructions,
             on_call=gateway.observe,
+            settings=config.http_settings,
             ready=lambda url: _say(out, f"{served} at {url} (Streamable HTTP)"),
+            warn=lambda text: _say(out, text),
         )
 
 

@@ -55,6 +55,7 @@ import ipaddress
 import json
 import math
 import os
+import re
 import socket
 import sys
 import threading
@@ -102,7 +103,6 @@ __all__ = [
     "DEFAULT_PATH",
     "HTTP_SHUTDOWN_GRACE",
     "CallObserver",
-    "HttpSettings",
     "HttpSettings",
     "ServerOptions",
     "create_server",
@@ -351,9 +351,21 @@ def _split_host(text: str) -> tuple[str, int | None] | None:
     """``name``, ``name:port`` or ``[v6]:port`` as (lower-case name without brackets, port), or None."""
     try:
         parts = urlsplit(f"//{text}")
-        return (parts.hostname or "", parts.port) if parts.hostname and text.strip() == text else None
+        name, port = parts.hostname or "", parts.port
     except ValueError:
         return None
+    if parts.netloc != text or "@" in text:  # a path, a query or a user: not a Host
+        return None
+    if _HOST_NAME.fullmatch(name) is None:
+        try:
+            ipaddress.IPv6Address(name)
+        except ValueError:
+            return None
+    return name, port
+
+
+_HOST_NAME: Final = re.compile(r"[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*\.?")
+"""A DNS name or an IPv4 address, in lower case (as `urlsplit` gives a host name)."""
 
 
 def _host_entry(entry: object) -> tuple[str, int | None]:
@@ -391,7 +403,8 @@ def _unannounced(url: str) -> None:
 
 def _to_stderr(text: str) -> None:
     """`serve_http`'s default `warn`: one line on standard error."""
-    print(f"scopetool: {text}", file=sys.stderr, flush=True)
+    sys.stderr.write(f"scopetool: {text}\n")
+    sys.stderr.flush()
 
 
 def http_app(
@@ -566,7 +579,7 @@ def _url(host: str, port: int, path: str) -> str:
 
 
 def _timed_headers(seconds: float) -> type[asyncio.Protocol]:
-    """uvicorn's HTTP/1.1 protocol, closing a connection that has not sent a request's head within `seconds`.
+    """Uvicorn's HTTP/1.1 protocol, closing a connection that has not sent a request's head within `seconds`.
 
     uvicorn times out only an idle connection after a response (``timeout_keep_alive``), and any byte
     received cancels even that: a connection that sends its headers slowly is otherwise held for ever.

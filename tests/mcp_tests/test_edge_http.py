@@ -13,6 +13,7 @@ import socket
 import threading
 import time
 from collections.abc import Generator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -73,7 +74,7 @@ def open_session(client: httpx.Client, url: str) -> httpx.Response:
 
 
 async def test_a_client_opening_sessions_in_a_loop_is_refused_with_retry_after_and_others_recover() -> None:
-    """Past max_sessions, a new session is 503 with Retry-After and a JSON-RPC error; idle ones are reaped, a client gets in."""
+    """Past max_sessions a new session is 503 with Retry-After; idle ones are reaped and a new client gets in."""
     with served(settings=HttpSettings(session_idle_timeout=0.5, max_sessions=3)) as url:
         with httpx.Client(timeout=5) as hostile:
             answers = [open_session(hostile, url) for _ in range(4)]
@@ -164,7 +165,7 @@ def hang_and_leave(url: str, era: str) -> None:
 
 @pytest.mark.parametrize("era", [LEGACY, MODERN])
 def test_calls_whose_clients_left_do_not_hold_the_workers_an_unrelated_call_needs(era: str) -> None:
-    """As many hanging sync calls as the pool has workers, their clients gone: `add` answers at once; they are counted."""
+    """As many hanging sync calls as the pool has workers, their clients gone: `add` answers at once; all counted."""
     with served() as url:
         for _ in range(_threads.MAX_THREADS):
             hang_and_leave(url, era)
@@ -194,8 +195,8 @@ def test_a_foreign_host_is_refused_on_every_loopback_address() -> None:
 async def test_allowed_hosts_protect_a_public_bind_and_nothing_protects_it_without() -> None:
     """Bound to 0.0.0.0: with allowed hosts only they (and loopback) pass, with allowed origins; without, any Host."""
     settings = HttpSettings(allowed_hosts=("mcp.example.com",), allowed_origins=("https://app.example.com",))
-    guarded = await asgi_statuses(http_app(TOOLS, host="0.0.0.0", settings=settings))  # noqa: S104 - never bound
-    open_to_all = await asgi_statuses(http_app(TOOLS, host="0.0.0.0"))  # noqa: S104 - never bound
+    guarded = await asgi_statuses(http_app(TOOLS, host="0.0.0.0", settings=settings))
+    open_to_all = await asgi_statuses(http_app(TOOLS, host="0.0.0.0"))
     assert guarded == {
         "mcp.example.com": 200,
         "attacker.example": 421,
@@ -229,7 +230,7 @@ def test_a_public_bind_warns_that_anyone_on_the_network_can_call_every_tool(monk
     warnings: list[str] = []
     real_listen = mcp_server._listen
     monkeypatch.setattr(mcp_server, "_listen", lambda host, port: real_listen("127.0.0.1", port))  # stays on loopback
-    with served(host="0.0.0.0", warn=warnings.append):  # noqa: S104 - bound to loopback by the patch above
+    with served(host="0.0.0.0", warn=warnings.append):
         pass
     [warning] = warnings
     assert warning.startswith("WARNING: listening on 0.0.0.0, reachable from the network, with no authentication")
@@ -241,10 +242,12 @@ def test_a_public_bind_warns_that_anyone_on_the_network_can_call_every_tool(monk
 
 @pytest.mark.parametrize(
     ("host", "loopback"),
-    [("127.0.0.1", True), ("127.3.2.1", True), ("::1", True), ("[::1]", True), ("localhost", True)]
-    + [("0.0.0.0", False), ("::", False), ("192.0.2.7", False), ("no-such-host.invalid", False)],  # noqa: S104
+    [
+        *[("127.0.0.1", True), ("127.3.2.1", True), ("::1", True), ("[::1]", True), ("localhost", True)],
+        *[("0.0.0.0", False), ("::", False), ("192.0.2.7", False), ("no-such-host.invalid", False)],
+    ],
 )
-def test_is_loopback_takes_the_whole_loopback_range_and_names_that_resolve_only_there(host: str, loopback: bool) -> None:
+def test_is_loopback_takes_the_loopback_range_and_names_resolving_only_there(host: str, loopback: bool) -> None:
     """127.0.0.0/8 and ::1 (bracketed or not) and localhost are loopback; any-address, public and unknown are not."""
     assert is_loopback(host) is loopback
 
@@ -290,3 +293,83 @@ def test_a_large_declared_or_streamed_body_is_413_before_it_is_read_whole() -> N
     assert declared.startswith(b"HTTP/1.1 413 ")
     assert streamed.status_code == 413
     assert streamed.json()["error"]["message"] == "Request body too large: over 4194304 bytes"
+
+
+FIXTURE = Path(__file__).with_name("mcp_fixture_tools.py")
+
+
+def test_serve_http_flags_become_the_servers_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every ``serve --http`` settings flag reaches run_http; a flag left out keeps its default."""
+    from scopetool.cli import main
+
+    seen: list[dict[str, Any]] = []
+    monkeypatch.setattr(mcp_server, "run_http", lambda registry, **options: seen.append(options))
+    flags = ["--session-idle-timeout", "60", "--max-sessions", "50", "--header-timeout", "2", "--body-timeout", "3"]
+    flags += ["--keep-alive-timeout", "4", "--max-connections", "70", "--allowed-host", "a.example"]
+    flags += ["--allowed-host", "b.example:8443", "--allowed-origin", "https://app.example"]
+    assert main(["serve", f"{FIXTURE}:registry", "--http", "0", *flags]) == 0
+    [options] = seen
+    assert options["settings"] == HttpSettings(
+        session_idle_timeout=60,
+        max_sessions=50,
+        header_timeout=2,
+        body_timeout=3,
+        keep_alive_timeout=4,
+        max_connections=70,
+        allowed_hosts=("a.example", "b.example:8443"),
+        allowed_origins=("https://app.example",),
+    )
+    assert main(["serve", f"{FIXTURE}:registry", "--http", "0"]) == 0
+    assert seen[1]["settings"] == HttpSettings()
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (["--max-sessions", "3"], "scopetool: --max-sessions applies to --http only\n"),
+        (["--http", "0", "--session-idle-timeout", "0"], "scopetool: --session-idle-timeout must be a number of"),
+        (["--http", "0", "--allowed-host", "a b"], "scopetool: --allowed-host: 'a b' is not a host name"),
+    ],
+)
+def test_serve_http_flags_out_of_range_are_one_usage_line(
+    flags: list[str], said: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A settings flag without --http, or out of its range, is exit 2 and one line naming the flag."""
+    from scopetool.cli import main
+
+    monkeypatch.setattr(mcp_server, "run_http", lambda registry, **options: pytest.fail("served"))
+    assert main(["serve", f"{FIXTURE}:registry", *flags]) == 2
+    assert capsys.readouterr().err.startswith(said)
+
+
+def test_proxy_http_flags_override_the_configs_gateway_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The gateway section's HTTP keys make its settings; ``proxy --http`` flags override them, hosts add up."""
+    from scopetool.cli import main
+    from scopetool.mcp import gateway
+
+    path = tmp_path / "gateway.json"
+    keys = {"maxSessions": 5, "sessionIdleTimeout": 9, "allowedHosts": ["a.example"], "bodyTimeout": 1.5}
+    path.write_text(json.dumps({"scopetool": {"tools": [f"{FIXTURE}:registry"]}, "gateway": keys}))
+    seen: list[Any] = []
+    monkeypatch.setattr(gateway, "run_gateway", lambda config, http: seen.append(config.http_settings))
+    assert main(["proxy", str(path), "--http", "0", "--max-sessions", "7", "--allowed-host", "b.example"]) == 0
+    assert seen == [
+        HttpSettings(max_sessions=7, session_idle_timeout=9, allowed_hosts=("a.example", "b.example"), body_timeout=1.5)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("keys", "message"),
+    [
+        ({"maxSessions": 0}, "gateway.maxSessions: must be a whole number >= 1, not 0"),
+        ({"headerTimeout": "10"}, "gateway.headerTimeout: must be a number of seconds > 0, not '10'"),
+        ({"allowedHosts": "a.example"}, "gateway.allowedHosts: must be a list of strings"),
+        ({"allowedOrigins": ["app.example"]}, "gateway.allowedOrigins: 'app.example' is not an origin"),
+    ],
+)
+def test_the_gateways_http_keys_out_of_range_are_one_config_error(keys: dict[str, Any], message: str) -> None:
+    """Each HTTP key of the gateway section is checked, and named in one line."""
+    from scopetool.mcp.gateway import ConfigError, parse_config
+
+    with pytest.raises(ConfigError, match=f"^config: {message}"):
+        parse_config({"scopetool": {"tools": [f"{FIXTURE}:registry"]}, "gateway": keys})
