@@ -726,9 +726,9 @@ class _StrictBodies:
         request_id = _request_id(screened.value) if isinstance(screened, _Passed) else None
         # the client left before the answer: cancel its request, as its client would (2026-07-28 POSTs are cancelled)
         if session is not None and request_id is not None and replay.disconnected and not answer.complete:
-            await self._cancel(scope, request_id)
+            await self._cancel(scope, receive, request_id)
 
-    async def _cancel(self, scope: Scope, request_id: str | int) -> None:
+    async def _cancel(self, scope: Scope, receive: Receive, request_id: str | int) -> None:
         """Send the session a ``notifications/cancelled`` for `request_id`, as if from its client."""
         params = {"requestId": request_id, "reason": "the client disconnected"}
         body = json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}).encode()
@@ -738,12 +738,8 @@ class _StrictBodies:
         async def nowhere(message: Message) -> None:
             """The session's 202 goes to no client."""
 
-        with anyio.CancelScope(shield=True):
-            await self._app(cancel, _Replay(body, _disconnected), nowhere)
-
-
-async def _disconnected() -> Message:
-    return {"type": "http.disconnect"}
+        with anyio.CancelScope(shield=True):  # the client's request, already gone, says disconnect from here on
+            await self._app(cancel, _Replay(body, receive), nowhere)
 
 
 def _request_id(value: object) -> str | int | None:

@@ -153,9 +153,8 @@ def hang_and_leave(url: str, era: str) -> None:
     with httpx.Client(timeout=5) as client, contextlib.suppress(httpx.TimeoutException):
         if era == MODERN:
             post_once = {"mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "hang"}
-            body = json.loads(call_body("{}"))
-            body["params"]["name"] = "hang"
-            client.post(url, json=body, headers={**ACCEPT, **post_once}, timeout=0.3)
+            body = call_body("{}").replace(b'"add"', b'"hang"')
+            client.post(url, content=body, headers={**ACCEPT, **post_once}, timeout=0.3)
             return
         session = open_session(client, url).headers["mcp-session-id"]
         headers = {**ACCEPT, "mcp-session-id": session, "mcp-protocol-version": LEGACY}
@@ -187,6 +186,8 @@ def test_a_foreign_host_is_refused_on_every_loopback_address() -> None:
         assert post(url, body, host="attacker.example").status_code == 421
         assert post(url, body, host=f"attacker.example:{port}").json()["error"]["message"] == "Invalid Host header"
         assert post(url, body, origin="http://attacker.example").status_code == 403
+        assert post(url, body, origin="http://[::1").status_code == 403
+        assert post(url, body, host="127.0.0.2/path").status_code == 421
         for host in (f"127.0.0.2:{port}", f"localhost:{port}", "127.0.0.9"):
             assert post(url, body, host=host).status_code == 200
         assert post(url, body, origin=f"http://127.0.0.2:{port}").status_code == 200
@@ -252,6 +253,33 @@ def test_is_loopback_takes_the_loopback_range_and_names_resolving_only_there(hos
     assert is_loopback(host) is loopback
 
 
+def test_a_name_resolving_only_to_loopback_is_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A name is loopback when every address it resolves to is (127.0.1.1 and ::1), and not when one is public."""
+    answers = {"devbox": ["127.0.1.1", "::1"], "mixed": ["127.0.0.1", "192.0.2.7"]}
+
+    def resolve(name: str, *args: Any, **kwargs: Any) -> list[tuple[Any, ...]]:
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, 0)) for address in answers[name]]
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    assert (is_loopback("devbox"), is_loopback("mixed")) == (True, False)
+
+
+def test_the_default_warning_goes_to_stderr_as_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """`serve_http`'s default `warn` writes one ``scopetool:`` line on standard error."""
+    mcp_server._to_stderr("WARNING: listening on ::")
+    assert capsys.readouterr().err == "scopetool: WARNING: listening on ::\n"
+
+
+def test_an_answer_slower_than_the_header_timeout_is_not_cut() -> None:
+    """The header clock stops once a request's head is in: a call answered after it has run out arrives."""
+    with served(settings=HttpSettings(header_timeout=0.3)) as url:
+        threading.Timer(0.8, RELEASE.set).start()
+        started = time.monotonic()
+        answer = post(url, call_body("{}").replace(b'"add"', b'"hang"'), name="hang").text
+        assert time.monotonic() - started >= 0.7
+    assert '"late"' in answer
+
+
 def test_a_get_that_asks_to_resume_a_stream_is_a_clean_400() -> None:
     """A GET with Last-Event-ID on a live session is answered 400 with a JSON-RPC error, not 500."""
     with served() as url, httpx.Client(timeout=5) as client:
@@ -274,6 +302,8 @@ def test_a_get_that_asks_to_resume_a_stream_is_a_clean_400() -> None:
         ({"max_sessions": 2.5}, "max_sessions must be a whole number >= 1, not 2.5"),
         ({"max_connections": 0}, "max_connections must be a whole number >= 1, not 0"),
         ({"allowed_hosts": ("bad host:x",)}, "allowed_hosts: 'bad host:x' is not a host name, or host:port"),
+        ({"allowed_hosts": ("a.example/x",)}, "allowed_hosts: 'a.example/x' is not a host name, or host:port"),
+        ({"allowed_hosts": ("[nope]",)}, "allowed_hosts: '\\[nope\\]' is not a host name, or host:port"),
         ({"allowed_origins": ("app.example.com",)}, "allowed_origins: 'app.example.com' is not an origin"),
     ],
 )
