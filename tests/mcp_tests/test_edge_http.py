@@ -49,7 +49,21 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
-TOOLS = Registry(hang, add)
+CANCELLED = threading.Event()
+
+
+@tool
+async def wait() -> str:
+    """Wait until the test lets go (ten seconds at most); note a cancellation."""
+    try:
+        await asyncio.to_thread(RELEASE.wait, 10)
+    except asyncio.CancelledError:
+        CANCELLED.set()
+        raise
+    return "waited"
+
+
+TOOLS = Registry(hang, add, wait)
 
 
 @contextlib.contextmanager
@@ -148,17 +162,17 @@ def test_a_body_that_stops_midway_is_answered_408_and_closed() -> None:
     assert json.loads(answer.partition(b"\r\n\r\n")[2])["error"]["code"] == -32600
 
 
-def hang_and_leave(url: str, era: str) -> None:
-    """Call `hang` and disconnect before its answer (a 2025 session's POST, or a 2026-07-28 one)."""
+def hang_and_leave(url: str, era: str, name: str = "hang") -> None:
+    """Call `name` and disconnect before its answer (a 2025 session's POST, or a 2026-07-28 one)."""
     with httpx.Client(timeout=5) as client, contextlib.suppress(httpx.TimeoutException):
         if era == MODERN:
-            post_once = {"mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "hang"}
-            body = call_body("{}").replace(b'"add"', b'"hang"')
+            post_once = {"mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": name}
+            body = call_body("{}").replace(b'"add"', f'"{name}"'.encode())
             client.post(url, content=body, headers={**ACCEPT, **post_once}, timeout=0.3)
             return
         session = open_session(client, url).headers["mcp-session-id"]
         headers = {**ACCEPT, "mcp-session-id": session, "mcp-protocol-version": LEGACY}
-        call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "hang", "arguments": {}}}
+        call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": {}}}
         client.post(url, json=call, headers=headers, timeout=0.3)
 
 
@@ -176,6 +190,15 @@ def test_calls_whose_clients_left_do_not_hold_the_workers_an_unrelated_call_need
         answer = post(url, call_body('{"a":1,"b":2}'))
         assert time.monotonic() - started < 2
         assert answer.json()["result"]["structuredContent"] == {"result": 3}
+
+
+@pytest.mark.parametrize("era", [LEGACY, MODERN])
+def test_an_async_call_whose_client_left_is_cancelled(era: str) -> None:
+    """An async tool's call is cancelled when its client disconnects, in a 2025 session too (the SDK let it run)."""
+    CANCELLED.clear()
+    with served() as url:
+        hang_and_leave(url, era, "wait")
+        assert CANCELLED.wait(5)
 
 
 def test_a_foreign_host_is_refused_on_every_loopback_address() -> None:
