@@ -19,7 +19,7 @@ hang and whose callers left would hold every worker, and every other sync tool o
 wait behind them. Abandoned threads are counted (`abandoned_calls`, and a warning on the
 ``scopetool.threads`` logger) and bounded: past `MAX_ABANDONED` of them, a cancelled call keeps its
 worker until it returns, so a process never holds more than ``MAX_THREADS + MAX_ABANDONED`` of these
-threads. Unlike it, the pool is not the loop's default executor: a loop's
+threads. Unlike ``asyncio.to_thread``'s, the pool is not the loop's default executor: a loop's
 ``set_default_executor`` does not apply to sync tools, and ``asyncio.run`` returns without waiting
 for a cancelled call that is still running.
 """

@@ -30,6 +30,9 @@ What a client sees:
   without the elicitation capability) ends the call with a fixed ``isError`` text.
 * End of stdin: every request already read is still answered before `serve_stdio` returns, within
   `SHUTDOWN_GRACE` seconds for calls still running.
+* Over HTTP, what a client can hold is bounded (`HttpSettings`: sessions, their idle time, the time
+  to send headers and a body, connections), a call whose client disconnects is cancelled, and the
+  ``Host`` and ``Origin`` headers are checked on every loopback address and for allowed host names.
 
 Example:
     ```python
