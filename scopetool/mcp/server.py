@@ -694,17 +694,18 @@ class _StrictBodies:
         if declared.isdecimal() and int(declared) > DEFAULT_MAX_REQUEST_BODY_SIZE:
             await self._too_large(scope, receive, send)
             return
-        with anyio.move_on_after(self._settings.body_timeout):
+        body: bytes | int | None = None
+        with anyio.move_on_after(self._settings.body_timeout) as reading:
             body = await _read_body(receive)
-            if isinstance(body, int):
-                await self._too_large(scope, receive, send)
-            elif body is not None and scope["method"] == "POST":
-                await self._post(scope, body, receive, send, headers.get(MCP_SESSION_ID_HEADER))
-            elif body is not None:
-                await self._app(scope, _Replay(body, receive), send)
-            return
-        message = f"Request timeout: the body was not sent within {self._settings.body_timeout:g} s"
-        await _json_error(408, mcp_types.INVALID_REQUEST, message, connection="close")(scope, receive, send)
+        if reading.cancelled_caught:
+            message = f"Request timeout: the body was not sent within {self._settings.body_timeout:g} s"
+            await _json_error(408, mcp_types.INVALID_REQUEST, message, connection="close")(scope, receive, send)
+        elif isinstance(body, int):
+            await self._too_large(scope, receive, send)
+        elif body is not None and scope["method"] == "POST":
+            await self._post(scope, body, receive, send, headers.get(MCP_SESSION_ID_HEADER))
+        elif body is not None:
+            await self._app(scope, _Replay(body, receive), send)
 
     async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
         message = f"Request body too large: over {DEFAULT_MAX_REQUEST_BODY_SIZE} bytes"

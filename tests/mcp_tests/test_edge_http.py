@@ -310,9 +310,9 @@ def test_the_default_warning_goes_to_stderr_as_one_line(capsys: pytest.CaptureFi
     assert capsys.readouterr().err == "scopetool: WARNING: listening on ::\n"
 
 
-def test_an_answer_slower_than_the_header_timeout_is_not_cut() -> None:
-    """The header clock stops once a request's head is in: a call answered after it has run out arrives."""
-    with served(settings=HttpSettings(header_timeout=0.3)) as url:
+def test_an_answer_slower_than_the_header_and_body_timeouts_is_not_cut() -> None:
+    """The header and body clocks stop once the request is in: a call answered after both have run out arrives."""
+    with served(settings=HttpSettings(header_timeout=0.3, body_timeout=0.3)) as url:
         threading.Timer(0.8, RELEASE.set).start()
         started = time.monotonic()
         answer = post(url, call_body("{}").replace(b'"add"', b'"hang"'), name="hang").text
