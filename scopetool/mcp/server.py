@@ -742,8 +742,8 @@ class _StrictBodies:
         async def nowhere(message: Message) -> None:
             """The session's 202 goes to no client."""
 
-        with anyio.CancelScope(shield=True):  # the client's request, already gone, says disconnect from here on
-            await self._app(cancel, _Replay(body, receive), nowhere)
+        # the session answers a notification at once (202); the gone client's `receive` says disconnect from here on
+        await self._app(cancel, _Replay(body, receive), nowhere)
 
 
 def _request_id(value: object) -> str | int | None:
