@@ -12,7 +12,14 @@ there.
 As with ``asyncio.to_thread``: a call cancelled before its worker picks it up never runs; one
 cancelled while it runs finishes in its thread and its outcome is dropped; the interpreter waits at
 exit for the calls still queued or running (here from an ``atexit`` hook, so a process does not end
-in the middle of a tool). Unlike it, the pool is not the loop's default executor: a loop's
+in the middle of a tool). A thread cannot be stopped, so a call cancelled while it runs (its client
+went away, its server is stopping) is abandoned: its thread no longer counts as one of the pool's,
+a new worker takes its place, and it ends when its function returns. Without that, a few calls that
+hang and whose callers left would hold every worker, and every other sync tool of the process would
+wait behind them. Abandoned threads are counted (`abandoned_calls`, and a warning on the
+``scopetool.threads`` logger) and bounded: past `MAX_ABANDONED` of them, a cancelled call keeps its
+worker until it returns, so a process never holds more than ``MAX_THREADS + MAX_ABANDONED`` of these
+threads. Unlike ``asyncio.to_thread``'s, the pool is not the loop's default executor: a loop's
 ``set_default_executor`` does not apply to sync tools, and ``asyncio.run`` returns without waiting
 for a cancelled call that is still running.
 """
@@ -27,31 +34,89 @@ import os
 import queue
 import threading
 from collections.abc import Callable
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, final
 
-__all__ = ["run_sync"]
-
-_Job: TypeAlias = tuple[asyncio.AbstractEventLoop, "asyncio.Future[Any]", contextvars.Context, Callable[..., Any], Any]
+__all__ = ["MAX_ABANDONED", "MAX_THREADS", "abandoned_calls", "run_sync"]
 
 MAX_THREADS: Final = min(32, (os.cpu_count() or 1) + 4)
 """The most worker threads the pool starts (the default executor's bound)."""
+MAX_ABANDONED: Final = 64
+"""The most threads of cancelled calls still running that the pool replaces with new workers.
+
+Each is a thread blocked in a function that will not return soon (a few tens of KiB of memory each,
+its stack aside); 64 of them let a server keep answering through many calls whose clients left,
+while a process still cannot be driven to thousands of threads by calls that hang.
+"""
 
 
 class _Pool:
     """The worker threads and their queue; `pending` counts the calls queued or running."""
 
-    __slots__ = ("idle", "jobs", "lock", "pending", "settled", "threads")
+    __slots__ = ("abandoned", "idle", "jobs", "lock", "pending", "settled", "threads")
 
     def __init__(self) -> None:
-        self.jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        self.jobs: queue.SimpleQueue[_Call] = queue.SimpleQueue()
         self.lock = threading.Lock()
         self.settled = threading.Condition(self.lock)
         self.idle = 0
         self.pending = 0
         self.threads = 0
+        self.abandoned = 0
 
 
 _pool = _Pool()
+
+
+@final
+class _Call:
+    """One call for a worker, and whether a worker runs it and whether its caller abandoned it."""
+
+    __slots__ = ("abandoned", "context", "fn", "future", "kwargs", "loop", "pool", "running")
+
+    def __init__(
+        self,
+        pool: _Pool,
+        loop: asyncio.AbstractEventLoop,
+        future: asyncio.Future[Any],
+        fn: Callable[..., Any],
+        kwargs: dict[str, Any],
+    ) -> None:
+        self.pool = pool
+        self.loop = loop
+        self.future = future
+        self.context = contextvars.copy_context()
+        self.fn = fn
+        self.kwargs = kwargs
+        self.running = False
+        self.abandoned = False
+
+    def cancelled(self, future: asyncio.Future[Any]) -> None:
+        """The future's done callback: a call cancelled while it runs gives its worker's place to a new one."""
+        if not future.cancelled():
+            return
+        pool = self.pool
+        with pool.lock:
+            if not self.running or pool.abandoned >= MAX_ABANDONED:
+                return
+            self.abandoned = True
+            pool.abandoned += 1
+            pool.idle += 1  # the replacement, started below, waits for the next call
+            abandoned = pool.abandoned
+        threading.Thread(target=_work, args=(pool,), name="scopetool-sync-tool", daemon=True).start()
+        import logging  # noqa: PLC0415 - only an abandoned call has something to log
+
+        logging.getLogger("scopetool.threads").warning(
+            "a sync tool's call was cancelled while it runs; its thread runs on until the function returns, "
+            "outside the pool (%d such threads now, at most %d are replaced)",
+            abandoned,
+            MAX_ABANDONED,
+        )
+
+
+def abandoned_calls() -> int:
+    """How many sync calls cancelled while they ran still run in threads the pool has replaced."""
+    with _pool.lock:
+        return _pool.abandoned
 
 
 def run_sync(fn: Callable[..., Any], kwargs: dict[str, Any]) -> asyncio.Future[Any]:
@@ -59,7 +124,8 @@ def run_sync(fn: Callable[..., Any], kwargs: dict[str, Any]) -> asyncio.Future[A
 
     Called from a coroutine (it needs the running loop). The function's exception, `BaseException`s
     included, is the future's (a `StopIteration`, which a future cannot hold, as the cause of a
-    `RuntimeError`); cancelling the future before the call starts means it never starts.
+    `RuntimeError`); cancelling the future before the call starts means it never starts, and while it
+    runs abandons its thread (see the module).
     """
     loop = asyncio.get_running_loop()
     future = loop.create_future()
@@ -72,31 +138,48 @@ def run_sync(fn: Callable[..., Any], kwargs: dict[str, Any]) -> asyncio.Future[A
         else:
             start = pool.threads < MAX_THREADS
             pool.threads += start
-    pool.jobs.put((loop, future, contextvars.copy_context(), fn, kwargs))
+    call = _Call(pool, loop, future, fn, kwargs)
+    future.add_done_callback(call.cancelled)
+    pool.jobs.put(call)
     if start:
         threading.Thread(target=_work, args=(pool,), name="scopetool-sync-tool", daemon=True).start()
     return future
 
 
 def _work(pool: _Pool) -> None:
-    """A worker: run each queued call, hand its outcome to its loop, and wait for the next."""
+    """A worker: run each queued call, hand its outcome to its loop, and wait for the next.
+
+    A worker whose call was abandoned ends with it: a new worker has taken its place.
+    """
     jobs = pool.jobs
     while True:
-        loop, future, context, fn, kwargs = jobs.get()
+        call = jobs.get()
+        future = call.future
         settle: Callable[..., None] | None = None
         outcome: Any = None
-        if not future.cancelled():  # a read of its state; a call cancelled in the queue never starts
+        with pool.lock:
+            # a read of its state; a call cancelled in the queue never starts
+            call.running = not future.cancelled()
+        if call.running:
             try:
-                outcome, settle = context.run(fn, **kwargs), _done
+                outcome, settle = call.context.run(call.fn, **call.kwargs), _done
             except BaseException as error:  # noqa: BLE001 - every outcome goes back to the awaiting task
                 outcome, settle = error, _fail
-        del context, fn, kwargs  # nothing of a call outlives it in an idle thread
+        loop = call.loop
         # Idle before the outcome is handed back, so the call the loop makes next finds this thread.
         with pool.lock:
+            abandoned = call.abandoned
+            call.running = False
             pool.pending -= 1
-            pool.idle += 1
+            if abandoned:
+                pool.abandoned -= 1
+            else:
+                pool.idle += 1
             if not pool.pending:
                 pool.settled.notify_all()
+        del call  # nothing of a call outlives it in an idle thread
+        if abandoned:
+            return
         if settle is not None:
             _hand_back(loop, settle, future, outcome)
         del loop, future, outcome, settle

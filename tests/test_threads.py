@@ -232,3 +232,52 @@ def test_the_exit_hook_returns_once_nothing_is_pending() -> None:
     _settle()
     _threads._wait_at_exit()
     assert _threads._pool.pending == 0
+
+
+async def test_calls_cancelled_while_they_hang_give_their_workers_places_to_new_ones() -> None:
+    """Every worker hung in a call whose caller left: a new call still runs at once; the hung ones are counted."""
+    release = threading.Event()
+    started = threading.Semaphore(0)
+
+    def hang() -> None:
+        started.release()
+        release.wait(10)
+
+    hung = [run_sync(hang, {}) for _ in range(MAX_THREADS)]
+    for _ in range(MAX_THREADS):
+        assert await asyncio.to_thread(started.acquire, True, 10)
+    for future in hung:
+        future.cancel()
+    await asyncio.sleep(0)  # the futures' done callbacks run on the loop
+    try:
+        assert _threads.abandoned_calls() == MAX_THREADS
+        assert await asyncio.wait_for(run_sync(lambda: "prompt", {}), 2) == "prompt"
+    finally:
+        release.set()
+        _settle()
+    assert _threads.abandoned_calls() == 0
+
+
+async def test_past_the_bound_a_cancelled_call_keeps_its_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With MAX_ABANDONED threads abandoned, the next call cancelled while it runs is not replaced."""
+    monkeypatch.setattr(_threads, "MAX_ABANDONED", 1)
+    release = threading.Event()
+    started = threading.Semaphore(0)
+
+    def hang() -> None:
+        started.release()
+        release.wait(10)
+
+    first, second = run_sync(hang, {}), run_sync(hang, {})
+    for _ in range(2):
+        assert await asyncio.to_thread(started.acquire, True, 10)
+    threads = _threads._pool.threads
+    first.cancel()
+    second.cancel()
+    await asyncio.sleep(0)
+    try:
+        assert _threads.abandoned_calls() == 1
+        assert _threads._pool.threads == threads
+    finally:
+        release.set()
+        _settle()

@@ -150,6 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--page-size", metavar="N", type=int, help="list the tools N to a tools/list page (default: all on one)"
     )
+    _http_settings(serve)
 
     proxy = commands.add_parser(
         "proxy",
@@ -166,8 +167,37 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="[HOST:]PORT",
         help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio (HOST defaults to 127.0.0.1)",
     )
+    _http_settings(proxy, " (over the config's gateway section)")
     _pins.add_parser(commands)
     return parser
+
+
+def _http_settings(command: argparse.ArgumentParser, over: str = "") -> None:
+    """The flags of ``--http``'s bounds and allowed hosts (`scopetool.mcp.server.HttpSettings`)."""
+    group = command.add_argument_group(f"with --http{over}")
+    group.add_argument(
+        "--allowed-host",
+        action="append",
+        metavar="NAME",
+        help="a host name (or name:port) clients reach the server by; any other Host header is refused (repeatable)",
+    )
+    group.add_argument(
+        "--allowed-origin", action="append", metavar="ORIGIN", help="a browser origin allowed to call (repeatable)"
+    )
+    group.add_argument(
+        "--session-idle-timeout", type=float, metavar="SECONDS", help="close a session idle this long (default 300)"
+    )
+    group.add_argument("--max-sessions", type=int, metavar="N", help="open sessions at most (default 1000)")
+    group.add_argument(
+        "--header-timeout", type=float, metavar="SECONDS", help="time to send a request's headers (default 10)"
+    )
+    group.add_argument(
+        "--body-timeout", type=float, metavar="SECONDS", help="time to send a request's body (default 30)"
+    )
+    group.add_argument(
+        "--keep-alive-timeout", type=float, metavar="SECONDS", help="close an idle connection after (default 5)"
+    )
+    group.add_argument("--max-connections", type=int, metavar="N", help="connections at once at most (default 2000)")
 
 
 def _jobs(text: str) -> int:

@@ -10,7 +10,7 @@ from types import ModuleType
 
 from .._stdio import reserved_stdin
 from ._common import ExitCode, UsageError, describe
-from ._serve import http_address, import_problem
+from ._serve import http_address, http_settings, import_problem
 
 __all__ = ["run"]
 
@@ -19,7 +19,7 @@ def run(args: argparse.Namespace) -> int:
     """Read CONFIG, start its servers and serve their tools over stdio (or ``--http``) until the client leaves.
 
     A config problem is one line (the key and where it is); ``--pins`` and ``--audit`` override the
-    config's ``gateway.pins`` and ``gateway.audit``.
+    config's ``gateway.pins`` and ``gateway.audit``, and the ``--http`` settings flags its HTTP settings.
     """
     address = None if args.http is None else http_address(args.http)
     with reserved_stdin():
@@ -35,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
             config = dataclasses.replace(config, pins=Path(args.pins))
         if args.audit is not None:
             config = dataclasses.replace(config, audit=Path(args.audit))
+        config = dataclasses.replace(config, http_settings=http_settings(args, config.http_settings))
         try:
             gateway.run_gateway(config, http=address)
         except gateway.ConfigError as error:

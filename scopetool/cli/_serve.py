@@ -3,20 +3,35 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import ipaddress
 import sys
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from .._stdio import reserved_stdin
 from .._target import load_registry
 from ._common import ExitCode, UsageError, describe, say
 
-__all__ = ["MISSING_SDK", "http_address", "import_problem", "run"]
+if TYPE_CHECKING:
+    from ..mcp.server import HttpSettings
+
+__all__ = ["MISSING_SDK", "http_address", "http_settings", "import_problem", "run"]
 
 MISSING_SDK: Final = "scopetool serve needs the MCP SDK: pip install 'scopetool[mcp]'"
 """What ``serve`` says when the ``mcp`` package is not installed."""
 _LOOPBACK: Final = "127.0.0.1"
+_SETTINGS: Final = (
+    ("allowed_host", "allowed_hosts"),
+    ("allowed_origin", "allowed_origins"),
+    ("session_idle_timeout", "session_idle_timeout"),
+    ("max_sessions", "max_sessions"),
+    ("header_timeout", "header_timeout"),
+    ("body_timeout", "body_timeout"),
+    ("keep_alive_timeout", "keep_alive_timeout"),
+    ("max_connections", "max_connections"),
+)
+"""Each ``--http`` settings flag (its argparse name) and the `HttpSettings` field it sets."""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -28,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
     when standard input is a terminal (where a client would be a pipe).
     """
     address = None if args.http is None else http_address(args.http)
+    _settings_need_http(args)
     if args.page_size is not None and args.page_size < 1:
         raise UsageError(f"--page-size must be a positive integer, not {args.page_size}")
     interactive = sys.stdin is not None and sys.stdin.isatty()
@@ -52,11 +68,40 @@ def run(args: argparse.Namespace) -> int:
         def ready(url: str) -> None:
             say(f"{served} at {url} (Streamable HTTP); waiting for a client (Ctrl-C stops)")
 
+        settings = http_settings(args, module.HttpSettings())
         try:
-            module.run_http(registry, host=host, port=port, ready=ready, **options)
+            module.run_http(registry, host=host, port=port, settings=settings, ready=ready, warn=say, **options)
         except OSError as error:
             raise UsageError(f"--http {args.http}: cannot listen there: {describe(error)}") from None
     return ExitCode.OK
+
+
+def _settings_need_http(args: argparse.Namespace) -> None:
+    if args.http is None:
+        given = [flag for flag, _ in _SETTINGS if getattr(args, flag) is not None]
+        if given:
+            raise UsageError(f"--{given[0].replace('_', '-')} applies to --http only")
+
+
+def http_settings(args: argparse.Namespace, base: HttpSettings) -> HttpSettings:
+    """`base` with what the ``--http`` settings flags of `args` give (every flag left out keeps its value).
+
+    Raises:
+        UsageError: a flag given without ``--http``, or out of its range (named as a flag).
+    """
+    _settings_need_http(args)
+    given: dict[str, Any] = {}
+    for flag, name in _SETTINGS:
+        value = getattr(args, flag)
+        if value is not None:
+            given[name] = (*getattr(base, name), *value) if isinstance(value, list) else value
+    try:
+        return dataclasses.replace(base, **given)
+    except ValueError as error:
+        message = str(error)
+        for flag, name in _SETTINGS:
+            message = message.replace(name, f"--{flag.replace('_', '-')}", 1) if message.startswith(name) else message
+        raise UsageError(message) from None
 
 
 def http_address(text: str) -> tuple[str, int]:

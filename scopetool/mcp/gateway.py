@@ -73,7 +73,7 @@ from .client import (
     server_spec,
 )
 from .pins import PinError, PinFile
-from .server import serve_http, serve_stdio
+from .server import HttpSettings, serve_http, serve_stdio
 
 __all__ = [
     "LOCAL",
@@ -116,6 +116,17 @@ _GATEWAY_KEYS: Final = frozenset(
         "maxDescriptionBytes",
     }
 )
+_HTTP_KEYS: Final = {
+    "sessionIdleTimeout": "session_idle_timeout",
+    "maxSessions": "max_sessions",
+    "headerTimeout": "header_timeout",
+    "bodyTimeout": "body_timeout",
+    "keepAliveTimeout": "keep_alive_timeout",
+    "maxConnections": "max_connections",
+    "allowedHosts": "allowed_hosts",
+    "allowedOrigins": "allowed_origins",
+}
+"""The ``gateway`` keys of its HTTP server's settings (``proxy --http``), and the `HttpSettings` field of each."""
 _TOP_KEYS: Final = frozenset({"mcpServers", LOCAL, "gateway"})
 _PREFIX: Final = re.compile(r"[A-Za-z0-9_-]{1,32}")
 _UNSAFE: Final = re.compile(r"[^A-Za-z0-9_-]+")
@@ -218,6 +229,8 @@ class GatewayConfig:
     """The cap on one message read from a server (``connect``'s ``max_message_bytes``)."""
     max_description_bytes: int = MAX_DESCRIPTION_BYTES
     """The cap on each text of a server's tool definitions (``connect``'s ``max_description_bytes``)."""
+    http_settings: HttpSettings = field(default_factory=HttpSettings)
+    """The bounds and allowed hosts of the gateway's HTTP server (``proxy --http``)."""
     base: Path = Path()
     """The folder relative paths and targets were resolved against (the config file's)."""
 
@@ -249,9 +262,11 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
     (with ``allow``, ``deny``, ``policy``, ``prefix``); ``gateway`` holds ``name``, ``instructions``,
     ``pins``, ``audit``, ``auditArguments``, ``allow``, ``deny``, ``policy``, ``prefix``
     (``"collisions"`` or ``"always"``), the timeouts every server gets unless its entry says
-    otherwise: ``startTimeout``, ``listTimeout``, ``callTimeout`` (seconds > 0), and the caps
-    ``maxMessageBytes`` and ``maxDescriptionBytes``. Relative paths (pins, audit, file targets,
-    ``cwd``) are taken from `base`.
+    otherwise: ``startTimeout``, ``listTimeout``, ``callTimeout`` (seconds > 0), the caps
+    ``maxMessageBytes`` and ``maxDescriptionBytes``, and its HTTP server's settings
+    (`scopetool.mcp.server.HttpSettings`): ``sessionIdleTimeout``, ``maxSessions``, ``headerTimeout``,
+    ``bodyTimeout``, ``keepAliveTimeout``, ``maxConnections``, ``allowedHosts``, ``allowedOrigins``.
+    Relative paths (pins, audit, file targets, ``cwd``) are taken from `base`.
 
     Raises:
         ConfigError: one line naming the key and where it is (`source`).
@@ -275,7 +290,7 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
     _known(top, _TOP_KEYS, source, "the config")
     servers = _object(top.get("mcpServers", {}), source, "mcpServers")
     gateway = _object(top.get("gateway", {}), source, "gateway")
-    _known(gateway, _GATEWAY_KEYS, source, "gateway")
+    _known(gateway, _GATEWAY_KEYS | _HTTP_KEYS.keys(), source, "gateway")
     sections: list[Section] = []
     if LOCAL in top:
         sections.append(_local(top[LOCAL], base, source))
@@ -307,8 +322,29 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
         call_timeout=_seconds(gateway.get("callTimeout", CALL_TIMEOUT), source, "gateway.callTimeout"),
         max_message_bytes=message_bytes,
         max_description_bytes=description_bytes,
+        http_settings=_http_settings(gateway, source),
         base=base,
     )
+
+
+def _http_settings(gateway: Mapping[str, Any], source: str) -> HttpSettings:
+    """The `HttpSettings` of the ``gateway`` section's HTTP keys; a value out of range is named by its key."""
+    given: dict[str, Any] = {}
+    for key, name in _HTTP_KEYS.items():
+        if key in gateway:
+            value = gateway[key]
+            given[name] = _strings(value, source, f"gateway.{key}") if name.startswith("allowed_") else value
+            try:
+                HttpSettings(**{name: given[name]})  # its checks, for this key alone: the error names it
+            except ValueError as error:
+                raise ConfigError(f"{source}: gateway.{key}: {str(error).partition(' ')[2]}") from None
+    return HttpSettings(**given)
+
+
+def _strings(value: object, source: str, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in cast("list[object]", value)):
+        raise ConfigError(f"{source}: {where}: must be a list of strings")
+    return tuple(cast("list[str]", value))
 
 
 def _local(value: object, base: Path, source: str) -> Section:
@@ -939,7 +975,9 @@ async def serve_gateway(
             name=config.name,
             instructions=config.instructions,
             on_call=gateway.observe,
+            settings=config.http_settings,
             ready=lambda url: _say(out, f"{served} at {url} (Streamable HTTP)"),
+            warn=lambda text: _say(out, text),
         )
 
 

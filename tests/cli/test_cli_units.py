@@ -20,7 +20,7 @@ from pydantic import Field
 
 from scopetool import Definition, Invocation, Registry, Result, _stdio, tool
 from scopetool.cli import _call, _validate, main
-from scopetool.cli._common import dump_json
+from scopetool.cli._common import dump_json, say
 from scopetool.cli._serve import MISSING_SDK, import_problem
 from scopetool.cli._validate import (
     LINE_LIMIT,
@@ -352,6 +352,7 @@ def test_serve_says_one_line_and_passes_its_options(
     def run_http(registry: Registry, **options: Any) -> None:
         calls.append(("http", options))
         ready = options.pop("ready")
+        assert options.pop("warn") is say
         ready(f"http://{options['host']}:{options['port'] or 41000}/mcp")
 
     def busy(registry: Registry, **options: Any) -> None:
@@ -384,7 +385,17 @@ def test_serve_says_one_line_and_passes_its_options(
         "waiting for a client on standard input (Ctrl-C stops)\n"
     )
     assert calls == [
-        ("http", {"host": "127.0.0.1", "port": 0, "name": "calc", "instructions": None, "page_size": 1}),
+        (
+            "http",
+            {
+                "host": "127.0.0.1",
+                "port": 0,
+                "settings": scopetool.mcp.server.HttpSettings(),
+                "name": "calc",
+                "instructions": None,
+                "page_size": 1,
+            },
+        ),
         ("stdio", {"name": "scopetool", "instructions": "Add.", "page_size": None}),
     ]
     monkeypatch.setattr(scopetool.mcp.server, "run_http", busy)

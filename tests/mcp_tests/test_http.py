@@ -27,7 +27,7 @@ from mcp_fixture_tools import SECRET, registry
 from scopetool import Registry, tool
 from scopetool.cli._common import UsageError
 from scopetool.cli._serve import http_address
-from scopetool.mcp.server import _StrictBodies, create_server, http_app, run_http, serve_http
+from scopetool.mcp.server import HttpSettings, _StrictBodies, create_server, http_app, run_http, serve_http
 
 FIXTURE = Path(__file__).with_name("mcp_fixture_tools.py")
 MODERN = "2026-07-28"
@@ -387,7 +387,7 @@ async def screen(*messages: dict[str, Any]) -> tuple[Downstream, list[dict[str, 
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    await _StrictBodies(app)({"type": "http", "method": "POST", "headers": []}, receive, send)
+    await _StrictBodies(app, HttpSettings())({"type": "http", "method": "POST", "headers": []}, receive, send)
     return app, sent
 
 
