@@ -1,11 +1,13 @@
-"""Pins: MCP tool definitions fingerprinted in a lock file, so a silent change is refused.
+r"""Pins: MCP tool definitions fingerprinted in a lock file, so a silent change is refused.
 
 The lock file is JSON, meant to be committed: for each server (by the name it was connected under),
 each accepted tool's definition exactly as the server listed it and its fingerprint, the SHA-256 of
 its canonical JSON (members sorted as RFC 8785 sorts them, no whitespace). Every member of the
 listing counts: ``description``, ``inputSchema``, ``outputSchema``, ``annotations``, ``title``,
 ``_meta`` and whatever else it carries. The file is written with sorted keys and a stable layout,
-so a change reads well in a diff.
+so a change reads well in a diff, and every character that does not print (a control, format or
+tag character, a zero-width or bidirectional one, an unusual space: `scopetool.mcp.screening`) is
+written as its ``\uXXXX`` escape, so nothing hides from the review; reading it gives the same text.
 
 What `PinFile.check` decides when a server's tools are listed:
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -34,12 +37,14 @@ from pathlib import Path
 from typing import Any, Final, final
 
 from .._json import canonical_json, is_array, is_object
+from .screening import is_invisible
 
 __all__ = ["LOCK_VERSION", "PinCheck", "PinError", "PinFile", "changes", "fingerprint"]
 
 LOCK_VERSION: Final = 1
 """The lock file format this module writes and reads."""
 _MAX_POINTERS: Final = 5
+_NOT_ASCII: Final = re.compile(r"[^\x20-\x7e\n]")
 
 
 class PinError(ValueError):
@@ -234,9 +239,9 @@ class PinFile:
         return tuple(names)
 
     def save(self) -> None:
-        """Write the file (sorted keys, two-space indents, a final newline), atomically."""
+        """Write the file (sorted keys, two-space indents, non-printing characters escaped), atomically."""
         document = {"version": LOCK_VERSION, "servers": self._data}
-        text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        text = _NOT_ASCII.sub(_shown, json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False)) + "\n"
         self._path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(prefix=self._path.name, suffix=".tmp", dir=self._path.parent)
         try:
@@ -286,6 +291,14 @@ class PinFile:
                             "(edited by hand?): restore it, or delete the entry to pin the tool again"
                         )
         return servers
+
+
+def _shown(match: re.Match[str]) -> str:
+    """A character of the JSON text as it is, if it prints; else its JSON escape (two for one beyond U+FFFF)."""
+    char = match.group()
+    if char.isprintable() and not is_invisible(char):
+        return char
+    return json.dumps(char)[1:-1]  # json.dumps escapes every non-ASCII character as \uXXXX (pairs beyond U+FFFF)
 
 
 def _entry(definition: Mapping[str, Any], digest: str) -> dict[str, Any]:
