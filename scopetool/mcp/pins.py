@@ -26,6 +26,7 @@ pending definition the pinned one, or forgets a tool noted as missing (only when
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -37,14 +38,13 @@ from pathlib import Path
 from typing import Any, Final, final
 
 from .._json import canonical_json, is_array, is_object
-from .screening import is_invisible
+from .screening import _class_of, is_invisible  # pyright: ignore[reportPrivateUsage] - one package
 
 __all__ = ["LOCK_VERSION", "PinCheck", "PinError", "PinFile", "changes", "fingerprint"]
 
 LOCK_VERSION: Final = 1
 """The lock file format this module writes and reads."""
 _MAX_POINTERS: Final = 5
-_NOT_ASCII: Final = re.compile(r"[^\x20-\x7e\n]")
 
 
 class PinError(ValueError):
@@ -241,7 +241,7 @@ class PinFile:
     def save(self) -> None:
         """Write the file (sorted keys, two-space indents, non-printing characters escaped), atomically."""
         document = {"version": LOCK_VERSION, "servers": self._data}
-        text = _NOT_ASCII.sub(_shown, json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False)) + "\n"
+        text = _unprintable().sub(_escaped, json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False)) + "\n"
         self._path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(prefix=self._path.name, suffix=".tmp", dir=self._path.parent)
         try:
@@ -293,12 +293,20 @@ class PinFile:
         return servers
 
 
-def _shown(match: re.Match[str]) -> str:
-    """A character of the JSON text as it is, if it prints; else its JSON escape (two for one beyond U+FFFF)."""
+@functools.cache
+def _unprintable() -> re.Pattern[str]:
+    """A character that may not print: every one of the BMP's that does not, and any beyond it (`_escaped` decides)."""
+    return re.compile(f"{_class_of(_hidden, range(0x7F, 0x10000))}|[\U00010000-\U0010ffff]")
+
+
+def _hidden(char: str) -> bool:
+    return not char.isprintable() or is_invisible(char)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    r"""The character as it is if it prints, else its JSON escape (``\uXXXX``; two beyond U+FFFF, as JSON has it)."""
     char = match.group()
-    if char.isprintable() and not is_invisible(char):
-        return char
-    return json.dumps(char)[1:-1]  # json.dumps escapes every non-ASCII character as \uXXXX (pairs beyond U+FFFF)
+    return json.dumps(char)[1:-1] if _hidden(char) else char
 
 
 def _entry(definition: Mapping[str, Any], digest: str) -> dict[str, Any]:

@@ -42,10 +42,12 @@ Example:
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias, cast, final
 
@@ -64,7 +66,7 @@ PATTERNS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
     (
         "a role or system tag",
         re.compile(
-            r"<\s*/?\s*(?:system|important|instructions?|assistant|user|human|admin)\s*>"
+            r"<\s*/?\s*(?:system|important|instructions?|assistant)\s*>"
             r"|<\|\s*(?:im_start|im_end|system|endoftext)\s*\|>|\[/?INST\]",
             re.IGNORECASE,
         ),
@@ -73,7 +75,7 @@ PATTERNS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
         "keeping something from the user",
         re.compile(
             r"\b(?:do\s+not|don'?t|never|without)\s+(?:tell|telling|inform|informing|mention|mentioning|reveal|"
-            r"revealing|show|showing|notify|notifying|alert|alerting|asking)\s+(?:this\s+|it\s+)?(?:to\s+)?"
+            r"revealing|show|showing|notify|notifying|alert|alerting)\s+(?:this\s+|it\s+)?(?:to\s+)?"
             r"(?:the\s+)?user\b",
             re.IGNORECASE,
         ),
@@ -91,6 +93,11 @@ PATTERNS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
 
 _ORDINARY: Final = frozenset("\t\n\r")
 _TAGS: Final = range(0xE0000, 0xE0080)
+_TAG_RUN: Final = re.compile("[\U000e0000-\U000e007f]+")
+_SPELLED: Final = 4096
+"""How many tag characters are decoded (and screened as text) at most: enough for any instruction, bounded."""
+_TAG_ASCII: Final = {code: (code - _TAGS.start if 0x20 <= code - _TAGS.start < 0x7F else None) for code in _TAGS}
+"""For `str.translate`: each tag character to the ASCII it stands for (U+E0041 is "A"); the tag controls to nothing."""
 _SELECTORS: Final = range(0xE0100, 0xE01F0)
 _SCHEMA_TEXTS: Final = frozenset({"title", "description"})
 _SHOWN: Final = 8
@@ -103,6 +110,20 @@ def is_invisible(char: str) -> bool:
     if char in _ORDINARY:
         return False
     return unicodedata.category(char) in ("Cf", "Cc") or ord(char) in _SELECTORS
+
+
+@functools.cache
+def _invisible() -> re.Pattern[str]:
+    """One invisible character, so that a text is scanned in C (built once, on first use)."""
+    return re.compile(f"{_class_of(is_invisible, range(0x10000))}|{_class_of(is_invisible, range(0x10000, 0x110000))}")
+
+
+def _class_of(belongs: Callable[[str], bool], codes: range) -> str:
+    """A regular expression class of the `codes` `belongs` holds for (the BMP's is a bitmap to the ``re`` module)."""
+    found = [code for code in codes if belongs(chr(code))]
+    consecutive = itertools.groupby(enumerate(found), key=lambda pair: pair[1] - pair[0])
+    runs = [[code for _, code in run] for _, run in consecutive]
+    return "[" + "".join(f"{re.escape(chr(run[0]))}-{re.escape(chr(run[-1]))}" for run in runs) + "]"
 
 
 @final
@@ -137,11 +158,12 @@ def screen_text(text: str, at: str = "") -> tuple[Finding, ...]:
         ```
     """
     found: list[Finding] = []
-    hidden = [char for char in text if is_invisible(char)]
-    if hidden:
-        found.append(Finding(at, "invisible", f"invisible characters: {_describe(hidden)}"))
-    visible = unicodedata.normalize("NFKC", "".join(char for char in text if not is_invisible(char)))
-    visible += "\n" + _spelled(hidden)  # what tag characters spell is read as text too
+    visible = _invisible().sub("", text)
+    spelled = ""
+    if len(visible) < len(text):
+        spelled = _spelled(text)
+        found.append(Finding(at, "invisible", f"invisible characters: {_describe(text, spelled)}"))
+    visible = unicodedata.normalize("NFKC", visible) + "\n" + spelled  # what tag characters spell is text too
     for label, pattern in PATTERNS:
         match = pattern.search(visible)
         if match is not None:
@@ -172,7 +194,7 @@ def remove_invisible(listed: Mapping[str, Any]) -> dict[str, Any]:
     """
     copied: dict[str, Any] = json.loads(json.dumps(dict(listed)))
     for owner, key, _ in _places(copied):
-        owner[key] = "".join(char for char in owner[key] if not is_invisible(char))
+        owner[key] = _invisible().sub("", owner[key])
     return copied
 
 
@@ -220,23 +242,28 @@ def _pointer(path: _Path) -> str:
     return "".join(f"/{key}" for key in reversed(keys))
 
 
-def _describe(hidden: list[str]) -> str:
-    """The invisible characters found: each distinct one by code point and name; tag characters by what they spell."""
-    distinct = list(dict.fromkeys(char for char in hidden if ord(char) not in _TAGS))
+def _describe(text: str, spelled: str) -> str:
+    """A text's invisible characters: each distinct one by code point and name, tag characters by what they spell."""
+    distinct = sorted(char for char in set(text) if is_invisible(char) and ord(char) not in _TAGS)
     named = [f"U+{ord(char):04X} {unicodedata.name(char, 'UNNAMED')}" for char in distinct[:_SHOWN]]
     if len(distinct) > _SHOWN:
         named.append(f"{len(distinct) - _SHOWN} more")
-    count = sum(ord(char) in _TAGS for char in hidden)
-    if count:
-        spelled = _spelled(hidden)
-        tags = f"{count} tag character{'s' if count > 1 else ''} (U+E0000-U+E007F)"
+    if _TAG_RUN.search(text):
+        tags = "tag characters (U+E0000-U+E007F)"
         named.append(f"{tags} spelling {_excerpt(spelled)}" if spelled else tags)
     return ", ".join(named)
 
 
-def _spelled(text: str | list[str]) -> str:
-    """The ASCII that the Unicode tag characters in `text` stand for (U+E0041 is "A"), control characters left out."""
-    return "".join(chr(ord(char) - _TAGS.start) for char in text if ord(char) - _TAGS.start in range(0x20, 0x7F))
+def _spelled(text: str) -> str:
+    """The ASCII the first `_SPELLED` tag characters of `text` spell (U+E0041 is "A"), one space between runs."""
+    runs: list[str] = []
+    length = 0
+    for run in _TAG_RUN.finditer(text):
+        runs.append(run.group()[: _SPELLED - length])
+        length += len(runs[-1])
+        if length == _SPELLED:
+            break
+    return " ".join(runs).translate(_TAG_ASCII)  # runs apart in the text stay apart
 
 
 def _excerpt(text: str) -> str:
