@@ -495,10 +495,10 @@ class AuditLog:
     call that was sent on, else null. ``"arguments"`` (the argument text as received) is there only
     when the config asks for it. Other events: ``"server"`` (a server started, with its tool count,
     or did not, with ``"error"``), ``"flagged"`` (what screening found in a tool's definition:
-    ``"findings"``, each ``{"at", "kind", "detail"}``, and ``"action"``, ``"served"`` or
-    ``"refused"``), ``"refused"`` (a tool not served: pinned and changed, not enforceable, or
-    flagged under ``"poisoning": "refuse"``), ``"skipped"`` (a tool whose served name is taken or
-    invalid) and ``"stop"``.
+    ``"findings"``, each ``{"at", "kind", "detail"}``, and ``"poisoning"``, ``"flag"`` or
+    ``"refuse"``: what the config does with it), ``"refused"`` (a tool not served: pinned and
+    changed, not enforceable, or flagged under ``"poisoning": "refuse"``), ``"skipped"`` (a tool
+    whose served name is taken or invalid) and ``"stop"``.
     """
 
     REASONS: Final = (
@@ -804,7 +804,7 @@ async def open_gateway(config: GatewayConfig, *, errlog: TextIO | None = None) -
                     "flagged",
                     server=section.name,
                     tool=tool,
-                    action="refused" if refusing else "served",
+                    poisoning="refuse" if refusing else "flag",
                     findings=[finding.to_dict() for finding in findings],
                 )
             for section, tool, why in refused:

@@ -222,9 +222,9 @@ def test_what_screening_found_is_said_on_stderr_and_in_the_audit_log(poisoned: S
         'and "poisoning" is "refuse"'
     ]
     events = [entry for entry in poisoned.audit if entry["event"] == "flagged"]
-    assert [(event["server"], event["tool"], event["action"]) for event in events] == [
-        ("evil", "poisoned", "served"),
-        ("strict", "poisoned", "refused"),
+    assert [(event["server"], event["tool"], event["poisoning"]) for event in events] == [
+        ("evil", "poisoned", "flag"),
+        ("strict", "poisoned", "refuse"),
     ]
     kinds = [(finding["at"], finding["kind"]) for finding in events[0]["findings"]]
     assert kinds == [("/description", "invisible")] + [("/description", "instruction")] * 3
