@@ -10,8 +10,13 @@ the reference is ``docs/mcp-gateway.md``). What the gateway promises:
 * Guards: ``allow`` / ``deny`` lists of tool-name patterns, per server and for all of them, decide
   which tools exist at all (fail-closed: a tool not allowed is neither listed nor callable); a
   ``policy`` (a scopetool `Authorizer`, ``module:function``) is asked before each call it guards.
-* Names: a tool keeps its server's name unless another server has the same one; then each is
-  served as ``PREFIX__NAME`` (the prefix is the server's name, or its ``prefix``), see `served_names`.
+* Names: a tool keeps its server's name unless another server has the same one, or the name holds
+  ``__``; then it is served as ``PREFIX__NAME`` (the prefix is the server's name, or its ``prefix``).
+  A served name belongs to one server whatever its tools are called, see `served_names`.
+* Poisoning: every upstream definition is screened when the gateway starts
+  (`scopetool.mcp.screening`); invisible characters are taken out of what is served and every
+  finding is said on standard error and in the audit log (``"poisoning": "flag"``), or a tool with
+  any finding is refused (``"refuse"``).
 * Pins: with a lock file, a tool whose definition changed since it was pinned is refused (said on
   standard error at start and in the audit log) until the change is accepted.
 * An audit log of JSON lines (`AuditLog`): one line per call, never an argument value unless the
@@ -35,6 +40,7 @@ import json
 import math
 import re
 import sys
+import unicodedata
 import weakref
 from collections import Counter
 from collections.abc import AsyncGenerator, Mapping, Sequence
@@ -73,6 +79,7 @@ from .client import (
     server_spec,
 )
 from .pins import PinError, PinFile
+from .screening import Finding, remove_invisible, screen_definition
 from .server import HttpSettings, serve_http, serve_stdio
 
 __all__ = [
@@ -98,7 +105,7 @@ SEPARATOR: Final = "__"
 
 _TIMEOUT_KEYS: Final = ("startTimeout", "listTimeout", "callTimeout")
 """The time bounds of a remote server, in the ``gateway`` section and in each ``mcpServers`` entry."""
-_SECTION_KEYS: Final = frozenset({"allow", "deny", "policy", "prefix", "trusted", *_TIMEOUT_KEYS})
+_SECTION_KEYS: Final = frozenset({"allow", "deny", "policy", "prefix", "trusted", "poisoning", *_TIMEOUT_KEYS})
 _LOCAL_KEYS: Final = frozenset({"tools", "allow", "deny", "policy", "prefix"})
 _GATEWAY_KEYS: Final = frozenset(
     {
@@ -111,6 +118,7 @@ _GATEWAY_KEYS: Final = frozenset(
         "deny",
         "policy",
         "prefix",
+        "poisoning",
         *_TIMEOUT_KEYS,
         "maxMessageBytes",
         "maxDescriptionBytes",
@@ -128,7 +136,8 @@ _HTTP_KEYS: Final = {
 }
 """The ``gateway`` keys of its HTTP server's settings (``proxy --http``), and the `HttpSettings` field of each."""
 _TOP_KEYS: Final = frozenset({"mcpServers", LOCAL, "gateway"})
-_PREFIX: Final = re.compile(r"[A-Za-z0-9_-]{1,32}")
+_PREFIX: Final = re.compile(r"(?!.*__)[A-Za-z0-9_-]{0,31}[A-Za-z0-9-]")
+"""1 to 32 of ``A-Z a-z 0-9 _ -``, no ``__`` and no final ``_``: a served name splits at its first ``__``."""
 _UNSAFE: Final = re.compile(r"[^A-Za-z0-9_-]+")
 
 
@@ -146,6 +155,9 @@ class ToolFilter:
 
     Patterns are shell-style (`fnmatch.fnmatchcase`: ``*``, ``?``, ``[seq]``), matched against the
     name the tool's server gives it. ``deny`` wins over ``allow``; ``"allow": []`` lets nothing pass.
+    Both fail closed: a ``deny`` pattern matches whatever the case (pattern and name compared after
+    NFKC normalisation and `str.casefold`, so ``*delete*`` denies ``Delete_repo``), an ``allow``
+    pattern only in the exact case it is written (``git_*`` does not allow ``GIT_PUSH``).
 
     Example:
         ```python
@@ -154,6 +166,8 @@ class ToolFilter:
         only_reads = ToolFilter(allow=("git_status", "git_log", "git_show"), deny=("*commit*",))
         print(only_reads.passes("git_log"), only_reads.passes("git_commit"), only_reads.passes("git_add"))
         #> True False False
+        print(ToolFilter(deny=("*delete*",)).passes("Delete_repo"), only_reads.passes("GIT_LOG"))
+        #> False False
         ```
     """
 
@@ -164,9 +178,15 @@ class ToolFilter:
 
     def passes(self, name: str) -> bool:
         """Whether `name` is allowed and not denied."""
-        if any(fnmatch.fnmatchcase(name, pattern) for pattern in self.deny):
+        folded = _folded(name)
+        if any(fnmatch.fnmatchcase(folded, _folded(pattern)) for pattern in self.deny):
             return False
         return self.allow is None or any(fnmatch.fnmatchcase(name, pattern) for pattern in self.allow)
+
+
+def _folded(text: str) -> str:
+    """`text` as a case-blind comparison sees it: NFKC-normalised (full-width letters are letters), case-folded."""
+    return unicodedata.normalize("NFKC", text).casefold()
 
 
 @final
@@ -194,6 +214,8 @@ class Section:
     """Seconds the server gets to list its tools (every page); None: the gateway's."""
     call_timeout: float | None = None
     """Seconds each call waits for the server's answer; None: the gateway's."""
+    poisoning: Literal["flag", "refuse"] | None = None
+    """What a screening finding does to this server's tools; None: the gateway's `GatewayConfig.poisoning`."""
 
 
 @final
@@ -231,6 +253,9 @@ class GatewayConfig:
     """The cap on each text of a server's tool definitions (``connect``'s ``max_description_bytes``)."""
     http_settings: HttpSettings = field(default_factory=HttpSettings)
     """The bounds and allowed hosts of the gateway's HTTP server (``proxy --http``)."""
+    poisoning: Literal["flag", "refuse"] = "flag"
+    """A tool with a screening finding: ``flag`` serves it without its invisible characters and says what was
+    found; ``refuse`` does not serve it (`scopetool.mcp.screening`)."""
     base: Path = Path()
     """The folder relative paths and targets were resolved against (the config file's)."""
 
@@ -257,16 +282,17 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
 
     The shape: ``{"mcpServers": {NAME: ENTRY, ...}, "scopetool": {...}, "gateway": {...}}``. Each ENTRY
     is what MCP clients take (``command`` / ``args`` / ``env`` / ``cwd``, or ``url`` / ``headers``)
-    plus the gateway's ``allow``, ``deny``, ``policy``, ``prefix``, ``trusted`` and the server's own
-    ``startTimeout``, ``listTimeout`` and ``callTimeout``; ``scopetool`` lists local ``tools`` targets
-    (with ``allow``, ``deny``, ``policy``, ``prefix``); ``gateway`` holds ``name``, ``instructions``,
-    ``pins``, ``audit``, ``auditArguments``, ``allow``, ``deny``, ``policy``, ``prefix``
-    (``"collisions"`` or ``"always"``), the timeouts every server gets unless its entry says
-    otherwise: ``startTimeout``, ``listTimeout``, ``callTimeout`` (seconds > 0), the caps
-    ``maxMessageBytes`` and ``maxDescriptionBytes``, and its HTTP server's settings
-    (`scopetool.mcp.server.HttpSettings`): ``sessionIdleTimeout``, ``maxSessions``, ``headerTimeout``,
-    ``bodyTimeout``, ``keepAliveTimeout``, ``maxConnections``, ``allowedHosts``, ``allowedOrigins``.
-    Relative paths (pins, audit, file targets, ``cwd``) are taken from `base`.
+    plus the gateway's ``allow``, ``deny``, ``policy``, ``prefix``, ``trusted``, ``poisoning`` and the
+    server's own ``startTimeout``, ``listTimeout`` and ``callTimeout``; ``scopetool`` lists local
+    ``tools`` targets (with ``allow``, ``deny``, ``policy``, ``prefix``); ``gateway`` holds ``name``,
+    ``instructions``, ``pins``, ``audit``, ``auditArguments``, ``allow``, ``deny``, ``policy``, ``prefix``
+    (``"collisions"`` or ``"always"``), ``poisoning`` (``"flag"`` or ``"refuse"``), the timeouts every
+    server gets unless its entry says otherwise: ``startTimeout``, ``listTimeout``, ``callTimeout``
+    (seconds > 0), the caps ``maxMessageBytes`` and ``maxDescriptionBytes``, and its HTTP server's
+    settings (`scopetool.mcp.server.HttpSettings`): ``sessionIdleTimeout``, ``maxSessions``,
+    ``headerTimeout``, ``bodyTimeout``, ``keepAliveTimeout``, ``maxConnections``, ``allowedHosts``,
+    ``allowedOrigins``. No two servers may have the same prefix. Relative paths (pins, audit, file
+    targets, ``cwd``) are taken from `base`.
 
     Raises:
         ConfigError: one line naming the key and where it is (`source`).
@@ -301,6 +327,14 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
         sections.append(_remote(name, entry, base, source, where))
     if not sections:
         raise ConfigError(f"{source}: no servers: add mcpServers entries or a {LOCAL!r} section of local tools")
+    owners: dict[str, Section] = {}
+    for section in sections:
+        other = owners.setdefault(_safe_prefix(section), section)
+        if other is not section:
+            raise ConfigError(
+                f"{source}: {_where(section)}: its prefix {_safe_prefix(section)!r} is also {_where(other)}'s: "
+                "give one of them a prefix of its own"
+            )
     prefix = gateway.get("prefix", "collisions")
     if prefix not in ("collisions", "always"):
         raise ConfigError(f'{source}: gateway.prefix: must be "collisions" or "always", not {prefix!r}')
@@ -323,6 +357,7 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
         max_message_bytes=message_bytes,
         max_description_bytes=description_bytes,
         http_settings=_http_settings(gateway, source),
+        poisoning=_poisoning(gateway.get("poisoning"), source, "gateway.poisoning") or "flag",
         base=base,
     )
 
@@ -393,6 +428,7 @@ def _remote(name: str, value: object, base: Path, source: str, where: str) -> Se
         start_timeout=_optional_seconds(entry.get("startTimeout"), source, f"{where}.startTimeout"),
         list_timeout=_optional_seconds(entry.get("listTimeout"), source, f"{where}.listTimeout"),
         call_timeout=_optional_seconds(entry.get("callTimeout"), source, f"{where}.callTimeout"),
+        poisoning=_poisoning(entry.get("poisoning"), source, f"{where}.poisoning"),
     )
 
 
@@ -434,8 +470,25 @@ def _prefix(value: object, source: str, where: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not _PREFIX.fullmatch(value):
-        raise ConfigError(f"{source}: {where}: must be 1 to 32 letters, digits, '_' or '-', not {value!r}")
+        raise ConfigError(
+            f"{source}: {where}: must be 1 to 32 letters, digits, '_' or '-', without '__' and not ending in '_', "
+            f"not {value!r}"
+        )
     return value
+
+
+def _poisoning(value: object, source: str, where: str) -> Literal["flag", "refuse"] | None:
+    if value is None:
+        return None
+    if value == "flag":
+        return "flag"
+    if value == "refuse":
+        return "refuse"
+    raise ConfigError(f'{source}: {where}: must be "flag" or "refuse", not {value!r}')
+
+
+def _where(section: Section) -> str:
+    return LOCAL if section.spec is None else f"mcpServers.{section.name}"
 
 
 def _target(value: object, base: Path, source: str, where: str) -> str | None:
@@ -487,34 +540,49 @@ def _kind(value: object) -> str:
 def served_names(tools: Sequence[tuple[str, str]], *, always: bool = False) -> dict[tuple[str, str], str | None]:
     """The name each ``(prefix, tool)`` is served under; None for one that cannot be served.
 
-    A tool keeps its own name unless another entry has the same one (or `always`); then it is
-    ``PREFIX__TOOL``. Entries are taken in order: a name that is still taken, or that breaks
-    scopetool's name rule (``[A-Za-z0-9_-]{1,64}``), gives None for the later entry.
+    Each server has a prefix of its own (the config sees to it), and the rule is:
+
+    * a tool keeps its own name when no other entry has that name, the name holds no ``__``
+      (`SEPARATOR`), and not `always`;
+    * otherwise it is served as ``PREFIX__TOOL``.
+
+    So a served name belongs to exactly one ``(prefix, tool)``, whatever the tools are called and in
+    whatever order they come: an own name never holds ``__`` and a prefixed one always does, and a
+    prefix holds no ``__`` and does not end in ``_``, so a prefixed name splits at its first ``__``
+    into its prefix and its tool. A tool named ``git__status`` by some server is served as
+    ``SERVER__git__status``; it can never be taken for the ``status`` of the server ``git``. A name
+    that breaks scopetool's name rule (``[A-Za-z0-9_-]{1,64}``), and an entry listed twice, get None.
+
+    Raises:
+        ValueError: a prefix breaks the rule above.
 
     Example:
         ```python
         from scopetool.mcp.gateway import served_names
 
-        names = served_names([("git", "status"), ("svn", "status"), ("git", "log")])
+        names = served_names([("evil", "git__status"), ("git", "status"), ("svn", "status"), ("git", "log")])
         print(list(names.values()))
-        #> ['git__status', 'svn__status', 'log']
+        #> ['evil__git__status', 'git__status', 'svn__status', 'log']
         ```
     """
-    counts = Counter(tool for _, tool in tools)
-    taken: set[str] = set()
+    for prefix, _ in tools:
+        if not _PREFIX.fullmatch(prefix):
+            raise ValueError(f"prefix {prefix!r}: must be 1 to 32 of A-Z a-z 0-9 _ -, without '__', not ending in '_'")
+    counts = Counter(tools)
     names: dict[tuple[str, str], str | None] = {}
-    for prefix, tool in tools:
-        name = f"{prefix}{SEPARATOR}{tool}" if always or counts[tool] > 1 else tool
-        if name in taken or not NAME_PATTERN.fullmatch(name):
-            names[prefix, tool] = None
-            continue
-        taken.add(name)
-        names[prefix, tool] = name
+    owners = Counter(tool for _, tool in counts)
+    for prefix, tool in counts:
+        name = f"{prefix}{SEPARATOR}{tool}" if always or owners[tool] > 1 or SEPARATOR in tool else tool
+        names[prefix, tool] = name if counts[prefix, tool] == 1 and NAME_PATTERN.fullmatch(name) else None
     return names
 
 
 def _safe_prefix(section: Section) -> str:
-    return section.prefix or _UNSAFE.sub("_", section.name)[:32] or "server"
+    """The section's prefix: its own, or its name with what a prefix cannot hold replaced (`_PREFIX`)."""
+    if section.prefix is not None:
+        return section.prefix
+    made = re.sub(r"_{2,}", "_", _UNSAFE.sub("_", section.name))[:32].rstrip("_")
+    return made or "server"
 
 
 # -- the audit log ---------------------------------------------------------------------------------------
@@ -530,8 +598,11 @@ class AuditLog:
     not (`REASONS`); ``outcome`` is ``"result"``, ``"failed"``, ``"rejected"`` or ``"error"`` for a
     call that was sent on, else null. ``"arguments"`` (the argument text as received) is there only
     when the config asks for it. Other events: ``"server"`` (a server started, with its tool count,
-    or did not, with ``"error"``), ``"refused"`` (a tool not served: pinned and changed, or not
-    enforceable), ``"skipped"`` (a tool whose served name is taken or invalid) and ``"stop"``.
+    or did not, with ``"error"``), ``"flagged"`` (what screening found in a tool's definition:
+    ``"findings"``, each ``{"at", "kind", "detail"}``, and ``"poisoning"``, ``"flag"`` or
+    ``"refuse"``: what the config does with it), ``"refused"`` (a tool not served: pinned and
+    changed, not enforceable, or flagged under ``"poisoning": "refuse"``), ``"skipped"`` (a tool
+    whose served name is taken or invalid) and ``"stop"``.
     """
 
     REASONS: Final = (
@@ -604,16 +675,31 @@ class _Served:
 class _Forwarded:
     """A bound tool served under `name` (a prefixed one, or its own with the gateway's guards around it).
 
-    The same schema, output schema and effect; each call the gateway admitted is admitted again by
-    the tool's own contract, under its own name, and run through its own binding (its middlewares).
-    A failure's fixed text names the tool as served (the name the model called), not its own name.
+    The same schema, output schema and effect (`without_invisible`: their texts without the invisible
+    characters screening found); each call the gateway admitted is admitted again by the tool's own
+    contract, under its own name, and run through its own binding (its middlewares). A failure's fixed
+    text names the tool as served (the name the model called), not its own name.
     """
 
     __slots__ = ("_definition", "_inner")
 
-    def __init__(self, inner: Binding, name: str) -> None:
+    def __init__(self, inner: Binding, name: str, *, without_invisible: bool = False) -> None:
         self._inner = inner
-        self._definition = Definition.from_dict({**inner.definition().to_dict(), "name": name})
+        shown = {**inner.definition().to_dict(), "name": name}
+        if without_invisible:  # the texts the model reads, without what screening found hidden in them
+            listed = remove_invisible(
+                {
+                    "description": shown.get("description", ""),
+                    "inputSchema": shown["input_schema"],
+                    "outputSchema": shown.get("output_schema"),
+                }
+            )
+            shown |= {
+                "description": listed["description"],
+                "input_schema": listed["inputSchema"],
+                "output_schema": listed["outputSchema"],
+            }
+        self._definition = Definition.from_dict(shown)
 
     def definition(self) -> Definition:
         return self._definition
@@ -780,9 +866,10 @@ async def open_gateway(config: GatewayConfig, *, errlog: TextIO | None = None) -
     """Start every server of `config`, load the local tools and policies, and build the `Gateway`.
 
     What starts is said on `errlog` (standard error by default): each server's tool count, or why
-    it did not start; each tool refused by the pins; each tool whose name cannot be served. A server
-    that does not start within its ``startTimeout``, or list its tools within its ``listTimeout``, is
-    given up. On exit every server is closed.
+    it did not start; what screening found in a tool's definition; each tool refused (by the pins,
+    or by screening); each tool whose name cannot be served. A server that does not start within its
+    ``startTimeout``, or list its tools within its ``listTimeout``, is given up. On exit every server
+    is closed.
 
     Raises:
         ConfigError: a local target or a policy cannot be loaded.
@@ -806,6 +893,7 @@ async def open_gateway(config: GatewayConfig, *, errlog: TextIO | None = None) -
                 await connection.ready.wait()
             tools: list[tuple[Section, Tool | Binding]] = []
             refused: list[tuple[Section, str, str]] = []
+            flagged: list[tuple[Section, str, tuple[Finding, ...], bool]] = []  # and whether it is refused
             listed: dict[str, int | str] = {}  # the tools each server listed, or why it is not served
             for section in config.sections:
                 if section.spec is None:
@@ -817,8 +905,18 @@ async def open_gateway(config: GatewayConfig, *, errlog: TextIO | None = None) -
                 if client is None:
                     listed[section.name] = connection.error or "it did not start"
                     continue
-                tools.extend((section, tool) for tool in client.tools)
                 refused.extend((section, tool, why) for tool, why in client.refused.items())
+                refusing = (section.poisoning or config.poisoning) == "refuse"
+                for remote in client.tools:
+                    own, findings = remote.definition().name, screen_definition(remote.listed)
+                    if findings:
+                        flagged.append((section, own, findings, refusing))
+                    if findings and refusing:
+                        refused.append((section, own, _poisoned(section, own)))
+                    elif any(finding.kind == "invisible" for finding in findings):
+                        tools.append((section, bind(_Forwarded(bind(remote), own, without_invisible=True))))
+                    else:
+                        tools.append((section, remote))
                 listed[section.name] = len(client.tools) + len(client.refused)
             gateway = _assemble(config, tools, refused, policies)
             served = Counter(server for server, _ in gateway.origins())
@@ -829,6 +927,15 @@ async def open_gateway(config: GatewayConfig, *, errlog: TextIO | None = None) -
                 else:
                     _say(out, f"{server}: {_tools(count)} listed, {served[server]} served")
                     audit.write("server", server=server, listed=count, served=served[server])
+            for section, tool, findings, refusing in flagged:
+                _say(out, f'flagged: tool "{tool}" of MCP server "{section.name}": {"; ".join(map(str, findings))}')
+                audit.write(
+                    "flagged",
+                    server=section.name,
+                    tool=tool,
+                    poisoning="refuse" if refusing else "flag",
+                    findings=[finding.to_dict() for finding in findings],
+                )
             for section, tool, why in refused:
                 _say(out, f"refused: {why}")
                 audit.write("refused", server=section.name, tool=tool, why=why)
@@ -888,6 +995,13 @@ def _assemble(
     for name in served:
         hidden.pop(name, None)
     return Gateway(Registry(*bindings), served, hidden, refusals, tuple(skipped))
+
+
+def _poisoned(section: Section, tool: str) -> str:
+    return (
+        f'tool "{tool}" of MCP server "{section.name}" may be poisoned (see the flagged line) and '
+        f'"poisoning" is "refuse"'
+    )
 
 
 def _policies(config: GatewayConfig) -> dict[str | None, Authorizer]:

@@ -1,11 +1,13 @@
-"""Pins: MCP tool definitions fingerprinted in a lock file, so a silent change is refused.
+r"""Pins: MCP tool definitions fingerprinted in a lock file, so a silent change is refused.
 
 The lock file is JSON, meant to be committed: for each server (by the name it was connected under),
 each accepted tool's definition exactly as the server listed it and its fingerprint, the SHA-256 of
 its canonical JSON (members sorted as RFC 8785 sorts them, no whitespace). Every member of the
 listing counts: ``description``, ``inputSchema``, ``outputSchema``, ``annotations``, ``title``,
 ``_meta`` and whatever else it carries. The file is written with sorted keys and a stable layout,
-so a change reads well in a diff.
+so a change reads well in a diff, and every character that does not print (a control, format or
+tag character, a zero-width or bidirectional one, an unusual space: `scopetool.mcp.screening`) is
+written as its ``\uXXXX`` escape, so nothing hides from the review; reading it gives the same text.
 
 What `PinFile.check` decides when a server's tools are listed:
 
@@ -24,9 +26,11 @@ pending definition the pinned one, or forgets a tool noted as missing (only when
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -34,6 +38,7 @@ from pathlib import Path
 from typing import Any, Final, final
 
 from .._json import canonical_json, is_array, is_object
+from .screening import _class_of, is_invisible  # pyright: ignore[reportPrivateUsage] - one package
 
 __all__ = ["LOCK_VERSION", "PinCheck", "PinError", "PinFile", "changes", "fingerprint"]
 
@@ -234,9 +239,9 @@ class PinFile:
         return tuple(names)
 
     def save(self) -> None:
-        """Write the file (sorted keys, two-space indents, a final newline), atomically."""
+        """Write the file (sorted keys, two-space indents, non-printing characters escaped), atomically."""
         document = {"version": LOCK_VERSION, "servers": self._data}
-        text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        text = _unprintable().sub(_escaped, json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False)) + "\n"
         self._path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(prefix=self._path.name, suffix=".tmp", dir=self._path.parent)
         try:
@@ -286,6 +291,22 @@ class PinFile:
                             "(edited by hand?): restore it, or delete the entry to pin the tool again"
                         )
         return servers
+
+
+@functools.cache
+def _unprintable() -> re.Pattern[str]:
+    """A character that may not print: every one of the BMP's that does not, and any beyond it (`_escaped` decides)."""
+    return re.compile(f"{_class_of(_hidden, range(0x7F, 0x10000))}|[\U00010000-\U0010ffff]")
+
+
+def _hidden(char: str) -> bool:
+    return not char.isprintable() or is_invisible(char)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    r"""The character as it is if it prints, else its JSON escape (``\uXXXX``; two beyond U+FFFF, as JSON has it)."""
+    char = match.group()
+    return json.dumps(char)[1:-1] if _hidden(char) else char
 
 
 def _entry(definition: Mapping[str, Any], digest: str) -> dict[str, Any]:

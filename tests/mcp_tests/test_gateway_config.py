@@ -39,12 +39,12 @@ LOCAL = {"scopetool": {"tools": [f"{FIXTURE}:registry"]}}
         (
             {"mcpServers": {"git": {"command": "uvx", "alow": []}}},
             "config: mcpServers.git: unknown key 'alow' (expected allow, args, callTimeout, command, cwd, deny, env, "
-            "listTimeout, policy, prefix, startTimeout, trusted, type)",
+            "listTimeout, poisoning, policy, prefix, startTimeout, trusted, type)",
         ),
         (
             {"mcpServers": {"web": {"url": "http://127.0.0.1:1/mcp", "command2": 1}}},
             "config: mcpServers.web: unknown key 'command2' (expected allow, callTimeout, deny, headers, listTimeout, "
-            "policy, prefix, startTimeout, trusted, type, url)",
+            "poisoning, policy, prefix, startTimeout, trusted, type, url)",
         ),
         ({"mcpServers": {"git": {}}}, 'config: mcpServers.git: an MCP server entry needs "command"'),
         (
@@ -143,8 +143,8 @@ def test_a_config_file_that_cannot_be_read_or_is_not_strict_json(tmp_path: Path)
         load_config(duplicated)
 
 
-def test_served_names_prefix_collisions_in_order_and_give_up_on_what_cannot_be_served() -> None:
-    """Colliding names get their prefix; always prefixes all; a taken or invalid name is None."""
+def test_served_names_prefix_collisions_and_give_up_on_what_cannot_be_served() -> None:
+    """Colliding names and names holding "__" get their prefix; always prefixes all; an invalid name is None."""
     assert served_names([("a", "x"), ("b", "x"), ("a", "y")]) == {
         ("a", "x"): "a__x",
         ("b", "x"): "b__x",
@@ -152,15 +152,15 @@ def test_served_names_prefix_collisions_in_order_and_give_up_on_what_cannot_be_s
     }
     assert served_names([("a", "x"), ("a", "y")], always=True) == {("a", "x"): "a__x", ("a", "y"): "a__y"}
     assert served_names([("a", "b__x"), ("a", "x"), ("b", "x")]) == {
-        ("a", "b__x"): "b__x",
+        ("a", "b__x"): "a__b__x",
         ("a", "x"): "a__x",
-        ("b", "x"): None,
+        ("b", "x"): "b__x",
     }
     assert served_names([("p" * 30, "t" * 40)], always=True) == {("p" * 30, "t" * 40): None}  # over 64 characters
 
 
 def test_a_tool_filter_denies_first_and_an_empty_allow_list_allows_nothing() -> None:
-    """Deny wins over allow; patterns are shell-style and case-sensitive."""
+    """Deny wins over allow; patterns are shell-style; allow is case-sensitive."""
     assert ToolFilter().passes("anything")
     assert not ToolFilter(allow=()).passes("anything")
     assert [
