@@ -180,25 +180,27 @@ class Measured:
 
 def run_case(path: str, kind: str, behaviours: list[str], plan: Plan) -> Measured:
     """Run one case (`path` before hostile_server.py `behaviours`) in a child process, bounded by `plan`."""
-    process = subprocess.Popen(
-        [sys.executable, __file__, "--case", path, kind, *behaviours],
-        stdin=subprocess.PIPE,  # never written: the child waits on it once it has answered
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=ENV,
-        text=True,
-    )
-    assert process.stdout is not None
-    messages = lines_of(process.stdout)
-    try:
-        return _watch(process, messages, path, plan)
-    finally:
-        kill_tree(process.pid)
-        process.wait()
+    with tempfile.TemporaryFile("w+") as complaints:  # its own traceback, should it fail (its servers' is discarded)
+        process = subprocess.Popen(
+            [sys.executable, __file__, "--case", path, kind, *behaviours],
+            stdin=subprocess.PIPE,  # never written: the child waits on it once it has answered
+            stdout=subprocess.PIPE,
+            stderr=complaints,
+            env=ENV,
+            text=True,
+        )
+        assert process.stdout is not None
+        try:
+            return _watch(process, lines_of(process.stdout), complaints, path, plan)
+        finally:
+            kill_tree(process.pid)
+            process.wait()
 
 
-def _watch(process: subprocess.Popen[str], messages: queue.Queue[str], path: str, plan: Plan) -> Measured:
-    """Read the case's messages and its reader's memory until it answers or passes a bound."""
+def _watch(
+    process: subprocess.Popen[str], messages: queue.Queue[str], complaints: IO[str], path: str, plan: Plan
+) -> Measured:
+    """Read the case's messages and its reader's memory until it answers, passes a bound or fails."""
     began = time.monotonic()
     start_rss = peak = 0
     start_cpu = 0.0
@@ -224,12 +226,18 @@ def _watch(process: subprocess.Popen[str], messages: queue.Queue[str], path: str
         elif peak > plan.ceiling * MIB:
             answer = f"stopped at the {plan.ceiling} MiB memory ceiling"
         elif process.poll() is not None and messages.empty():
-            raise SystemExit(f"the case {path} {process.args} ended without an answer")
+            complaints.seek(0)
+            said = complaints.read().strip().splitlines() or [""]
+            answer = _short(f"the case failed (exit code {process.returncode}): {said[-1]}")
         elif started is None and elapsed > STARTUP:
             raise SystemExit(f"the case {path} {process.args} did not start within {STARTUP:g} s")
         else:
             continue
         return Measured(answer, elapsed, start_rss, peak, cpu_seconds(reader) - start_cpu if reader else 0.0)
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 110 else text[:107] + "..."
 
 
 def _say(**message: Any) -> None:
@@ -244,7 +252,7 @@ def _begin() -> float:
 
 def _answer(answer: str, began: float) -> None:
     """Tell the parent the answer, then hold everything as it is until the parent ends this process tree."""
-    _say(answer=answer if len(answer) <= 110 else answer[:107] + "...", seconds=time.perf_counter() - began)
+    _say(answer=_short(answer), seconds=time.perf_counter() - began)
     sys.stdin.read()
 
 
@@ -312,6 +320,9 @@ async def gateway_case(kind: str, behaviours: list[str]) -> None:
             except MCPError as error:
                 _answer(f"JSON-RPC error {error.error.code}: {error.error.message}", began)
                 return
+            except Exception as error:  # the gateway went away, say
+                _answer(_error(error), began)
+                return
             text = "".join(getattr(block, "text", "") for block in result.content)
             _answer(f"isError: {text}" if result.is_error else f"delivered: {len(text):,} characters of text", began)
 
@@ -329,7 +340,7 @@ def _time(measured: Measured) -> str:
 
 def _unanswered(answer: str) -> bool:
     """Whether `answer` says that this script stopped the case (no answer of the code under test)."""
-    return answer.startswith(("no answer", "stopped"))
+    return answer.startswith(("no answer", "stopped", "the case failed"))
 
 
 def _with_time(answer: str, seconds: float) -> str:
