@@ -230,7 +230,7 @@ def _watch(
             said = complaints.read().strip().splitlines() or [""]
             answer = _short(f"the case failed (exit code {process.returncode}): {said[-1]}")
         elif started is None and elapsed > STARTUP:
-            raise SystemExit(f"the case {path} {process.args} did not start within {STARTUP:g} s")
+            raise SystemExit(f"the case {process.args!r} did not start within {STARTUP:g} s")
         else:
             continue
         return Measured(answer, elapsed, start_rss, peak, cpu_seconds(reader) - start_cpu if reader else 0.0)
@@ -422,10 +422,11 @@ INITIALIZE = _request(
 
 def _message(response: httpx.Response) -> dict[str, Any]:
     """The JSON-RPC message of a response, plain JSON or the last ``data:`` of an event stream."""
-    if response.headers.get("content-type", "").startswith("application/json"):
-        return json.loads(response.text)
-    data = [line[5:] for line in response.text.splitlines() if line.startswith("data:")]
-    return json.loads(data[-1])
+    text = response.text
+    if not response.headers.get("content-type", "").startswith("application/json"):
+        text = [line[5:] for line in text.splitlines() if line.startswith("data:")][-1]
+    message: dict[str, Any] = json.loads(text)
+    return message
 
 
 async def _open_session(http: httpx.AsyncClient, url: str) -> dict[str, str] | httpx.Response:
