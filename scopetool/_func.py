@@ -148,6 +148,10 @@ class Func(Generic[P, R]):
                 returned = await run_in_own_thread(sync, kwargs, self.name)
             else:
                 returned = await (_run_sync or _load_run_sync())(sync, kwargs)
+        return self._result(returned, invocation)
+
+    def _result(self, returned: Any, invocation: Invocation) -> Result:
+        """The result of what the function returned, refused past the contract's output cap."""
         result = self._encoder.result(returned)
         limit = invocation._contract._output_limit  # pyright: ignore[reportPrivateUsage]
         size = oversize(result.output, limit)
@@ -195,12 +199,7 @@ class Func(Generic[P, R]):
                 f"tool {self.name!r} caught the signal CallContext.ask raises to end the call, and returned: "
                 "let it through (it is a BaseException; except Exception does not catch it)"
             )
-        result = self._encoder.result(returned)
-        limit = invocation._contract._output_limit  # pyright: ignore[reportPrivateUsage]
-        size = oversize(result.output, limit)
-        if size is not None:
-            raise too_large(self.name, limit, size)
-        return result
+        return self._result(returned, invocation)
 
     def _deps_problem(self, deps: Any) -> str | None:
         """Why `deps` cannot be this function's context deps, or None (checked when a binding gets them)."""
