@@ -18,7 +18,7 @@ from ._definition import NAME_PATTERN, Definition, Effect
 from ._errors import InvalidDefinitionError, InvalidOutputError, InvalidToolError
 from ._outcome import Failure, FailureKind
 from ._output import Result
-from ._size import check_output_limit, oversize, too_large
+from ._size import check_output_limit, refuse_oversize
 from ._timeout import UNDER_TIMEOUT, check_timeout, run_in_own_thread
 
 if TYPE_CHECKING:
@@ -153,10 +153,7 @@ class Func(Generic[P, R]):
     def _result(self, returned: Any, invocation: Invocation) -> Result:
         """The result of what the function returned, refused past the contract's output cap."""
         result = self._encoder.result(returned)
-        limit = invocation._contract._output_limit  # pyright: ignore[reportPrivateUsage]
-        size = oversize(result.output, limit)
-        if size is not None:
-            raise too_large(self.name, limit, size)
+        refuse_oversize(result, invocation._contract._output_limit, self.name)  # pyright: ignore[reportPrivateUsage]
         return result
 
     async def _call_in_context(
