@@ -16,6 +16,9 @@
   encoded body (not asked for) refused. The request it answers fails; the connection stays.
 * `ToolListing` takes each tool the SDK would refuse (or nested deeper than `MAX_DEFINITION_DEPTH`)
   out of a ``tools/list`` answer and records why, so it does not take the page's other tools with it.
+  Over HTTP it holds the raw body of each ``tools/list`` answer until the session has it: when the
+  SDK's transport refuses the answer as unparsable (nested past its parser), it is parsed again as
+  over stdio, with the standard library's parser, and the page's tools are checked one by one.
 
 A refusal for size is recorded in a `Cut`, from which the client tells a call (or ``connect``) why it failed.
 """
@@ -25,7 +28,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager, suppress
 from types import TracebackType
 from typing import Any, Final, TextIO, cast
@@ -264,11 +267,12 @@ class ResponseTooLargeError(httpx2.StreamError):
     """
 
 
-def cap_responses(client: httpx2.AsyncClient, limit: int, cut: Cut) -> None:
+def cap_responses(client: httpx2.AsyncClient, limit: int, cut: Cut, listing: ToolListing) -> None:
     """Cap every response `client` reads: a JSON body at `limit` bytes, an event stream at `limit` per event.
 
     The client asks for unencoded bodies (``Accept-Encoding: identity``) and refuses an encoded one, whose
-    decoded size its raw size does not bound. A refusal is recorded in `cut`.
+    decoded size its raw size does not bound. A refusal is recorded in `cut`. The raw answer to a
+    ``tools/list`` request is held for `listing`, in case the SDK cannot parse it.
     """
     client.headers["Accept-Encoding"] = "identity"
 
@@ -277,7 +281,14 @@ def cap_responses(client: httpx2.AsyncClient, limit: int, cut: Cut) -> None:
         events = response.headers.get("content-type", "").lower().startswith("text/event-stream")
         if not isinstance(response.stream, httpx2.AsyncByteStream):  # pragma: no cover - an async client's
             return
-        response.stream = _CappedBody(response.stream, limit, cut, events=events, encoded=encoding != "identity")
+        response.stream = _CappedBody(
+            response.stream,
+            limit,
+            cut,
+            events=events,
+            encoded=encoding != "identity",
+            held=listing.hold(response.request, events=events),
+        )
 
     client.event_hooks["response"].append(hook)
 
@@ -285,12 +296,22 @@ def cap_responses(client: httpx2.AsyncClient, limit: int, cut: Cut) -> None:
 class _CappedBody(httpx2.AsyncByteStream):
     """A response's raw body, refused past the cap (counted per event in an event stream)."""
 
-    def __init__(self, body: httpx2.AsyncByteStream, limit: int, cut: Cut, *, events: bool, encoded: bool) -> None:
+    def __init__(
+        self,
+        body: httpx2.AsyncByteStream,
+        limit: int,
+        cut: Cut,
+        *,
+        events: bool,
+        encoded: bool,
+        held: HeldAnswer | None,
+    ) -> None:
         self._body = body
         self._limit = limit
         self._cut = cut
         self._events = events
         self._encoded = encoded
+        self._held = held
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         size = 0
@@ -301,20 +322,28 @@ class _CappedBody(httpx2.AsyncByteStream):
                     "the MCP server sent an encoded (compressed) body it was not asked for, whose size on the wire "
                     f"does not bound it (the cap is {self._limit} bytes, max_message_bytes)"
                 )
+            event_start = -1
             if self._events:  # an event ends at a blank line: count from the last one
                 window = tail + chunk
                 boundary = max(_after(window, b"\n\n"), _after(window, b"\n\r\n"))
                 size = size + len(chunk) if boundary < 0 else len(window) - boundary
+                event_start = -1 if boundary < 0 else max(boundary - len(tail), 0)
                 tail = window[-2:]
             else:
                 size += len(chunk)
             if size > self._limit:
                 raise self._refuse(None)
+            if self._held is not None:
+                self._held.add(chunk, event_start)
             yield chunk
+        if self._held is not None:
+            self._held.whole = True
 
     def _refuse(self, text: str | None) -> ResponseTooLargeError:
         error = MessageTooLargeError(self._limit, text)
         self._cut.note(error)
+        if self._held is not None:  # a part of an oversize answer is not an answer
+            self._held.drop()
         return ResponseTooLargeError(str(error))
 
     async def aclose(self) -> None:
@@ -325,6 +354,49 @@ def _after(data: bytes, separator: bytes) -> int:
     """The index just past the last `separator` in `data`, or -1."""
     index = data.rfind(separator)
     return -1 if index < 0 else index + len(separator)
+
+
+class HeldAnswer:
+    """The raw body of an answer to ``tools/list`` over HTTP, held in case the SDK's parser refuses it.
+
+    Of an event stream, only what the SDK may not have parsed yet is held: from the start of the event
+    in progress when the last chunk came, so what is held stays under the cap plus one chunk.
+    """
+
+    __slots__ = ("_chunks", "_event_start", "_events", "whole")
+
+    def __init__(self, *, events: bool) -> None:
+        self._events = events
+        self._chunks: list[bytes] = []
+        self._event_start = -1
+        self.whole = False
+        """Whether the body was read to its end."""
+
+    def add(self, chunk: bytes, event_start: int) -> None:
+        """Hold `chunk`, in which the last event begun starts at `event_start` (-1: none begins in it)."""
+        if self._event_start >= 0:  # what came before the last chunk's last event was parsed already
+            self._chunks[:] = [self._chunks[-1][self._event_start :]]
+        self._chunks.append(chunk)
+        self._event_start = event_start
+
+    def drop(self) -> None:
+        """Hold nothing more: the answer was refused."""
+        self._chunks.clear()
+        self.whole = False
+
+    def messages(self) -> Iterator[bytes]:
+        """Each message held: the body read whole, or the data of each event (as the SDK reads them)."""
+        data = b"".join(self._chunks)
+        if not self._events:
+            if self.whole:
+                yield data
+            return
+        stream = httpx2.Response(
+            200, headers={"content-type": "text/event-stream"}, content=data, request=httpx2.Request("POST", "/")
+        )
+        for event in httpx2.EventSource(stream, max_event_size=None):
+            if event.event == "message" and event.data:
+                yield event.data.encode()
 
 
 # -- tools/list, one tool at a time ------------------------------------------------------------------
@@ -339,10 +411,11 @@ class ToolListing:
     an invalid one is taken out and recorded in `refused` with its reason.
     """
 
-    __slots__ = ("_pending", "_version", "refused")
+    __slots__ = ("_held", "_pending", "_version", "refused")
 
     def __init__(self, version: Callable[[], str | None] = lambda: None) -> None:
         self._pending: set[types.RequestId] = set()
+        self._held: dict[types.RequestId, HeldAnswer] = {}
         self._version = version
         self.refused: dict[str, str] = {}
         """Each tool taken out of an answer, and why."""
@@ -353,12 +426,33 @@ class ToolListing:
         if isinstance(message, types.JSONRPCRequest) and message.method == "tools/list":
             self._pending.add(message.id)
 
+    def hold(self, request: httpx2.Request, *, events: bool) -> HeldAnswer | None:
+        """Where to hold the raw answer to `request` (HTTP), if it is a watched ``tools/list`` request."""
+        if b'"tools/list"' not in request.content:  # a call's arguments may be long: parse only a listing
+            return None
+        message = json.loads(request.content)  # the SDK's own request, from the session's message
+        if message.get("method") != "tools/list" or message.get("id") not in self._pending:
+            return None
+        held = self._held[message["id"]] = HeldAnswer(events=events)
+        return held
+
     def received(self, item: SessionMessage | Exception) -> SessionMessage | Exception:
-        """`item`, with the invalid tools of a ``tools/list`` answer taken out."""
+        """`item`, with the invalid tools of a ``tools/list`` answer taken out.
+
+        A parse error the SDK's HTTP transport answered in place of a held answer is replaced by that
+        answer, parsed as over stdio, if it is one.
+        """
         message = item.message if isinstance(item, SessionMessage) else None
-        if not isinstance(message, types.JSONRPCResponse) or message.id not in self._pending:
+        if not isinstance(message, types.JSONRPCResponse | types.JSONRPCError) or message.id not in self._pending:
             return item
         self._pending.discard(message.id)
+        held = self._held.pop(message.id, None)
+        if isinstance(message, types.JSONRPCError):
+            answer = _answer_in(held) if held is not None and message.error.code == types.PARSE_ERROR else None
+            if answer is None:
+                return item
+            message = types.JSONRPCResponse(jsonrpc="2.0", id=message.id, result=answer.result)
+            item = SessionMessage(message, metadata=cast("SessionMessage", item).metadata)
         result = message.result
         tools: object = result.get("tools")
         if not isinstance(tools, list) or self._problem({**result, "tools": []}) is not None:
@@ -390,6 +484,15 @@ class ToolListing:
         except (KeyError, ValueError):  # pragma: no cover - a revision the SDK negotiated but cannot check
             pass  # the SDK decides on the whole page, as it would without this check
         return None
+
+
+def _answer_in(held: HeldAnswer) -> types.JSONRPCResponse | None:
+    """The first response in what `held` holds, parsed as a stdio line is (deeper than the SDK's parser goes)."""
+    for data in held.messages():
+        parsed = parse_message(data)
+        if isinstance(parsed, SessionMessage) and isinstance(parsed.message, types.JSONRPCResponse):
+            return parsed.message
+    return None
 
 
 class _WatchedRead:

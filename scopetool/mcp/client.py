@@ -958,7 +958,7 @@ async def connect(
         http = None
     else:
         http = create_mcp_http_client(headers=None if spec.headers is None else dict(spec.headers))
-        cap_responses(http, max_message_bytes, cut)
+        cap_responses(http, max_message_bytes, cut, listing)
         transport = streamable_http_client(spec.url, http_client=http, max_sse_event_size=max_message_bytes)
     sdk = Client(
         watched(transport, listing), elicitation_callback=elicit, read_timeout_seconds=float(call_timeout), cache=None

@@ -3,7 +3,8 @@
 It answers just enough JSON-RPC for a client to initialize (protocol 2025-11-25), list ``echo`` and
 call it; every call's answer is one text block of `result_bytes` bytes, sent as ``how`` says:
 ``"json"`` (an ``application/json`` body), ``"sse"`` (one event of a ``text/event-stream``) or
-``"gzip"`` (a gzip-encoded JSON body, which the client did not ask for).
+``"gzip"`` (a gzip-encoded JSON body, which the client did not ask for). With `deep_schema`, it also
+lists a tool ``deep`` whose ``inputSchema`` nests that many objects, and answers ``tools/list`` ``how`` too.
 """
 
 from __future__ import annotations
@@ -30,8 +31,12 @@ ECHO: dict[str, Any] = {
 }
 
 
-def hostile_app(result_bytes: int, how: str) -> Starlette:
-    """The app: `result_bytes` of text in every call's answer, sent `how` (json, sse or gzip)."""
+def hostile_app(result_bytes: int, how: str, *, deep_schema: int = 0) -> Starlette:
+    """The app: `result_bytes` of text in every call's answer, sent `how` (json, sse or gzip); `deep_schema` above."""
+    deep: dict[str, Any] = {"type": "object"}
+    for _ in range(deep_schema):
+        deep = {"type": "object", "properties": {"a": deep}}
+    listed = [ECHO, {**ECHO, "name": "deep", "inputSchema": deep}] if deep_schema else [ECHO]
 
     async def endpoint(request: Request) -> Response:
         if request.method != "POST":
@@ -48,13 +53,14 @@ def hostile_app(result_bytes: int, how: str) -> Starlette:
                 "serverInfo": {"name": "hostile-http", "version": "0"},
             }
         elif method == "tools/list":
-            answer["result"] = {"tools": [ECHO]}
+            answer["result"] = {"tools": listed}
         elif method == "tools/call":
             answer["result"] = {"content": [{"type": "text", "text": "y" * result_bytes}]}
         else:
             answer["error"] = {"code": -32601, "message": f"no method {method}"}
         body = json.dumps(answer)
-        if method != "tools/call" or how == "json":
+        sent_how = method == "tools/call" or (method == "tools/list" and deep_schema > 0)
+        if not sent_how or how == "json":
             return Response(body, media_type="application/json")
         if how == "sse":
             return Response(f"event: message\ndata: {body}\n\n", media_type="text/event-stream")

@@ -12,19 +12,28 @@ import io
 import json
 import sys
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import cast
 
 import anyio
+import httpx2
 import mcp_types as types
 import pytest
 from anyio.abc import ByteReceiveStream
-from hostile_http import hostile_app, serving
+from hostile_http import ECHO, hostile_app, serving
 from mcp import Client
 from mcp.shared.message import SessionMessage
 
 from scopetool import Failure, Registry, Request, Result
-from scopetool.mcp._transport import MessageTooLargeError, ToolListing, parse_message, read_lines
+from scopetool.mcp._transport import (
+    Cut,
+    MessageTooLargeError,
+    ToolListing,
+    cap_responses,
+    parse_message,
+    read_lines,
+)
 from scopetool.mcp.client import (
     MAX_DESCRIPTION_BYTES,
     MAX_MESSAGE_BYTES,
@@ -192,6 +201,16 @@ async def test_an_http_message_under_the_cap_is_delivered(how: str) -> None:
             assert len((await echo(client)).output.text() or "") == MIB // 2
 
 
+@pytest.mark.parametrize("how", ["json", "sse"])
+async def test_a_deeply_nested_schema_over_http_refuses_its_tool_and_keeps_the_others(how: str) -> None:
+    """Over HTTP too (a JSON body or an event): a tool nested 150 deep is refused alone, echo stays callable."""
+    with serving(hostile_app(2, how, deep_schema=150)) as url, anyio.fail_after(LIMIT):
+        async with connect(HttpServer(url), name="hostile") as client:
+            assert [tool.definition().name for tool in client.tools] == ["echo"]
+            assert "nests deeper than 64 levels" in client.refused["deep"]
+            assert (await echo(client)).output.text() == "yy"
+
+
 async def test_an_encoded_http_body_is_refused() -> None:
     """A gzip body the client did not ask for (its raw size does not bound it): refused, not inflated."""
     with serving(hostile_app(2 * MIB, "gzip")) as url:
@@ -306,4 +325,91 @@ def test_a_listing_that_is_wrong_itself_is_left_to_the_sdk() -> None:
     tool = {"name": "echo", "inputSchema": {"type": "object"}}
     answer = SessionMessage(types.JSONRPCResponse(jsonrpc="2.0", id=8, result={"tools": [tool], "nextCursor": 5}))
     assert listing.received(answer) is answer
+    assert listing.refused == {}
+
+
+def deep_listing(ident: int) -> bytes:
+    """An answer to tools/list listing echo and a tool nested 150 deep (past the SDK's parser)."""
+    schema: dict[str, object] = {"type": "object"}
+    for _ in range(150):
+        schema = {"type": "object", "properties": {"a": schema}}
+    tools = [ECHO, {**ECHO, "name": "deep", "inputSchema": schema}]
+    return json.dumps({"jsonrpc": "2.0", "id": ident, "result": {"tools": tools}}).encode()
+
+
+async def read_through_the_cap(listing: ToolListing, chunks: list[bytes], *, events: bool, method: str) -> bytes:
+    """Send a `method` request (id 3) through a capped client whose server answers `chunks`; the body read."""
+
+    async def body() -> AsyncIterator[bytes]:
+        for chunk in chunks:
+            yield chunk
+
+    kind = "text/event-stream" if events else "application/json"
+    answer = httpx2.MockTransport(lambda _: httpx2.Response(200, headers={"content-type": kind}, content=body()))
+    async with httpx2.AsyncClient(transport=answer) as client:
+        cap_responses(client, CAP, Cut(), listing)
+        message = {"jsonrpc": "2.0", "id": 3, "method": method, "params": {"arguments": {"text": "tools/list"}}}
+        try:
+            return (await client.post("http://127.0.0.1/mcp", json=message)).content
+        except httpx2.StreamError:
+            return b""
+
+
+def parse_error(ident: int) -> SessionMessage:
+    """What the SDK's HTTP transport hands the session for an answer it cannot parse."""
+    error = types.ErrorData(code=types.PARSE_ERROR, message="Failed to parse JSON response: recursion limit")
+    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=ident, error=error))
+
+
+def listing_of(*methods: str) -> ToolListing:
+    """A ToolListing that saw a request with id 3 for each of `methods`."""
+    listing = ToolListing(lambda: "2025-11-25")
+    for method in methods:
+        listing.sent(SessionMessage(types.JSONRPCRequest(jsonrpc="2.0", id=3, method=method, params={})))
+    return listing
+
+
+async def test_an_event_stream_listing_split_over_chunks_is_parsed_again_from_what_was_held() -> None:
+    """Events split anywhere: the event in progress is held, not those parsed before it; the deep answer is found."""
+    notice = b'data: {"jsonrpc":"2.0","id":2,"result":{"tools":[]}}\n\n'  # parsed already: if held, taken first
+    others = b": a comment\n\nevent: ping\ndata: p\n\nid: 0\ndata:\n\n"  # held: the last chunk starts in the ping
+    stream = notice + others + b"id: 1\ndata: " + deep_listing(3) + b"\n\n"
+    cuts = [7, len(notice) + 1, len(notice) + 20]
+    chunks = [stream[start:end] for start, end in zip([0, *cuts], [*cuts, len(stream)], strict=True)]
+    listing = listing_of("tools/list")
+    assert await read_through_the_cap(listing, chunks, events=True, method="tools/list") == stream
+    answer = listing.received(parse_error(3))
+    assert isinstance(answer, SessionMessage) and isinstance(answer.message, types.JSONRPCResponse)
+    assert [tool["name"] for tool in answer.message.result["tools"]] == ["echo"]
+    assert "nests deeper than 64 levels" in listing.refused["deep"]
+
+
+@pytest.mark.parametrize("events", [False, True])
+async def test_a_listing_refused_for_its_size_is_not_parsed_again(events: bool) -> None:
+    """A listing over the cap holds nothing: the SDK's error stands, no part of it is taken for the answer."""
+    body = deep_listing(3)
+    body = b"data: " + body + b"\n\n" if events else body
+    listing = listing_of("tools/list")
+    await read_through_the_cap(listing, [body, b" " * (CAP + 1)], events=events, method="tools/list")
+    error = parse_error(3)
+    assert listing.received(error) is error
+    assert listing.refused == {}
+
+
+async def test_only_a_watched_listing_is_held_and_only_a_parse_error_is_replaced() -> None:
+    """A call naming tools/list, a listing not watched, a JSON body cut short, an error that is not a parse error."""
+    body = deep_listing(3)
+    for method, watched in (("tools/call", "tools/list"), ("tools/list", "tools/call")):
+        listing = listing_of(watched)
+        await read_through_the_cap(listing, [body], events=False, method=method)
+        error = parse_error(3)
+        assert listing.received(error) is error
+    listing = listing_of("tools/list")
+    await read_through_the_cap(listing, [body[:-1]], events=False, method="tools/list")
+    error = parse_error(3)
+    assert listing.received(error) is error  # a body cut short is no answer
+    listing = listing_of("tools/list")
+    await read_through_the_cap(listing, [body], events=False, method="tools/list")
+    failed = SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=3, error=types.ErrorData(code=-32603, message="x")))
+    assert listing.received(failed) is failed
     assert listing.refused == {}
