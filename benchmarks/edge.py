@@ -95,23 +95,23 @@ class Plan:
     session_seconds: float
     """The most seconds the looping client loops."""
 
-    def call_deadline(self) -> float:
-        """Seconds a call case gets: the client's call bound, and the margin."""
-        return self.client_bounds.get("call_timeout", CALL_TIMEOUT) + MARGIN
+    def call_timeout(self) -> float:
+        """Seconds a remote call gets (`connect`'s ``call_timeout``)."""
+        return self.client_bounds.get("call_timeout", CALL_TIMEOUT)
 
-    def connect_deadline(self) -> float:
-        """Seconds a connect case gets: the client's start and listing bounds, and the margin."""
-        return START_TIMEOUT + self.client_bounds.get("list_timeout", LIST_TIMEOUT) + MARGIN
+    def list_timeout(self) -> float:
+        """Seconds a tools listing gets (`connect`'s ``list_timeout``)."""
+        return self.client_bounds.get("list_timeout", LIST_TIMEOUT)
 
     def describe(self) -> str:
         """The bounds in force, in a few words."""
         settings = HttpSettings(**self.http_bounds)
         said = "Bounds passed explicitly (short: a smoke run, not the defaults)" if self.client_bounds else "Defaults"
         return (
-            f"{said}: a call {self.client_bounds.get('call_timeout', CALL_TIMEOUT):g} s, a start "
-            f"{START_TIMEOUT:g} s, a listing {self.client_bounds.get('list_timeout', LIST_TIMEOUT):g} s; "
-            f"{settings.max_sessions:,} sessions, idle {settings.session_idle_timeout:g} s. Each case gets its "
-            f"bound plus {MARGIN:g} s, and its reader {self.ceiling} MiB, before this script stops it."
+            f"{said}: a call {self.call_timeout():g} s, a start {START_TIMEOUT:g} s, a listing "
+            f"{self.list_timeout():g} s; {settings.max_sessions:,} sessions, idle {settings.session_idle_timeout:g} "
+            f"s. Each case gets its bound plus {MARGIN:g} s, and its reader {self.ceiling} MiB, before this script "
+            "stops it."
         )
 
 
@@ -220,7 +220,7 @@ class Measured:
 
 def run_case(path: str, kind: str, behaviours: list[str], plan: Plan) -> Measured:
     """Run one case (`path` before hostile_server.py `behaviours`) in a child process, bounded by `plan`."""
-    deadline = plan.connect_deadline() if kind == "connect" else plan.call_deadline()
+    bound = START_TIMEOUT + plan.list_timeout() if kind == "connect" else plan.call_timeout()
     with tempfile.TemporaryFile("w+") as complaints:  # its own traceback, should it fail (its servers' is discarded)
         process = subprocess.Popen(
             [sys.executable, __file__, "--case", path, kind, json.dumps(plan.client_bounds), *behaviours],
@@ -232,7 +232,7 @@ def run_case(path: str, kind: str, behaviours: list[str], plan: Plan) -> Measure
         )
         assert process.stdout is not None
         try:
-            return _watch(process, lines_of(process.stdout), complaints, path, deadline, plan.ceiling)
+            return _watch(process, lines_of(process.stdout), complaints, path, bound + MARGIN, plan.ceiling)
         finally:
             kill_tree(process.pid)
             process.wait()
