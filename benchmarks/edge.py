@@ -1,7 +1,8 @@
 """The edge against hostile peers: what scopetool's MCP client, gateway and HTTP server do at their default settings.
 
-Four questions, asked of whatever scopetool is imported, with no timeout or cap passed (the defaults are
-what is measured). The script bounds every case itself, never the code under test:
+Four questions, asked of whatever scopetool is imported. A full run passes no timeout or cap (the
+defaults are what is measured); ``--quick`` passes short bounds explicitly and says so. The script
+bounds every case itself, never the code under test:
 
 - a silent upstream: `scopetool.mcp.client.connect`, and the gateway (``scopetool proxy``, the official
   MCP SDK client in front over stdio), before tests/mcp_tests/hostile_server.py when it never answers
@@ -10,17 +11,19 @@ what is measured). The script bounds every case itself, never the code under tes
 - a large result (``big-result=MIB``) and a line that never ends (``endless-call``): the time, and the
   peak resident memory and CPU time of the process that reads it (the client, or the gateway);
 - sessions: one client opens 2025-11-25 sessions of ``scopetool serve --http`` in a loop and never
-  closes them: how many it opens, whether and how the server refuses, the server's resident memory, and
-  whether a new client is still served;
+  closes them: how many it opens, whether and how the server refuses, the server's resident memory
+  (and so what one idle session costs), and when a new client is served again;
 - a hung sync tool: clients call a sync tool that blocks for an hour (benchmarks/edge_tools.py) and go
   away; then how long an unrelated ``add`` takes.
 
 Each stdio case runs in a child process of its own (``--case``): this process reads the memory of the
 reader from /proc (Linux) and kills the child's whole process tree when the case passes its outer
-deadline (reported as "no answer within N s (unbounded)") or the reader passes the memory ceiling.
+deadline (the library's own bound for it plus `MARGIN`; reported as "no answer within N s
+(unbounded)") or the reader passes the memory ceiling. The cases that only wait out a bound (the
+silent upstreams, the sessions idling out) run at the same time.
 
-    python benchmarks/edge.py           # full run (about 15 minutes): prints the figures, writes them into the docs
-    python benchmarks/edge.py --quick   # a smoke run (CI): small sizes, short deadlines, no docs
+    python benchmarks/edge.py           # full run (about 10 minutes): prints the figures, writes them into the docs
+    python benchmarks/edge.py --quick   # a smoke run (CI): small sizes, short bounds passed explicitly, no docs
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -46,6 +50,9 @@ from typing import IO, Any
 
 import httpx
 from pages import replace_between
+
+from scopetool.mcp.client import CALL_TIMEOUT, LIST_TIMEOUT, START_TIMEOUT
+from scopetool.mcp.server import HttpSettings
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -60,6 +67,14 @@ PROTOCOL = "2025-11-25"
 HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 STARTUP = 60.0
 """Seconds a case or a server gets to start (import, spawn, initialize) before its measured part begins."""
+MARGIN = 30.0
+"""Seconds a case gets past the library's own bound for it before this script stops it."""
+HTTP_DEADLINE = 60.0
+"""Seconds a well-behaved HTTP client's session and call of ``add`` get (the library has no bound on ``add``)."""
+WARM_SESSIONS = 20
+"""Sessions opened before the server's memory is read: the first ones warm caches up, and are not counted."""
+GATEWAY_KEYS = {"call_timeout": "callTimeout", "list_timeout": "listTimeout"}
+"""The gateway config's key of each `connect` bound a quick run passes."""
 TICK = 0.05
 """Seconds between two readings of a case's memory."""
 MIB = 1024 * 1024
@@ -67,22 +82,47 @@ MIB = 1024 * 1024
 
 @dataclass(frozen=True)
 class Plan:
-    """How far each case may go."""
+    """How far each case may go, and the bounds it passes (none: the library's defaults)."""
 
-    deadline: float
-    """Seconds the measured operation of a case gets before it is stopped."""
+    client_bounds: dict[str, float]
+    """Time bounds passed to `connect` (``call_timeout``, ``list_timeout``), and so to the gateway's config."""
+    http_bounds: dict[str, Any]
+    """`scopetool.mcp.server.HttpSettings` passed to ``serve --http`` (``max_sessions``, ``session_idle_timeout``)."""
     ceiling: int
     """MiB of resident memory the reading process may reach before it is stopped."""
     sizes: tuple[int, ...]
     """MiB of the large results."""
-    sessions: int
-    """The most sessions the looping client opens."""
     session_seconds: float
-    """The most seconds it loops."""
+    """The most seconds the looping client loops."""
+
+    def call_timeout(self) -> float:
+        """Seconds a remote call gets (`connect`'s ``call_timeout``)."""
+        return self.client_bounds.get("call_timeout", CALL_TIMEOUT)
+
+    def list_timeout(self) -> float:
+        """Seconds a tools listing gets (`connect`'s ``list_timeout``)."""
+        return self.client_bounds.get("list_timeout", LIST_TIMEOUT)
+
+    def describe(self) -> str:
+        """The bounds in force, in a few words."""
+        settings = HttpSettings(**self.http_bounds)
+        said = "Bounds passed explicitly (short: a smoke run, not the defaults)" if self.client_bounds else "Defaults"
+        return (
+            f"{said}: a call {self.call_timeout():g} s, a start {START_TIMEOUT:g} s, a listing "
+            f"{self.list_timeout():g} s; {settings.max_sessions:,} sessions, idle {settings.session_idle_timeout:g} "
+            f"s. Each case gets its bound plus {MARGIN:g} s, and its reader {self.ceiling} MiB, before this script "
+            "stops it."
+        )
 
 
-FULL = Plan(deadline=60, ceiling=1024, sizes=(1, 10, 100), sessions=10_100, session_seconds=120)
-QUICK = Plan(deadline=2, ceiling=512, sizes=(8,), sessions=200, session_seconds=10)
+FULL = Plan(client_bounds={}, http_bounds={}, ceiling=1024, sizes=(1, 10, 100), session_seconds=120)
+QUICK = Plan(
+    client_bounds={"call_timeout": 2, "list_timeout": 2},
+    http_bounds={"max_sessions": 50, "session_idle_timeout": 3},
+    ceiling=512,
+    sizes=(1, 20),
+    session_seconds=10,
+)
 
 
 # -- processes: their trees, memory and CPU, read from /proc -------------------------------------------
@@ -180,9 +220,10 @@ class Measured:
 
 def run_case(path: str, kind: str, behaviours: list[str], plan: Plan) -> Measured:
     """Run one case (`path` before hostile_server.py `behaviours`) in a child process, bounded by `plan`."""
+    bound = START_TIMEOUT + plan.list_timeout() if kind == "connect" else plan.call_timeout()
     with tempfile.TemporaryFile("w+") as complaints:  # its own traceback, should it fail (its servers' is discarded)
         process = subprocess.Popen(
-            [sys.executable, __file__, "--case", path, kind, *behaviours],
+            [sys.executable, __file__, "--case", path, kind, json.dumps(plan.client_bounds), *behaviours],
             stdin=subprocess.PIPE,  # never written: the child waits on it once it has answered
             stdout=subprocess.PIPE,
             stderr=complaints,
@@ -191,14 +232,19 @@ def run_case(path: str, kind: str, behaviours: list[str], plan: Plan) -> Measure
         )
         assert process.stdout is not None
         try:
-            return _watch(process, lines_of(process.stdout), complaints, path, plan)
+            return _watch(process, lines_of(process.stdout), complaints, path, bound + MARGIN, plan.ceiling)
         finally:
             kill_tree(process.pid)
             process.wait()
 
 
 def _watch(
-    process: subprocess.Popen[str], messages: queue.Queue[str], complaints: IO[str], path: str, plan: Plan
+    process: subprocess.Popen[str],
+    messages: queue.Queue[str],
+    complaints: IO[str],
+    path: str,
+    deadline: float,
+    ceiling: int,
 ) -> Measured:
     """Read the case's messages and its reader's memory until it answers, passes a bound or fails."""
     began = time.monotonic()
@@ -221,10 +267,10 @@ def _watch(
             cpu = cpu_seconds(reader) - start_cpu if reader else 0.0
             return Measured(message["answer"], message["seconds"], start_rss, peak, cpu)
         elapsed = now - (started or began)
-        if started is not None and elapsed > plan.deadline:
-            answer = f"no answer within {plan.deadline:g} s (unbounded)"
-        elif peak > plan.ceiling * MIB:
-            answer = f"stopped at the {plan.ceiling} MiB memory ceiling"
+        if started is not None and elapsed > deadline:
+            answer = f"no answer within {deadline:g} s (unbounded)"
+        elif peak > ceiling * MIB:
+            answer = f"stopped at the {ceiling} MiB memory ceiling"
         elif process.poll() is not None and messages.empty():
             complaints.seek(0)
             said = complaints.read().strip().splitlines() or [""]
@@ -267,8 +313,8 @@ def _error(error: BaseException) -> str:
     return f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
 
 
-async def client_case(kind: str, behaviours: list[str]) -> None:
-    """`connect` to the hostile server; time the connect (``connect``) or a call of its ``echo`` (``call``)."""
+async def client_case(kind: str, bounds: dict[str, float], behaviours: list[str]) -> None:
+    """`connect` (with `bounds`) to the hostile server; time the connect (``connect``) or a call of its ``echo``."""
     from scopetool import Registry, Request
     from scopetool.mcp.client import StdioServer, connect
 
@@ -277,12 +323,12 @@ async def client_case(kind: str, behaviours: list[str]) -> None:
         if kind == "connect":
             began = _begin()
             try:
-                async with connect(spec, name="hostile", errlog=quiet) as client:
+                async with connect(spec, name="hostile", errlog=quiet, **bounds) as client:
                     _answer(f"connected: {len(client.tools)} tools", began)
             except Exception as error:
                 _answer(_error(error), began)
             return
-        async with connect(spec, name="hostile", errlog=quiet) as client:
+        async with connect(spec, name="hostile", errlog=quiet, **bounds) as client:
             binding = Registry(*client.tools).resolve("echo")
             assert binding is not None
             invocation = binding.contract.prepare(Request("echo", '{"text": "hi"}'))
@@ -296,15 +342,16 @@ async def client_case(kind: str, behaviours: list[str]) -> None:
             _answer(f"delivered: {characters:,} characters of text", began)
 
 
-async def gateway_case(kind: str, behaviours: list[str]) -> None:
-    """The SDK's client before ``scopetool proxy`` of the hostile server; time its start (``connect``) or a call."""
+async def gateway_case(kind: str, bounds: dict[str, float], behaviours: list[str]) -> None:
+    """The SDK's client before ``scopetool proxy`` (with `bounds`) of the hostile server; time its start or a call."""
     from mcp import ClientSession, StdioServerParameters, stdio_client
     from mcp.shared.exceptions import MCPError
 
     with tempfile.TemporaryDirectory() as folder, open(os.devnull, "w") as quiet:
         config = Path(folder) / "gateway.json"
         entry = {"command": sys.executable, "args": [str(HOSTILE), *behaviours]}
-        config.write_text(json.dumps({"mcpServers": {"hostile": entry}}))
+        gateway_keys = {GATEWAY_KEYS[key]: value for key, value in bounds.items()}
+        config.write_text(json.dumps({"gateway": gateway_keys, "mcpServers": {"hostile": entry}}))
         gateway = StdioServerParameters(command=sys.executable, args=["-m", "scopetool", "proxy", str(config)], env=ENV)
         began = _begin() if kind == "connect" else 0.0
         async with stdio_client(gateway, errlog=quiet) as (read, write), ClientSession(read, write) as session:
@@ -347,8 +394,8 @@ def _with_time(answer: str, seconds: float) -> str:
     return answer if _unanswered(answer) else f"{answer} ({seconds:.2f} s)"
 
 
-def silent(plan: Plan) -> list[str]:
-    """The table of the silent upstreams."""
+def silent(plan: Plan, pool: ThreadPoolExecutor) -> list[str]:
+    """The table of the silent upstreams, their cases run at once in `pool` (each only waits out a bound)."""
     cases = [
         ("call", "hang-call", "never answers `tools/call`"),
         ("call", "garbage-call", "answers `tools/call` with a line that is not JSON"),
@@ -358,10 +405,14 @@ def silent(plan: Plan) -> list[str]:
         "| path | upstream | answer | time to answer |",
         "|---|---|---|---|",
     ]
-    for kind, behaviour, what in cases:
-        for path in PATHS:
-            measured = run_case(path, kind, [behaviour], plan)
-            rows.append(f"| {path} | {what} | {measured.answer} | {_time(measured)} |")
+    running = [
+        (path, what, pool.submit(run_case, path, kind, [behaviour], plan))
+        for kind, behaviour, what in cases
+        for path in PATHS
+    ]
+    for path, what, case in running:
+        measured = case.result()
+        rows.append(f"| {path} | {what} | {measured.answer} | {_time(measured)} |")
     return rows
 
 
@@ -387,10 +438,14 @@ def large(plan: Plan) -> list[str]:
 
 
 @contextlib.contextmanager
-def http_server() -> Iterator[tuple[int, str]]:
-    """``scopetool serve benchmarks/edge_tools.py:registry --http`` on a free loopback port: (its pid, its URL)."""
+def http_server(bounds: dict[str, Any]) -> Iterator[tuple[int, str]]:
+    """``scopetool serve benchmarks/edge_tools.py:registry --http`` on a free loopback port: (its pid, its URL).
+
+    Each of `bounds` (an `HttpSettings` field: ``max_sessions``) is passed as its flag (``--max-sessions``).
+    """
+    flags = [str(word) for key, value in bounds.items() for word in ("--" + key.replace("_", "-"), value)]
     process = subprocess.Popen(
-        [sys.executable, "-m", "scopetool", "serve", f"{TOOLS}:registry", "--http", "127.0.0.1:0"],
+        [sys.executable, "-m", "scopetool", "serve", f"{TOOLS}:registry", "--http", "127.0.0.1:0", *flags],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -439,14 +494,20 @@ async def _open_session(http: httpx.AsyncClient, url: str) -> dict[str, str] | h
     return headers
 
 
-async def new_client(url: str, deadline: float) -> tuple[str, float]:
+def _refusal(response: httpx.Response) -> str:
+    """A refusing response's status, and its ``Retry-After`` if it has one."""
+    retry = response.headers.get("retry-after")
+    return f"HTTP {response.status_code}" + (f" (Retry-After: {retry})" if retry else "")
+
+
+async def new_client(url: str) -> tuple[str, float]:
     """A well-behaved client: opens a session, calls ``add``, closes it. (What it got, seconds of the call.)"""
     began = time.perf_counter()
     try:
-        async with asyncio.timeout(deadline), httpx.AsyncClient(timeout=None) as http:
+        async with asyncio.timeout(HTTP_DEADLINE), httpx.AsyncClient(timeout=None) as http:
             headers = await _open_session(http, url)
             if isinstance(headers, httpx.Response):
-                return f"refused: HTTP {headers.status_code} to initialize", time.perf_counter() - began
+                return f"refused: {_refusal(headers)} to initialize", time.perf_counter() - began
             began = time.perf_counter()
             response = await http.post(
                 url, json=_request(1, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}}), headers=headers
@@ -455,7 +516,18 @@ async def new_client(url: str, deadline: float) -> tuple[str, float]:
             await http.delete(url, headers=headers)
             return _call_answer(response), seconds
     except TimeoutError:
-        return f"no answer within {deadline:g} s (unbounded)", deadline
+        return f"no answer within {HTTP_DEADLINE:g} s (unbounded)", HTTP_DEADLINE
+
+
+async def served_again(url: str, wait: float) -> tuple[str, float]:
+    """A new client that tries once a second until it is served or `wait` seconds pass: its answer, and when."""
+    began = time.monotonic()
+    while True:
+        answer, seconds = await new_client(url)
+        waited = time.monotonic() - began
+        if not answer.startswith("refused") or waited > wait:
+            return _with_time(answer, seconds), waited
+        await asyncio.sleep(1)
 
 
 def _call_answer(response: httpx.Response) -> str:
@@ -469,38 +541,45 @@ def _call_answer(response: httpx.Response) -> str:
     return f"isError: {text}" if message["result"].get("isError") else f"served: add(2, 3) = {text}"
 
 
-def sessions(plan: Plan) -> list[str]:
-    """The table of the client that opens sessions in a loop."""
-    with http_server() as (pid, url):
-        before = memory(pid)[0]
-        opened, refused, began = 0, "no refusal", time.monotonic()
+def sessions(plan: Plan, looped: threading.Event) -> list[str]:
+    """The table of the client that opens sessions in a loop (`looped` is set once it stops opening them)."""
+    settings = HttpSettings(**plan.http_bounds)
+    with http_server(plan.http_bounds) as (pid, url):
+        opened, refused, before, began = 0, "no refusal", 0, time.monotonic()
 
         async def loop() -> None:
-            nonlocal opened, refused
-            async with httpx.AsyncClient(timeout=10) as http:
-                while opened < plan.sessions and time.monotonic() - began < plan.session_seconds:
+            nonlocal opened, refused, before
+            # A new connection per session, as a naive loop makes (kept-alive ones wait on delayed ACKs).
+            async with httpx.AsyncClient(timeout=10, limits=httpx.Limits(max_keepalive_connections=0)) as http:
+                while opened <= settings.max_sessions and time.monotonic() - began < plan.session_seconds:
+                    if opened == WARM_SESSIONS:
+                        before = memory(pid)[0]
                     try:
-                        # A new connection per session, as a naive loop makes (kept-alive ones wait on delayed ACKs).
-                        response = await http.post(url, json=INITIALIZE, headers={**HEADERS, "connection": "close"})
+                        session = await _open_session(http, url)
                     except httpx.HTTPError as error:
                         refused = f"{type(error).__name__} at session {opened + 1:,}"
                         return
-                    if response.status_code != httpx.codes.OK:
-                        refused = f"HTTP {response.status_code} from session {opened + 1:,}"
+                    if isinstance(session, httpx.Response):
+                        refused = f"{_refusal(session)} to session {opened + 1:,}"
                         return
                     opened += 1
 
-        asyncio.run(loop())
+        try:
+            asyncio.run(loop())
+        finally:
+            looped.set()
         seconds = time.monotonic() - began
+        time.sleep(0.5)  # for the server to settle
         after, peak = memory(pid)
-        answer, call = asyncio.run(new_client(url, plan.deadline))
-    per_session = (after - before) / max(opened, 1) / 1024
+        first = _with_time(*asyncio.run(new_client(url)))
+        again, waited = asyncio.run(served_again(url, settings.session_idle_timeout + MARGIN))
+    idle_session = (after - before) / max(opened - WARM_SESSIONS, 1) / 1024
     return [
-        "| sessions opened (never closed) | in | the server refused | server RSS before | after | per session "
-        "| a new client then |",
-        "|---:|---|---|---:|---:|---:|---|",
+        "| sessions opened (never closed) | in | the server refused | server RSS before | after | one idle session "
+        "| a new client then | one retrying each second |",
+        "|---:|---|---|---:|---:|---:|---|---|",
         f"| {opened:,} | {seconds:.1f} s | {refused} | {_mib(before)} | {_mib(after)} (peak {_mib(peak)}) "
-        f"| {per_session:.1f} KiB | {_with_time(answer, call)} |",
+        f"| {idle_session:.1f} KiB | {first} | {again} after {waited:.0f} s |",
     ]
 
 
@@ -515,15 +594,17 @@ async def _leave_mid_call(url: str) -> None:
 
 def hung(plan: Plan) -> list[str]:
     """The table of the hung sync tool."""
-    hung_calls = (os.cpu_count() or 1) + 6  # two more than the default worker pool, min(32, CPUs + 4)
-    with http_server() as (_, url):
-        before, before_seconds = asyncio.run(new_client(url, plan.deadline))
+    from scopetool._threads import MAX_THREADS  # the sync tools' worker pool
+
+    hung_calls = MAX_THREADS + 2
+    with http_server(plan.http_bounds) as (_, url):
+        before, before_seconds = asyncio.run(new_client(url))
 
         async def leave() -> None:
             await asyncio.gather(*(_leave_mid_call(url) for _ in range(hung_calls)))
 
         asyncio.run(leave())
-        after, after_seconds = asyncio.run(new_client(url, plan.deadline))
+        after, after_seconds = asyncio.run(new_client(url))
     return [
         "| `add` before | calls to `hang` left by their clients | `add` after |",
         "|---|---:|---|",
@@ -550,43 +631,53 @@ def report(plan: Plan, command: str) -> list[str]:
     """Every table of one run, with the machine and the bounds it ran under."""
     import scopetool
 
-    header = [
+    header = (
         f"Python {platform.python_version()} on {platform.machine()} ({platform.system()}), {os.cpu_count()} CPUs "
         f"(load average {os.getloadavg()[0]:.2f} when the run began); scopetool {scopetool.__version__} (commit "
-        f"{_commit()}), mcp {version('mcp')}. Command: `{command}`. Default settings only; each case's measured "
-        f"operation gets {plan.deadline:g} s and its reader {plan.ceiling} MiB before this script stops it.",
-    ]
-    return [
-        *header,
-        "",
-        "### A silent upstream",
-        "",
-        *silent(plan),
-        "",
-        "### A large result, and a line that never ends",
-        "",
-        *large(plan),
-        "",
-        "### A client that opens sessions in a loop",
-        "",
-        *sessions(plan),
-        "",
-        "### A hung sync tool",
-        "",
-        *hung(plan),
-    ]
+        f"{_commit()}), mcp {version('mcp')}. Command: `{command}`. {plan.describe()}"
+    )
+    began = time.monotonic()
+    large_rows, hung_rows = large(plan), hung(plan)  # alone, as they measure time, memory and CPU
+    looped = threading.Event()
+    with ThreadPoolExecutor(max_workers=1 + 3 * len(PATHS)) as pool:  # the cases that wait out a bound, at once
+        session_rows = pool.submit(sessions, plan, looped)
+        looped.wait()  # the loop alone too: it measures time and memory
+        silent_rows = silent(plan, pool)
+        return [
+            header,
+            "",
+            "### A silent upstream",
+            "",
+            *silent_rows,
+            "",
+            "### A large result, and a line that never ends",
+            "",
+            *large_rows,
+            "",
+            "### A client that opens sessions in a loop",
+            "",
+            *session_rows.result(),
+            "",
+            "### A hung sync tool",
+            "",
+            *hung_rows,
+            "",
+            f"The whole run took {(time.monotonic() - began) / 60:.1f} minutes.",
+        ]
 
 
 def main() -> None:
     """Run the cases; print the figures and write them into the docs unless --quick (or be one case)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small sizes, short deadlines, no docs (CI smoke run)")
-    parser.add_argument("--case", nargs="+", metavar="PATH KIND BEHAVIOUR", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--quick", action="store_true", help="small sizes, short bounds passed explicitly, no docs (CI smoke run)"
+    )
+    parser.add_argument("--case", nargs="+", metavar="PATH KIND BOUNDS BEHAVIOUR", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.case:
-        path, kind, *behaviours = args.case
+        path, kind, bounds, *behaviours = args.case
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run((client_case if path == "client" else gateway_case)(kind, behaviours))
+            asyncio.run((client_case if path == "client" else gateway_case)(kind, json.loads(bounds), behaviours))
         return
     command = "python benchmarks/edge.py" + (" --quick" if args.quick else "")
     lines = report(QUICK if args.quick else FULL, command)

@@ -308,8 +308,8 @@ class HttpSettings:
     max_sessions: int = 1000
     """The most 2025 sessions open at once; a request for one more is answered ``503`` with a
     ``Retry-After`` until one ends or idles out. An idle session costs a few tens of KiB of memory
-    (``benchmarks/http_edge.py session`` measures it), so a full table stays within tens of MiB,
-    where the SDK's default of 10,000 allows ten times that."""
+    (``benchmarks/edge.py`` measures it; docs/reliability-edge.md has the figures), so a full table
+    stays within tens of MiB, where the SDK's default of 10,000 allows ten times that."""
     header_timeout: float = 10.0
     """Seconds a connection has to send a request's line and headers, from its start or from the end
     of its previous response; past them it is closed (uvicorn has no such bound: a client that sends
