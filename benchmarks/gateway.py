@@ -106,8 +106,8 @@ def table(figures: dict[str, dict[str, list[float]]], rounds: int, calls: int) -
         g / d for g, d in zip(gateway["throughput"], direct["throughput"], strict=True)
     )
     rows = [
-        f"| path | latency (ms): median of the {rounds} rounds' medians | throughput (calls/s, {CONCURRENCY} in flight): "
-        f"median of the {rounds} rounds |",
+        f"| path | latency (ms): median of the {rounds} rounds' medians "
+        f"| throughput (calls/s, {CONCURRENCY} in flight): median of the {rounds} rounds |",
         "|---|---:|---:|",
         *(
             f"| {path} | {statistics.median(figures[path]['latency']) * 1000:.2f} | "
