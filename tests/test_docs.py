@@ -467,7 +467,7 @@ def test_api_signatures_are_formatted_to_the_configured_width(site: Site) -> Non
         html.unescape(re.sub(r"<[^>]+>", "", block))
         for page in sorted((site.folder / "api").rglob("index.html"))
         for block in re.findall(
-            r'<div class="doc-signature highlight"><pre><span></span><code>(.*?)</code></pre>',
+            r'<div class="(?:language-python )?doc-signature highlight"><pre><span></span><code>(.*?)</code></pre>',
             page.read_text(encoding="utf-8"),
             re.S,
         )
