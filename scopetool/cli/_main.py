@@ -29,7 +29,7 @@ EXIT_CODES: Final[dict[ExitCode, str]] = {
 """What each exit code means, as ``--help`` lists them (every `ExitCode`)."""
 EPILOG: Final = (
     "TARGET is module:attr or path/to/file.py:attr, naming a Registry, a tool or a list of tools.\n"
-    "--traceback (after a command) shows the traceback of an error in your code, such as a TARGET that raises.\n\n"
+    "--traceback (after the command) shows the traceback when loading TARGET (or a gateway policy) raises.\n\n"
     "exit codes:\n" + "".join(f"  {code.value:<4} {meaning}\n" for code, meaning in EXIT_CODES.items())
 )
 _TARGET_HELP: Final = "module:attr or path/to/file.py:attr naming a Registry, a tool or a list of tools"
@@ -179,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument(
             "--traceback",
             action="store_true",
-            help="show the traceback of an error raised in your code (TARGET, policy)",
+            help="when loading TARGET (or a gateway policy or tools target) raises, show the traceback",
         )
     return parser
 
