@@ -108,7 +108,7 @@ def _fresh(args: argparse.Namespace, registry: Registry) -> _Call:
         named = None if name is None or KEY_VALUE.match(name) else name
         pairs = [word for word in words if word != named]
         raise UsageError(
-            f"ARGS must be one JSON object, not key=value words: {_command(args.target, named, registry, pairs)}"
+            f"ARGS must be one JSON object, not key=value words: {_json_call(args.target, named, registry, pairs)}"
         )
     if (
         only is not None
@@ -132,7 +132,7 @@ def _fresh(args: argparse.Namespace, registry: Registry) -> _Call:
     return _Call(name=name, arguments=arguments, key=args.idempotency_key)
 
 
-def _command(target: str, name: str | None, registry: Registry, pairs: list[str]) -> str:
+def _json_call(target: str, name: str | None, registry: Registry, pairs: list[str]) -> str:
     """The ``call`` command line that passes the ``key=value`` `pairs` as the JSON object ARGS must be."""
     members: dict[str, object] = {}
     for pair in pairs:
@@ -230,7 +230,7 @@ def _not_completed(name: str, error: BaseException, arguments: str | bytes) -> i
 
 def _is_json_object(arguments: str | bytes) -> bool:
     """Whether `arguments` are a JSON object, or nothing (read as ``{}``)."""
-    if is_blank(arguments if isinstance(arguments, str) else arguments.decode("utf-8", "replace")):
+    if is_blank(arguments):
         return True
     try:
         return is_object(loads_exact(arguments if isinstance(arguments, bytes) else arguments.encode()))
