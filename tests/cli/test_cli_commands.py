@@ -390,7 +390,7 @@ def test_help_version_and_console_script() -> None:
 
 
 def test_help_and_the_docs_list_every_exit_code() -> None:
-    """``--help``, ``call --help`` and docs/cli.md list each exit code the command returns, and no other."""
+    """``--help``, ``call --help`` and docs/cli.md list every ExitCode, and the command uses every one of them."""
     page = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text(encoding="utf-8")
     for argv in (("--help",), ("call", "--help")):
         shown = run_process(*argv).stdout
@@ -398,6 +398,10 @@ def test_help_and_the_docs_list_every_exit_code() -> None:
         assert [int(line.split()[0]) for line in listed if line.strip()] == [code.value for code in ExitCode], shown
     for code in ExitCode:
         assert re.search(rf"^\| {code.value} \| \S", page, re.MULTILINE), code
+    package = Path(__file__).resolve().parents[2] / "scopetool" / "cli"
+    source = "".join(path.read_text(encoding="utf-8") for path in package.glob("*.py"))
+    returned = set(re.findall(r"ExitCode\.([A-Z_]+)", source.replace("class ExitCode", "")))
+    assert returned == {code.name for code in ExitCode}  # each code the command returns is a listed ExitCode
 
 
 @pytest.mark.parametrize("target", ["broken_import.py:x", "missing_dependency:x"])
