@@ -21,13 +21,53 @@ __all__ = ["TargetError", "load_object", "load_registry"]
 
 
 class TargetError(Exception):
-    """A TARGET that names nothing usable; its message is one line that says what and where."""
+    """A TARGET that names nothing usable; its message is one line that says what and where.
+
+    When the user's code raised (on import, or reading the attribute), that exception is its ``__cause__``.
+    """
 
 
 def _describe(error: BaseException) -> str:
-    """``Type: message`` of the user's exception, on one line (the type alone when the message is empty)."""
+    """``Type: message`` of the user's exception, on one line (the type alone when the message is empty).
+
+    Where the user's code raised it follows, as ``(at path:line)``, when the traceback reaches that code.
+    """
     text = " ".join(str(error).split())
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+    described = f"{type(error).__name__}: {text}" if text else type(error).__name__
+    where = _where_raised(error)
+    return f"{described} (at {where})" if where else described
+
+
+def _where_raised(error: BaseException) -> str | None:
+    """``path:line`` of the innermost frame of the user's own code in `error`'s traceback, or None.
+
+    The user's code is what is neither scopetool, nor the import machinery, nor installed (the standard
+    library, site-packages), unless the traceback holds nothing else (a TARGET in an installed package).
+    A syntax error is where the parser found it. The path is relative to the current folder when under it.
+    """
+    import sysconfig  # noqa: PLC0415 - only a TARGET that raises needs them
+    import traceback  # noqa: PLC0415
+
+    if isinstance(error, SyntaxError) and error.filename and error.lineno:
+        return f"{_shown_path(error.filename)}:{error.lineno}"
+    package = str(Path(__file__).resolve().parent) + os.sep
+    installed = tuple(
+        str(Path(sysconfig.get_path(kind)).resolve()) + os.sep
+        for kind in ("stdlib", "platstdlib", "purelib", "platlib")
+    )
+    frames = [
+        frame
+        for frame in traceback.extract_tb(error.__traceback__)
+        if not frame.filename.startswith("<") and not str(Path(frame.filename).resolve()).startswith(package)
+    ]
+    own = [frame for frame in frames if not str(Path(frame.filename).resolve()).startswith(installed)]
+    chosen = own or frames
+    return f"{_shown_path(chosen[-1].filename)}:{chosen[-1].lineno}" if chosen else None
+
+
+def _shown_path(filename: str) -> str:
+    path = Path(filename).resolve()
+    return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
 
 
 def load_registry(target: str) -> Registry:
@@ -64,8 +104,8 @@ def load_object(target: str) -> object:
             value = getattr(value, part)
         except AttributeError:
             raise TargetError(f"{location!r} has no attribute {attribute!r}") from None
-        except Exception as error:  # noqa: BLE001 - a property or __getattr__ of the user's may raise anything
-            raise TargetError(f"reading {attribute!r} of {location!r} raised {_describe(error)}") from None
+        except Exception as error:  # a property or __getattr__ of the user's may raise anything
+            raise TargetError(f"reading {attribute!r} of {location!r} raised {_describe(error)}") from error
     return value
 
 
@@ -84,9 +124,9 @@ def _load_file(location: str) -> ModuleType:
     sys.modules[name] = module  # registered first, as an import would: pydantic resolves annotations through it
     try:
         spec.loader.exec_module(module)
-    except (Exception, SystemExit) as error:  # noqa: BLE001 - the user's module may raise anything while it runs
+    except (Exception, SystemExit) as error:  # the user's module may raise anything while it runs
         del sys.modules[name]
-        raise TargetError(f"importing {location!r} raised {_describe(error)}") from None
+        raise TargetError(f"importing {location!r} raised {_describe(error)}") from error
     return module
 
 
@@ -100,9 +140,9 @@ def _import(location: str) -> ModuleType:
         missing = error.name or ""
         if missing and (location == missing or location.startswith(missing + ".")):
             raise TargetError(f"no module named {missing!r} (looked in the current directory and sys.path)") from None
-        raise TargetError(f"importing {location!r} raised {_describe(error)}") from None
-    except (Exception, SystemExit) as error:  # noqa: BLE001 - the user's module may raise anything while it runs
-        raise TargetError(f"importing {location!r} raised {_describe(error)}") from None
+        raise TargetError(f"importing {location!r} raised {_describe(error)}") from error
+    except (Exception, SystemExit) as error:  # the user's module may raise anything while it runs
+        raise TargetError(f"importing {location!r} raised {_describe(error)}") from error
 
 
 def _registry(value: object, target: str) -> Registry:

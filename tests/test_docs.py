@@ -346,6 +346,26 @@ def test_nav_lists_every_page_and_only_existing_ones() -> None:
     assert present <= set(listed), present - set(listed)
 
 
+@pytest.mark.needs("yaml")
+def test_the_navigation_starts_short() -> None:
+    """The sidebar's first screen is a few collapsed sections, not every page expanded."""
+    import yaml
+
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    features = set(config["theme"]["features"])
+    assert not features & {"navigation.sections", "navigation.expand"}, features
+    assert len(config["nav"]) <= 10, [next(iter(entry)) for entry in config["nav"]]
+
+
+@pytest.mark.parametrize("page", ["index.md", "getting-started.md"])
+def test_the_start_pages_show_every_path(page: str) -> None:
+    """The home page and getting-started link each way in: providers, frameworks, MCP server, client, gateway."""
+    text = (DOCS / page).read_text(encoding="utf-8")
+    assert "## Choose your path" in text
+    for target in ("providers/index.md", "integrations/index.md", "mcp-server.md", "mcp-client.md", "mcp-gateway.md"):
+        assert f"]({target}" in text, target
+
+
 @dataclass(frozen=True)
 class Site:
     """A built documentation site and what ``mkdocs build`` printed."""
@@ -414,6 +434,17 @@ def test_mkdocs_build_strict(site: Site) -> None:
 
 
 @NEEDS_MKDOCS
+def test_output_samples_wrap_where_code_scrolls(site: Site) -> None:
+    """Output samples carry their language, which the stylesheet wraps; a code line too long scrolls visibly."""
+    page = (site.folder / "cli" / "index.html").read_text(encoding="utf-8")
+    assert '<div class="language-text highlight">' in page and '<div class="language-bash highlight">' in page
+    css = (site.folder / "stylesheets" / "extra.css").read_text(encoding="utf-8")
+    wrapped = css.partition(".md-typeset .language-text pre > code")[2].partition("}")[0]
+    assert "white-space: pre-wrap" in wrapped
+    assert "scrollbar-width: auto" in css.partition(".md-typeset pre > code {")[2].partition("}")[0]
+
+
+@NEEDS_MKDOCS
 def test_api_reference_shows_only_the_public_surface(site: Site) -> None:
     """Each documented object is in its module's ``__all__`` or a class member without a leading underscore."""
     documented = [name for names in api_headings(site).values() for name in names]
@@ -436,7 +467,7 @@ def test_api_signatures_are_formatted_to_the_configured_width(site: Site) -> Non
         html.unescape(re.sub(r"<[^>]+>", "", block))
         for page in sorted((site.folder / "api").rglob("index.html"))
         for block in re.findall(
-            r'<div class="doc-signature highlight"><pre><span></span><code>(.*?)</code></pre>',
+            r'<div class="(?:language-python )?doc-signature highlight"><pre><span></span><code>(.*?)</code></pre>',
             page.read_text(encoding="utf-8"),
             re.S,
         )

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +30,7 @@ from .._target import load_registry
 from .._timeout import ToolTimeoutError
 from ..providers import Export, ProviderError, outcome_output
 from ..providers._common import call_outcome, repair_nulls
-from ._common import ExitCode, UsageError, dump_json, export_tools, one_line, say, stdout
+from ._common import KEY_VALUE, ExitCode, UsageError, dump_json, export_tools, one_line, say, stdout
 from ._definitions import export_options
 
 __all__ = ["PENDING_MEMBERS", "run"]
@@ -53,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     call = _resumed(args) if resumed else _fresh(args, registry)
     binding = registry.resolve(call.name)
     if binding is None:
-        raise UsageError(f"no tool named {call.name!r} in {args.target}; its tools: {', '.join(registry.names())}")
+        raise UsageError(_unknown_tool(call.name, registry, args.target))
     arguments = call.arguments
     if args.provider is not None and not resumed:
         try:
@@ -73,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         except Exception as error:  # noqa: BLE001 - a result that breaks its schema is an outcome like any error
             outcome = error
     if isinstance(outcome, BaseException):
-        return _not_completed(call.name, outcome)
+        return _not_completed(call.name, outcome, arguments)
     if outcome.input_request is not None:
         admitted = arguments if isinstance(arguments, str) else arguments.decode()  # admitted: UTF-8
         return _pending(call, "{}" if is_blank(admitted) else admitted, outcome.input_request)
@@ -101,6 +103,13 @@ def _fresh(args: argparse.Namespace, registry: Registry) -> _Call:
     name: str | None = args.name
     raw: str | None = args.arguments
     only = registry.names()[0] if len(registry) == 1 else None
+    words = [word for word in (name, raw, *args.extra_arguments) if word is not None]
+    if any(KEY_VALUE.match(word) for word in words):
+        named = None if name is None or KEY_VALUE.match(name) else name
+        pairs = [word for word in words if word != named]
+        raise UsageError(
+            f"ARGS must be one JSON object, not key=value words: {_json_call(args.target, named, registry, pairs)}"
+        )
     if (
         only is not None
         and name != only
@@ -110,12 +119,44 @@ def _fresh(args: argparse.Namespace, registry: Registry) -> _Call:
         name, raw = only, name  # a TARGET of one tool needs no NAME: what was given is ARGS
     if name is None:
         raise UsageError("call needs the NAME of the tool to call (or --continuation FILE)")
+    if (name == "-" or name.lstrip().startswith(("{", "["))) and registry.resolve(name) is None:
+        raise UsageError(
+            f"{name!r} is where NAME goes, and it looks like ARGS: name the tool first, as in "
+            f"scopetool call {args.target} NAME {shlex.quote(name)} (NAME: one of {', '.join(registry.names())})"
+        )
     arguments: str | bytes = ""
     if raw == "-":
         arguments = sys.stdin.buffer.read()
     elif raw is not None:
         arguments = raw
     return _Call(name=name, arguments=arguments, key=args.idempotency_key)
+
+
+def _json_call(target: str, name: str | None, registry: Registry, pairs: list[str]) -> str:
+    """The ``call`` command line that passes the ``key=value`` `pairs` as the JSON object ARGS must be."""
+    members: dict[str, object] = {}
+    for pair in pairs:
+        key, _, value = pair.partition("=")
+        try:
+            members[key] = json.loads(value)  # a number, true, false, null, an array or an object as written
+        except ValueError:
+            members[key] = value
+    only = registry.names()[0] if len(registry) == 1 else None
+    tool = name or only or "NAME"
+    named = "" if tool == only and name is None else f" {shlex.quote(tool)}"
+    listed = f" (NAME: one of {', '.join(registry.names())})" if tool == "NAME" else ""
+    return f"scopetool call {target}{named} {shlex.quote(json.dumps(members, ensure_ascii=False))}{listed}"
+
+
+def _unknown_tool(name: str, registry: Registry, target: str) -> str:
+    """No tool has `name`: say so, with the nearest names first when some are near."""
+    import difflib  # noqa: PLC0415 - only this error needs it
+
+    names = registry.names()
+    folded = {known.casefold(): known for known in names}
+    near = [folded[match] for match in difflib.get_close_matches(name.casefold(), folded, n=3, cutoff=0.6)]
+    guess = f"did you mean {' or '.join(map(repr, near))}? " if near else ""
+    return f"no tool named {name!r} in {target}; {guess}its tools: {', '.join(names)}"
 
 
 def _resumed(args: argparse.Namespace) -> _Call:
@@ -157,7 +198,7 @@ def _resumed(args: argparse.Namespace) -> _Call:
     return _Call(name=name, arguments=arguments, key=key, continuation=continuation)
 
 
-def _not_completed(name: str, error: BaseException) -> int:
+def _not_completed(name: str, error: BaseException, arguments: str | bytes) -> int:
     output, _ = outcome_output(name, error)
     stdout().write(_text(output) + "\n")
     failure = classify_failure(error)
@@ -166,7 +207,8 @@ def _not_completed(name: str, error: BaseException) -> int:
         say(f"the call ended with a {failure.kind.value} outcome{private}: the model is shown the output above")
         return ExitCode.FAILED
     if classify_input_rejection(error) is not None:
-        say("the arguments were rejected: the model is shown the message above")
+        hint = "" if _is_json_object(arguments) else """ (ARGS is one JSON object, as in '{"city": "Lisbon"}')"""
+        say(f"the arguments were rejected: the model is shown the message above{hint}")
         return ExitCode.REJECTED
     if isinstance(error, ToolTimeoutError):
         say(
@@ -184,6 +226,16 @@ def _not_completed(name: str, error: BaseException) -> int:
     behind = f" (caused by {type(cause).__name__})" if cause is not None else ""
     say(f"the call raised {type(error).__name__}{behind}; the model is shown only the generic text above")
     return ExitCode.FAILED
+
+
+def _is_json_object(arguments: str | bytes) -> bool:
+    """Whether `arguments` are a JSON object, or nothing (read as ``{}``)."""
+    if is_blank(arguments):
+        return True
+    try:
+        return is_object(loads_exact(arguments if isinstance(arguments, bytes) else arguments.encode()))
+    except ValueError:
+        return False
 
 
 def _pending(call: _Call, arguments: str, request: InputRequest) -> int:

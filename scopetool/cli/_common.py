@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 import sys
 from collections.abc import Callable
 from enum import IntEnum
@@ -20,6 +21,7 @@ if TYPE_CHECKING:  # the adapters (and asyncio, which they import) load only for
 __all__ = [
     "PROVIDERS",
     "STRICT_PROVIDERS",
+    "KEY_VALUE",
     "ExitCode",
     "UsageError",
     "describe",
@@ -54,6 +56,9 @@ class ExitCode(IntEnum):
 class UsageError(Exception):
     """A problem with the command line or its inputs, shown as one line; the exit code is `ExitCode.USAGE`."""
 
+
+KEY_VALUE: Final = re.compile(r"[A-Za-z_][\w.-]*=", re.ASCII)
+"""The start of a ``key=value`` word: what a user types where ``call`` takes ARGS, a JSON object."""
 
 PROVIDERS: Final = (
     "openai_chat",

@@ -13,21 +13,25 @@ from .. import __version__
 from .._stdio import reserved_stdout
 from .._target import TargetError
 from . import _pins
-from ._common import PROVIDERS, ExitCode, UsageError, say
+from ._common import KEY_VALUE, PROVIDERS, ExitCode, UsageError, say
 
-__all__ = ["build_parser", "main"]
+__all__ = ["EPILOG", "EXIT_CODES", "build_parser", "main"]
 
-EPILOG: Final = """\
-TARGET is module:attr or path/to/file.py:attr, naming a Registry, a tool or a list of tools.
-
-exit codes:
-  0    success: the call completed; no problems found; every line admitted
-  1    the call failed; check found problems; validate found lines not admitted; an export failed
-  2    usage error: bad arguments, TARGET, tool name or file
-  3    call: the arguments were rejected (the model is shown why)
-  4    call: the tool asked for input (answer it, then resume with --continuation)
-  130  interrupted
-"""
+EXIT_CODES: Final[dict[ExitCode, str]] = {
+    ExitCode.OK: "success: the call completed; no problems found; every line admitted",
+    ExitCode.FAILED: "the call failed; check found problems; validate found lines not admitted; an export failed",
+    ExitCode.USAGE: "usage error: bad arguments, TARGET, tool name or file",
+    ExitCode.REJECTED: "call: the arguments were rejected (the model is shown why)",
+    ExitCode.INPUT_REQUESTED: "call: the tool asked for input (answer it, then resume with --continuation)",
+    ExitCode.UNKNOWN: "call: the call timed out and its tool made no SAFE promise: its outcome is unknown",
+    ExitCode.INTERRUPTED: "interrupted",
+}
+"""What each exit code means, as ``--help`` lists them (every `ExitCode`)."""
+EPILOG: Final = (
+    "TARGET is module:attr or path/to/file.py:attr, naming a Registry, a tool or a list of tools.\n"
+    "--traceback (after the command) shows the traceback when loading TARGET (or a gateway policy) raises.\n\n"
+    "exit codes:\n" + "".join(f"  {code.value:<4} {meaning}\n" for code, meaning in EXIT_CODES.items())
+)
 _TARGET_HELP: Final = "module:attr or path/to/file.py:attr naming a Registry, a tool or a list of tools"
 _FORMATS: Final = ("auto", "neutral", *PROVIDERS)
 
@@ -169,6 +173,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _http_settings(proxy, " (over the config's gateway section)")
     _pins.add_parser(commands)
+    for name, command in commands.choices.items():
+        if name == "pins":  # it loads no code of the user's
+            continue
+        command.add_argument(
+            "--traceback",
+            action="store_true",
+            help="when loading TARGET (or a gateway policy or tools target) raises, show the traceback",
+        )
     return parser
 
 
@@ -211,10 +223,34 @@ def _jobs(text: str) -> int:
     return jobs
 
 
+def _say_usage_error(error: UsageError | TargetError, *, traceback_shown: bool) -> None:
+    """Say `error` on one line; when the user's code raised it, print that traceback first or say how to see it."""
+    raised: BaseException | None = None
+    link: BaseException | None = error
+    while link is not None:  # the user's exception is a TargetError's cause (proxy: behind a ConfigError)
+        if isinstance(link, TargetError):
+            raised = link.__cause__
+        link = link.__cause__
+    if raised is None:
+        say(str(error))
+    elif traceback_shown:
+        import traceback  # noqa: PLC0415 - only this error path needs it
+
+        traceback.print_exception(raised, file=sys.stderr)
+        say(str(error))
+    else:
+        say(f"{error}; rerun with --traceback to see the traceback")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``scopetool`` command with `argv` (default: ``sys.argv[1:]``); return its exit code."""
+    parser = build_parser()
     try:
-        args = build_parser().parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        # call's ARGS is one word: more key=value words are read (to suggest the JSON), anything else is refused
+        if extra and not (args.command == "call" and all(KEY_VALUE.match(word) for word in extra)):
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        args.extra_arguments = extra
     except SystemExit as stop:  # --help and --version (0), or a usage error (2)
         return stop.code if isinstance(stop.code, int) else ExitCode.USAGE
     module = importlib.import_module(f"scopetool.cli._{args.command}")
@@ -226,7 +262,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             try:
                 return run(args)
             except (UsageError, TargetError) as error:  # a TARGET that names nothing usable is a usage error
-                say(str(error))
+                _say_usage_error(error, traceback_shown=getattr(args, "traceback", False))
                 return ExitCode.USAGE
             except KeyboardInterrupt:
                 say("interrupted")

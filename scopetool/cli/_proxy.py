@@ -38,8 +38,8 @@ def run(args: argparse.Namespace) -> int:
         config = dataclasses.replace(config, http_settings=http_settings(args, config.http_settings))
         try:
             gateway.run_gateway(config, http=address)
-        except gateway.ConfigError as error:
-            raise UsageError(str(error)) from None
+        except gateway.ConfigError as error:  # its cause, if any, is what the user's code raised (--traceback)
+            raise UsageError(str(error)) from error
         except OSError as error:
             raise UsageError(f"--http {args.http}: cannot listen there: {describe(error)}") from None
     return ExitCode.OK

@@ -258,6 +258,8 @@ class GatewayConfig:
     found; ``refuse`` does not serve it (`scopetool.mcp.screening`)."""
     base: Path = Path()
     """The folder relative paths and targets were resolved against (the config file's)."""
+    source: str = "config"
+    """The config file's path as given (what errors found after loading name it by), or ``config``."""
 
 
 def load_config(path: str | Path) -> GatewayConfig:
@@ -359,6 +361,7 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
         http_settings=_http_settings(gateway, source),
         poisoning=_poisoning(gateway.get("poisoning"), source, "gateway.poisoning") or "flag",
         base=base,
+        source=source,
     )
 
 
@@ -1005,16 +1008,19 @@ def _poisoned(section: Section, tool: str) -> str:
 
 
 def _policies(config: GatewayConfig) -> dict[str | None, Authorizer]:
+    """Each policy target's function; one that cannot be loaded is named by its key and the config file."""
     found: dict[str | None, Authorizer] = {}
-    for target in (config.policy, *(section.policy for section in config.sections)):
+    keyed = [("gateway.policy", config.policy)]
+    keyed += [(f"{_where(section)}.policy", section.policy) for section in config.sections]
+    for key, target in keyed:
         if target is None or target in found:
             continue
         try:
             policy = load_object(target)
         except TargetError as error:
-            raise ConfigError(f"policy: {error}") from None
+            raise ConfigError(f"{config.source}: {key}: {error}") from error
         if not callable(policy):
-            raise ConfigError(f"policy: {target!r} is {type(policy).__name__}, not a function")
+            raise ConfigError(f"{config.source}: {key}: {target!r} is {type(policy).__name__}, not a function")
         found[target] = policy  # pyright: ignore[reportArgumentType] - called as an Authorizer; Guard checks each answer
     return found
 
@@ -1022,11 +1028,11 @@ def _policies(config: GatewayConfig) -> dict[str | None, Authorizer]:
 def _local_tools(config: GatewayConfig) -> list[Binding]:
     bindings: list[Binding] = []
     for section in config.sections:
-        for target in section.targets:
+        for index, target in enumerate(section.targets):
             try:
                 bindings.extend(load_registry(target))
             except TargetError as error:
-                raise ConfigError(f"{LOCAL}.tools: {error}") from None
+                raise ConfigError(f"{config.source}: {LOCAL}.tools[{index}]: {error}") from error
     return bindings
 
 

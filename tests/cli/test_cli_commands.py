@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -20,9 +21,13 @@ import pytest
 from cli_support import FIXTURES, Command, run_process
 
 from scopetool import __version__, overrunning_calls
+from scopetool.cli._common import ExitCode
 
 T = "cli_tools.py:registry"
 IMPOSSIBLE = "impossible: all: warning:"
+TRACEBACK = "; rerun with --traceback to see the traceback\n"
+ARGS_HINT = """(ARGS is one JSON object, as in '{"city": "Lisbon"}')"""
+KEY_VALUE = "ARGS must be one JSON object, not key=value words"
 UNSATISFIABLE = "no value satisfies this schema"
 
 
@@ -74,7 +79,12 @@ CASES = [
         "definitions", "cli_tools.py:NOT_A_TOOL", code=2, err="must name a Registry, a tool or a list of tools, not int"
     ),
     case("definitions", "odd_targets.py:mixed", code=2, err="'odd_targets.py:mixed'[1] must be a tool, not int"),
-    case("definitions", "odd_targets.py:lazy.tools", code=2, err="reading 'lazy.tools' of 'odd_targets.py' raised"),
+    case(
+        "definitions",
+        "odd_targets.py:lazy.tools",
+        code=2,
+        err=f"of 'odd_targets.py' raised RuntimeError: not configured: token=hunter2 (at odd_targets.py:18){TRACEBACK}",
+    ),
     case(
         "definitions",
         "odd_targets.py:lazy.other",
@@ -85,14 +95,59 @@ CASES = [
     case("definitions", "odd_targets.py:lazy", code=2, err="must name a Registry, a tool or a list of tools, not Lazy"),
     case("definitions", "cli_tools.py:undecorated", code=2, err="(decorate the function with @scopetool.tool)"),
     case("definitions", "cli_tools.py:DUPLICATES", code=2, err="duplicate tool: 'add'"),
-    case("definitions", "broken_import.py:x", code=2, err="raised RuntimeError: this module cannot be imported"),
-    case("definitions", "missing_dependency:x", code=2, err="raised ModuleNotFoundError: No module named"),
-    case("definitions", "broken_import:x", code=2, err="importing 'broken_import' raised RuntimeError: this module"),
+    case("definitions", "broken_import.py:x", code=2, err=f"cannot be imported (at broken_import.py:3){TRACEBACK}"),
+    case(
+        "check",
+        "missing_dependency:x",
+        code=2,
+        err="ModuleNotFoundError: No module named 'scopetool_no_such_dependency' (at missing_dependency.py:3); rerun",
+    ),
+    case("call", "broken_import:x", code=2, err="importing 'broken_import' raised RuntimeError: this module"),
     case("definitions", "./notes.txt:x", code=2, err="cannot load './notes.txt' as a Python module"),
     # call: each outcome as the model would see it
     case("call", T, "add", '{"a": 2, "b": 3}', code=0, out="5\n"),
     case("call", T, "add", "-", stdin='{"a": 1, "b": 1}\n', code=0, out="2\n"),
-    case("call", T, "add", '{"a": 2}', code=3, out="- $.b: missing required field", err="were rejected"),
+    case(
+        "call",
+        T,
+        "add",
+        '{"a": 2}',
+        code=3,
+        out="- $.b: missing required field",
+        err="were rejected",
+        unsaid=("ARGS is one JSON object",),
+    ),
+    # ARGS that are not a JSON object: key=value words are a usage error that shows the JSON; others are rejected
+    case(
+        "call", T, "add", "a:2", code=3, out="not valid JSON", err=f"the model is shown the message above {ARGS_HINT}"
+    ),
+    case("call", T, "add", "[2, 3]", code=3, out="must be a JSON object", err=ARGS_HINT),
+    case("call", T, "add", "a=2", "b=3", code=2, err=f'{KEY_VALUE}: scopetool call {T} add \'{{"a": 2, "b": 3}}\'\n'),
+    case(
+        "call", "cli_tools.py:add", "a=2", code=2, err=f"{KEY_VALUE}: scopetool call cli_tools.py:add '{{\"a\": 2}}'\n"
+    ),
+    case(
+        "call",
+        T,
+        "city=Lisbon",
+        "days=[1, 2]",
+        "units=metric",
+        code=2,
+        err=f'{KEY_VALUE}: scopetool call {T} NAME \'{{"city": "Lisbon", "days": [1, 2], "units": "metric"}}\' '
+        "(NAME: one of add, count,",
+    ),
+    case("call", T, "add", "{}", "extra", code=2, err="unrecognized arguments: extra (see scopetool --help)"),
+    case("definitions", T, "a=1", code=2, err="unrecognized arguments: a=1"),
+    # a forgotten NAME: ARGS where NAME goes
+    case(
+        "call",
+        T,
+        '{"a": 2}',
+        code=2,
+        err=f"""'{{"a": 2}}' is where NAME goes, and it looks like ARGS: name the tool first, as in """
+        f"""scopetool call {T} NAME '{{"a": 2}}' (NAME: one of add, count,""",
+    ),
+    case("call", T, "-", stdin="{}", code=2, err="'-' is where NAME goes, and it looks like ARGS"),
     case("call", T, "add", '{"a": 1, "a": 2, "b": 3}', code=3, out="the same member name twice"),
     case("call", T, "count", code=3, out="- $.to: missing required field"),
     case("call", T, "pay", '{"amount": -1}', code=3, out="amount must be a positive number of cents\n"),
@@ -134,7 +189,11 @@ CASES = [
     case("call", "cli_tools.py:add", '{"a": 2, "b": 3}', code=0, out="5\n"),
     case("call", "cli_tools.py:add", "-", stdin='{"a": 1, "b": 1}', code=0, out="2\n"),
     case("call", "cli_tools.py:add", code=3, out="- $.a: missing required field"),
-    case("call", "cli_tools.py:add", "ad", code=2, err="no tool named 'ad' in cli_tools.py:add; its tools: add"),
+    case(
+        "call", "cli_tools.py:add", "ad", code=2, err="no tool named 'ad' in cli_tools.py:add; did you mean 'add'? its"
+    ),
+    case("call", T, "Stat", code=2, err=f"no tool named 'Stat' in {T}; did you mean 'stats'? its tools: add, count"),
+    case("call", T, "grete", code=2, err="did you mean 'greet'?"),
     case("call", "odd_targets.py:search", '{"query": "x", "limit": null}', code=3, out="$.limit: Input should be"),
     case(
         "call",
@@ -328,6 +387,53 @@ def test_help_version_and_console_script() -> None:
     by_module = run_process("definitions", "cli_tools.py:add")
     assert (by_script.returncode, by_script.stdout) == (0, by_module.stdout)
     assert json.loads(by_script.stdout)[0]["name"] == "add"
+
+
+def test_help_and_the_docs_list_every_exit_code() -> None:
+    """``--help``, ``call --help`` and docs/cli.md list every ExitCode, and the command uses every one of them."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text(encoding="utf-8")
+    for argv in (("--help",), ("call", "--help")):
+        shown = run_process(*argv).stdout
+        listed = shown.partition("exit codes:\n")[2].splitlines()
+        assert [int(line.split()[0]) for line in listed if line.strip()] == [code.value for code in ExitCode], shown
+    for code in ExitCode:
+        assert re.search(rf"^\| {code.value} \| \S", page, re.MULTILINE), code
+    package = Path(__file__).resolve().parents[2] / "scopetool" / "cli"
+    source = "".join(path.read_text(encoding="utf-8") for path in package.glob("*.py"))
+    returned = set(re.findall(r"ExitCode\.([A-Z_]+)", source.replace("class ExitCode", "")))
+    assert returned == {code.name for code in ExitCode}  # each code the command returns is a listed ExitCode
+
+
+@pytest.mark.parametrize("target", ["broken_import.py:x", "missing_dependency:x"])
+def test_traceback_shows_where_the_target_raised(command: Command, target: str) -> None:
+    """``--traceback`` prints the traceback of the TARGET's exception before the one line; without it, one line."""
+    ran = command("call", target, "--traceback")
+    assert (ran.returncode, ran.stdout) == (2, "")
+    *trace, line = ran.stderr.splitlines()
+    assert trace[0] == "Traceback (most recent call last):" and trace[-1].startswith(("RuntimeError", "ModuleNotFound"))
+    assert any(target.partition(":")[0].removesuffix(".py") + ".py" in frame for frame in trace)
+    assert line.startswith("scopetool: importing") and line.endswith(":3)")
+
+
+@pytest.mark.needs("mcp")
+@pytest.mark.parametrize("section", ["mcpServers.git", "scopetool", "gateway"])
+def test_a_policy_that_cannot_be_loaded_is_named_by_its_key_and_file(tmp_path: Path, section: str) -> None:
+    """``proxy``: a policy whose module raises names the config file, the key and the line; --traceback shows it."""
+    (tmp_path / "policies.py").write_text('raise ValueError("no policy today")\n')
+    config: dict[str, Any] = {"scopetool": {"tools": [f"{FIXTURES / 'cli_tools.py'}:add"]}}
+    if section == "mcpServers.git":
+        config["mcpServers"] = {"git": {"command": "unused", "policy": "policies.py:allow"}}
+    else:
+        config.setdefault(section, {})["policy"] = "policies.py:allow"
+    (tmp_path / "gateway.json").write_text(json.dumps(config))
+    ran = run_process("proxy", "gateway.json", cwd=tmp_path, stdin="")
+    assert (ran.returncode, ran.stdout) == (2, ""), ran
+    assert ran.stderr == (
+        f"scopetool: gateway.json: {section}.policy: importing '{tmp_path / 'policies.py'}' raised ValueError: "
+        f"no policy today (at policies.py:1){TRACEBACK}"
+    )
+    traced = run_process("proxy", "gateway.json", "--traceback", cwd=tmp_path, stdin="")
+    assert traced.returncode == 2 and 'policies.py", line 1, in <module>' in traced.stderr, traced
 
 
 def test_definitions_are_the_registry_definitions_as_utf8_json() -> None:

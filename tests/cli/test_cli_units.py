@@ -515,3 +515,20 @@ def test_arguments_that_are_not_utf8_are_left_for_the_contract() -> None:
 def add_optional(a: int, b: int = 2) -> int:
     """Add two integers, the second 2 unless given."""
     return a + b
+
+
+def test_a_target_that_raises_is_located_in_the_users_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A syntax error is where the parser found it; an error of installed code alone is where it was raised."""
+    from scopetool import _target  # the module under test, private
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "typo.py").write_text("x = 1\ndef broken(:\n")
+    with pytest.raises(_target.TargetError, match=r"raised SyntaxError: .* \(at typo\.py:2\)$"):
+        _target.load_object("typo.py:x")
+    try:
+        json.loads("{")
+    except ValueError as error:
+        assert error.__traceback__ is not None
+        installed_only = error.with_traceback(error.__traceback__.tb_next)  # without this test's own frame
+        assert (_target._where_raised(installed_only) or "").startswith(json.__file__.rpartition(os.sep)[0])
+    assert _target._where_raised(RuntimeError("never raised")) is None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -224,7 +225,7 @@ def test_a_policy_or_lock_file_that_cannot_be_loaded_stops_the_start(
 
 
 def test_local_tools_that_cannot_be_loaded_stop_the_start(tmp_path: Path) -> None:
-    """A local target naming no tools is a ConfigError naming the section."""
+    """A local target naming no tools is a ConfigError naming the config file and the key."""
     path = tmp_path / "gateway.json"
     path.write_text(json.dumps({"scopetool": {"tools": [f"{FIXTURE}:policy"]}}))
 
@@ -232,7 +233,7 @@ def test_local_tools_that_cannot_be_loaded_stop_the_start(tmp_path: Path) -> Non
         async with open_gateway(load_config(path), errlog=io.StringIO()):
             pass  # pragma: no cover - never reached
 
-    with pytest.raises(ConfigError, match=r"^scopetool\.tools: .*must name a Registry"):
+    with pytest.raises(ConfigError, match=rf"^{re.escape(str(path))}: scopetool\.tools\[0\]: .*must name a Registry"):
         anyio.run(start)
 
 

@@ -104,3 +104,12 @@ async def test_the_inspector_calls_every_example_tool_over_http(http_url: str) -
     assert found["result"]["structuredContent"] == {"result": ["groceries"]}
     assert first["result"]["structuredContent"] == {"result": ["Ada"]}
     assert modern["result"]["structuredContent"] == {"result": ["Ada", "groceries"]}
+
+
+def test_the_docs_state_the_node_version_the_inspector_needs() -> None:
+    """The Node.js version the docs give for the Inspector is the installed package's ``engines`` minimum."""
+    package = Path(inspector_cli()[0]).parents[1] / "@modelcontextprotocol" / "inspector" / "package.json"
+    needed = json.loads(package.read_text(encoding="utf-8"))["engines"]["node"]
+    assert needed.startswith(">="), needed
+    for page in ("mcp-http.md", "mcp-server.md"):
+        assert f"Node.js {needed.removeprefix('>=')} or later" in (ROOT / "docs" / page).read_text(encoding="utf-8")
