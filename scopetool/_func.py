@@ -15,7 +15,7 @@ from pydantic_core import PydanticUndefined, core_schema
 from ._codec import NOTHING, InputDecoder, OutputEncoder, caller_namespace, take_decoded, type_adapter
 from ._context import APPROVAL_DECLINED, CONTEXT_TOKEN, CallContext, InputNeeded, close_context
 from ._definition import NAME_PATTERN, Definition, Effect
-from ._errors import InvalidDefinitionError, InvalidOutputError, InvalidToolError
+from ._errors import InvalidDefinitionError, InvalidInvocationError, InvalidOutputError, InvalidToolError
 from ._outcome import Failure, FailureKind
 from ._output import Result
 from ._size import check_output_limit, oversize, too_large
@@ -128,7 +128,14 @@ class Func(Generic[P, R]):
 
     async def call(self, invocation: Invocation, /) -> Result:
         """Decode the admitted arguments, run the function and encode what it returns."""
-        value = take_decoded(invocation, self._decoder)
+        try:
+            value = take_decoded(invocation, self._decoder)
+        except AttributeError:  # not an Invocation: it has no contract to read
+            raise InvalidInvocationError(
+                f"{self.name}.call needs an Invocation, not {type(invocation).__name__}: bind the tool "
+                f"(Registry({self.name}) or bind({self.name})) and call the binding with what "
+                f"binding.contract.prepare(request) returns, or call {self.name}(...) to run the plain function"
+            ) from None
         if value is NOTHING:
             value = self._decoder.decode(invocation)
         kwargs: dict[str, Any] = value if self._as_decoded else self._keywords(value)
