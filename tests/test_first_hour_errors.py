@@ -7,9 +7,11 @@ written for the model (`InputRejection` texts) are pinned elsewhere and do not c
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import Callable
+from typing import Annotated, Any
 
 import pytest
+from pydantic import Field
 
 from scopetool import (
     Contract,
@@ -47,6 +49,11 @@ def refused(awaitable: Any) -> str:
     with pytest.raises(InvalidInvocationError) as error:
         asyncio.run(awaitable)
     return str(error.value)
+
+
+def problems_of(error: pytest.ExceptionInfo[InvalidToolError]) -> list[str]:
+    """The problems an InvalidToolError lists, one per line after its first."""
+    return [line.removeprefix("  - ") for line in str(error.value).splitlines()[1:]]
 
 
 # -- looking a tool up by name
@@ -198,3 +205,153 @@ def test_a_duplicate_reads_once() -> None:
     with pytest.raises(DuplicateToolError) as error:
         Registry(add, add)
     assert str(error.value) == "tool name 'add' appears more than once in the batch"
+
+
+# -- decorating
+
+
+def test_a_method_says_to_decorate_a_function_or_bind_an_instance() -> None:
+    """``@tool`` on a method names the method and says what works instead, not "'self' needs an annotation"."""
+    with pytest.raises(InvalidToolError) as error:
+
+        class Calculator:  # pyright: ignore[reportUnusedClass] - decorating its method raises
+            @tool
+            def scale(self, a: int) -> int:
+                """Scale a."""
+                return a
+
+    assert problems_of(error) == [
+        "parameter 'self': test_a_method_says_to_decorate_a_function_or_bind_an_instance.<locals>.Calculator.scale "
+        "is a method (a model cannot send its self): decorate a plain function or a @staticmethod instead, or make "
+        "the tool of the bound method of an instance, tool(instance.scale)"
+    ]
+
+
+class Scaler:
+    """A class whose methods become tools the ways the messages recommend."""
+
+    def __init__(self, factor: int) -> None:
+        self.factor = factor
+
+    def scale(self, a: int) -> int:
+        """Scale a by the factor."""
+        return a * self.factor
+
+    @classmethod
+    def unit(cls, a: int) -> int:
+        """Return a."""
+        return a
+
+    @staticmethod
+    @tool
+    def negate(a: int) -> int:
+        """Negate a."""
+        return -a
+
+
+def test_the_recommended_ways_to_make_a_method_a_tool_work() -> None:
+    """What the messages recommend runs: a bound method, a class's classmethod, a @staticmethod under @tool."""
+    registry = Registry(tool(Scaler(3).scale), tool(Scaler.unit), Scaler.negate)
+    outputs: list[bytes | None] = []
+    for name in ("scale", "unit", "negate"):
+        binding = registry[name]
+        invocation = binding.contract.prepare(Request(name=name, arguments='{"a": 2}'))
+        outputs.append(asyncio.run(binding.call(invocation)).output.details)
+    assert outputs == [b"6", b"2", b"-2"]
+    with pytest.raises(InvalidToolError) as unbound:
+        tool(Scaler.scale)
+    assert problems_of(unbound)[0].startswith("parameter 'self': Scaler.scale is a method")
+
+
+def test_a_classmethod_under_tool_says_what_to_do() -> None:
+    """``@tool`` above ``@classmethod`` says to make the tool once the class exists."""
+    with pytest.raises(InvalidToolError) as error:
+        tool(vars(Scaler)["unit"])
+    assert str(error.value) == (
+        "@tool cannot decorate a classmethod: make the tool of the method once the class exists, "
+        "tool(TheClass.method), or decorate a @staticmethod"
+    )
+
+
+def test_cls_names_the_class_to_use() -> None:
+    """An unbound function taking ``cls`` names its class in the fix."""
+    with pytest.raises(InvalidToolError) as error:
+        tool(vars(Scaler)["unit"].__func__)
+    assert problems_of(error)[0].endswith("or make the tool of tool(Scaler.unit) once the class exists")
+
+
+def test_a_self_parameter_outside_a_class_is_only_unannotated() -> None:
+    """A module-level function whose first parameter is called self is not taken for a method."""
+
+    def helper(self, a: int) -> int:  # type: ignore[no-untyped-def]
+        """Not a method."""
+        return a
+
+    with pytest.raises(InvalidToolError) as error:
+        tool(helper)  # pyright: ignore[reportUnknownArgumentType] - self is unannotated on purpose
+    assert problems_of(error) == ["parameter 'self': needs a type annotation"]
+
+
+class Client:
+    """An object a tool needs, which no model can send."""
+
+
+def test_an_object_parameter_is_named_with_what_to_use() -> None:
+    """A parameter of a class pydantic cannot describe is named, with no advice to set arbitrary_types_allowed."""
+
+    def fetch(client: Client, path: str) -> str:
+        """Fetch a path."""
+        return path
+
+    with pytest.raises(InvalidToolError) as error:
+        tool(fetch)
+    assert problems_of(error) == [
+        "parameter 'client': its type Client cannot be described as JSON Schema, so a model cannot send it: use a "
+        "JSON-compatible type (str, int, float, bool, a list, a dict, a pydantic model, a dataclass); an object "
+        "the tool needs (a client, a callback) belongs in its deps (a CallContext[Deps] parameter)"
+    ]
+    assert "arbitrary_types_allowed" not in str(error.value)
+
+
+def test_a_callable_parameter_is_named() -> None:
+    """A Callable parameter, which pydantic validates but cannot describe, is named with its type."""
+
+    def apply(count: int, callback: Callable[[int], int]) -> int:
+        """Apply the callback."""
+        return callback(count)
+
+    with pytest.raises(InvalidToolError) as error:
+        tool(apply)
+    assert problems_of(error)[0].startswith(
+        "parameter 'callback': its type collections.abc.Callable[[int], int] cannot be described as JSON Schema"
+    )
+
+
+def test_a_callable_return_type_says_what_to_return() -> None:
+    """A return type with no JSON Schema says what a tool can return instead."""
+
+    def make() -> Callable[[int], int]:
+        """Make a function."""
+        return abs
+
+    with pytest.raises(InvalidToolError) as error:
+        tool(make)
+    assert problems_of(error) == [
+        "the return type collections.abc.Callable[[int], int] cannot be described as JSON Schema, so its value "
+        "cannot be sent to a model: return a JSON-compatible type (str, int, float, bool, a list, a dict, a "
+        "pydantic model, a dataclass) or an Output"
+    ]
+
+
+def test_a_type_pydantic_refuses_for_another_reason_keeps_its_reason() -> None:
+    """A type pydantic refuses for a reason other than having no schema keeps pydantic's own first line."""
+
+    def find(code: Annotated[str, Field(pattern="(")]) -> int:
+        """Find a code."""
+        return len(code)
+
+    with pytest.raises(InvalidToolError) as error:
+        tool(find)
+    (problem,) = problems_of(error)
+    assert problem.startswith("parameter 'code': type typing.Annotated[str, ")
+    assert problem.endswith('is not supported: Error building "str" validator:')
