@@ -7,6 +7,8 @@ written for the model (`InputRejection` texts) are pinned elsewhere and do not c
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -355,3 +357,28 @@ def test_a_type_pydantic_refuses_for_another_reason_keeps_its_reason() -> None:
     (problem,) = problems_of(error)
     assert problem.startswith("parameter 'code': type typing.Annotated[str, ")
     assert problem.endswith('is not supported: Error building "str" validator:')
+
+
+# -- a missing extra
+
+
+@pytest.mark.parametrize(
+    ("module", "package", "extra"),
+    [
+        ("scopetool.mcp.gateway", "mcp", "mcp"),
+        ("scopetool.mcp.server", "mcp", "mcp"),
+        ("scopetool.driver.dbos", "dbos", "dbos"),
+        ("scopetool.otel", "opentelemetry", "otel"),
+    ],
+)
+def test_a_missing_extra_says_what_to_install(module: str, package: str, extra: str) -> None:
+    """Importing an optional module without its package raises an ImportError naming the extra to install."""
+    code = (
+        f"import sys; sys.modules[{package!r}] = None\n"
+        "try:\n"
+        f"    import {module}\n"
+        "except ImportError as error:\n"
+        "    print(error)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert result.stdout.strip().endswith(f"pip install 'scopetool[{extra}]'")
