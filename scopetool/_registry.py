@@ -113,6 +113,8 @@ class Registry:
         bindings = self._bindings
         binding = bindings.get(name)
         if binding is None:
+            if not isinstance(name, str):
+                raise ToolNotFoundError(name, _not_a_name(name))
             raise ToolNotFoundError(name, _not_found(name, sorted(bindings)))
         return binding
 
@@ -139,14 +141,21 @@ class Registry:
         return f"Registry({', '.join(sorted(self._bindings))})"
 
 
-def _not_found(name: object, names: list[str]) -> str:
+def _not_a_name(given: object) -> str:
+    """What to say when ``registry[...]`` is given something other than a name (a tool, say)."""
+    named = getattr(given, "name", None)
+    fix = f": registry[{named!r}]" if isinstance(named, str) else ""
+    return f"tools are looked up by name (a str), not by {type(given).__name__}{fix}"
+
+
+def _not_found(name: str, names: list[str]) -> str:
     """What to say about a name no registered tool has: the nearest names, or the names there are."""
     text = f"no tool named {name!r} is registered"
     if not names:
         return f"{text}: the registry is empty"
     import difflib  # noqa: PLC0415 - only this error needs it; importing scopetool stays light
 
-    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6) if isinstance(name, str) else []
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
     if close:
         return f"{text}; did you mean {' or '.join(repr(n) for n in close)}?"
     if len(names) <= 12:

@@ -382,3 +382,23 @@ def test_a_missing_extra_says_what_to_install(module: str, package: str, extra: 
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert result.stdout.strip().endswith(f"pip install 'scopetool[{extra}]'")
+
+
+def test_a_tool_where_its_name_belongs_says_to_look_up_by_name() -> None:
+    """``registry[add]`` (the tool, not its name) says tools are looked up by name, and gives the name."""
+    registry = Registry(add)
+    with pytest.raises(ToolNotFoundError) as error:
+        registry[add]  # type: ignore[index]
+    assert str(error.value) == "tools are looked up by name (a str), not by Func: registry['add']"
+    with pytest.raises(ToolNotFoundError) as number:
+        registry[0]  # type: ignore[index]
+    assert str(number.value) == "tools are looked up by name (a str), not by int"
+
+
+def test_a_result_of_text_says_to_wrap_it_in_an_output() -> None:
+    """``Result("text")`` says to wrap the text in an Output."""
+    from scopetool import InvalidOutputError, Result
+
+    with pytest.raises(InvalidOutputError) as error:
+        Result("done")  # type: ignore[arg-type]
+    assert str(error.value) == "result: output must be an Output, not str: Result(Output.from_text(text))"
