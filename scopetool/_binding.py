@@ -309,6 +309,11 @@ def bind_with(
     for index, middleware in enumerate(middlewares):
         if not callable(middleware):
             raise InvalidToolError(f"middlewares[{index}] is not callable")
+        if isinstance(middleware, Func):
+            raise InvalidToolError(
+                f"middlewares[{index}] is a tool, not a middleware: bind takes one tool; "
+                "put several in one Registry(*tools)"
+            )
     try:
         definition = declare()
     except InvalidDefinitionError as error:

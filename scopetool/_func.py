@@ -67,6 +67,12 @@ class Func(Generic[P, R]):
                 "@tool cannot decorate a classmethod: make the tool of the method once the class exists, "
                 "tool(TheClass.method), or decorate a @staticmethod"
             )
+        if isinstance(fn, str):  # a name, or an Effect (a str enum)
+            given = f"Effect.{fn.name}" if isinstance(fn, Effect) else repr(fn)
+            setting = "effect" if isinstance(fn, Effect) else "name"
+            raise InvalidToolError(
+                f"@tool takes its settings as keywords: @tool({setting}={given}), not @tool({given})"
+            )
         if not callable(fn):
             raise InvalidToolError(f"@tool needs a function, not {type(fn).__name__}")
         if approval is not None and not isinstance(approval, bool) and not callable(approval):

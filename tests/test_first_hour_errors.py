@@ -18,6 +18,7 @@ from pydantic import Field
 from scopetool import (
     Contract,
     DuplicateToolError,
+    Effect,
     InvalidInvocationError,
     InvalidToolError,
     Registry,
@@ -402,3 +403,26 @@ def test_a_result_of_text_says_to_wrap_it_in_an_output() -> None:
     with pytest.raises(InvalidOutputError) as error:
         Result("done")  # type: ignore[arg-type]
     assert str(error.value) == "result: output must be an Output, not str: Result(Output.from_text(text))"
+
+
+@pytest.mark.parametrize(
+    ("setting", "expected"),
+    [
+        ("search", "@tool takes its settings as keywords: @tool(name='search'), not @tool('search')"),
+        (Effect.SAFE, "@tool takes its settings as keywords: @tool(effect=Effect.SAFE), not @tool(Effect.SAFE)"),
+    ],
+)
+def test_a_positional_setting_says_to_give_it_as_a_keyword(setting: Any, expected: str) -> None:
+    """``@tool("search")`` or ``@tool(Effect.SAFE)`` says to give the setting as a keyword."""
+    with pytest.raises(InvalidToolError) as error:
+        tool(setting)
+    assert str(error.value) == expected
+
+
+def test_a_second_tool_given_to_bind_is_not_taken_for_a_middleware() -> None:
+    """``bind(a, b)`` says bind takes one tool, instead of binding b as a middleware that fails per call."""
+    with pytest.raises(InvalidToolError) as error:
+        bind(add, subtract)  # type: ignore[arg-type]
+    assert str(error.value) == (
+        "middlewares[0] is a tool, not a middleware: bind takes one tool; put several in one Registry(*tools)"
+    )
