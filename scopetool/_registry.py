@@ -24,6 +24,9 @@ class Registry:
     application's dependencies a `@tool` function's `CallContext` receives) and, for those that
     declare none, its `timeout` (seconds); a `Binding` keeps its own deps and timeout (see `bind`).
 
+    ``registry[name]`` is the binding of that name, or a `ToolNotFoundError` naming the nearest registered
+    names; ``registry.resolve(name)`` gives None instead, for code that handles an unknown name itself.
+
     Example:
         ```python
         from scopetool import Registry, tool
