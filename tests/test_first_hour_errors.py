@@ -426,3 +426,34 @@ def test_a_second_tool_given_to_bind_is_not_taken_for_a_middleware() -> None:
     assert str(error.value) == (
         "middlewares[0] is a tool, not a middleware: bind takes one tool; put several in one Registry(*tools)"
     )
+
+
+# -- the provider loop
+
+
+def test_run_call_with_its_arguments_swapped_says_what_it_takes() -> None:
+    """``run_call(call, registry)`` and ``run_call([tools], call)`` say what run_call takes, not an AttributeError."""
+    from scopetool.providers import ToolCall, run_call
+
+    call = ToolCall(id="c1", request=Request(name="add", arguments='{"a": 2, "b": 3}'))
+    with pytest.raises(TypeError) as swapped:
+        asyncio.run(run_call(call, Registry(add)))  # type: ignore[arg-type]
+    assert str(swapped.value) == "run_call takes a Registry and a ToolCall, not ToolCall and Registry"
+    with pytest.raises(TypeError) as listed:
+        asyncio.run(run_call([add], call))  # type: ignore[arg-type]
+    assert str(listed.value) == (
+        "run_call takes a Registry and a ToolCall, not list and ToolCall: Registry(*tools) makes one of tools"
+    )
+
+
+@pytest.mark.parametrize("tools", [double, [add, double]], ids=["alone", "in-a-list"])
+def test_exporting_a_plain_function_says_to_decorate_it(tools: Any) -> None:
+    """A plain function given to a provider's export says to decorate it with @tool."""
+    from scopetool.providers import ProviderError, openai_chat
+
+    with pytest.raises(ProviderError) as error:
+        openai_chat.export_tools(tools)
+    assert (
+        str(error.value)
+        == "cannot export double: it is a plain function; decorate it with @tool (or pass tool(double))"
+    )
