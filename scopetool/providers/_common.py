@@ -387,10 +387,9 @@ async def run_call(registry: Registry, call: ToolCall, admission: Admission | No
 
 def _misused(registry: object, call: object) -> TypeError:
     """The error of a `run_call` given something other than a Registry and a ToolCall."""
-    hint = ": Registry(*tools) makes one of tools" if isinstance(registry, list | tuple) else ""
-    return TypeError(
-        f"run_call takes a Registry and a ToolCall, not {type(registry).__name__} and {type(call).__name__}{hint}"
-    )
+    given = type(registry).__name__
+    hint = ": Registry(*tools) makes one of tools" if given in ("list", "tuple") else ""
+    return TypeError(f"run_call takes a Registry and a ToolCall, not {given} and {type(call).__name__}{hint}")
 
 
 async def call_outcome(
