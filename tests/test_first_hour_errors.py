@@ -457,3 +457,17 @@ def test_exporting_a_plain_function_says_to_decorate_it(tools: Any) -> None:
         str(error.value)
         == "cannot export double: it is a plain function; decorate it with @tool (or pass tool(double))"
     )
+
+
+def test_an_outcome_not_awaited_says_to_await_it() -> None:
+    """A forgotten ``await run_call(...)`` passed to ``result_message`` says to await it."""
+    from scopetool.providers import ProviderError, ToolCall, openai_chat, run_call
+
+    call = ToolCall(id="c1", request=Request(name="add", arguments='{"a": 2, "b": 3}'))
+    pending = run_call(Registry(add), call)
+    with pytest.raises(ProviderError) as error:
+        openai_chat.result_message(call, pending)  # type: ignore[arg-type]
+    pending.close()
+    assert (
+        str(error.value) == "an outcome is a Result or an exception, not coroutine: await run_call(...) for its outcome"
+    )

@@ -461,7 +461,8 @@ def outcome_output(name: str, outcome: Result | BaseException) -> tuple[Output, 
             raise ProviderError("a result that requests input is not a tool result; answer it and resume the call")
         return outcome.output, False
     if not isinstance(outcome, BaseException):
-        raise ProviderError(f"an outcome is a Result or an exception, not {type(outcome).__name__}")
+        hint = ": await run_call(...) for its outcome" if type(outcome).__name__ == "coroutine" else ""
+        raise ProviderError(f"an outcome is a Result or an exception, not {type(outcome).__name__}{hint}")
     failure = classify_failure(outcome)
     if failure is not None:
         return failure.output, True
