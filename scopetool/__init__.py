@@ -23,6 +23,7 @@ if typing.TYPE_CHECKING:
         InvalidOutputError,
         InvalidToolError,
         ScopetoolError,
+        ToolNotFoundError,
     )
     from ._func import Func, tool
     from ._guard import Authorization, AuthorizationError, Authorizer, Guard
@@ -88,6 +89,7 @@ __all__ = [
     "Signature",
     "TextBlock",
     "Tool",
+    "ToolNotFoundError",
     "ToolTimeoutError",
     "bind",
     "classify_failure",
@@ -150,6 +152,7 @@ _HOMES: typing.Final = {
     "Signature": "_signature",
     "TextBlock": "_output",
     "Tool": "_binding",
+    "ToolNotFoundError": "_errors",
     "ToolTimeoutError": "_timeout",
     "bind": "_binding",
     "classify_failure": "_outcome",

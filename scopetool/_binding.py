@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import functools
+import types
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Final, Protocol, TypeAlias, cast, final, runtime_checkable
 
 from ._context import NO_DEPS
-from ._contract import Contract, InputValidator, Invocation
+from ._contract import Contract, InputValidator, Invocation, Request
 from ._definition import Definition, Effect
 from ._errors import InvalidDefinitionError, InvalidInvocationError, InvalidOutputError, InvalidToolError
 from ._func import Func
@@ -115,9 +116,7 @@ class Binding:
         """
         # The invocation's module-private contract slot, read without the property call.
         if invocation.__class__ is not Invocation or invocation._contract is not self._contract:  # pyright: ignore[reportPrivateUsage]
-            return _refused(
-                InvalidInvocationError("tool: invalid invocation: invocation does not belong to this binding")
-            )
+            return _refused(_misplaced(invocation, self.name))
         direct = self._direct
         if direct is not None:
             return direct(invocation)
@@ -174,11 +173,11 @@ class _Step:
 
     async def __call__(self, invocation: Invocation, /) -> Result:
         if invocation is not self._invocation:
-            raise InvalidInvocationError("tool: invalid invocation: a middleware forwarded a different invocation")
+            raise InvalidInvocationError("a middleware forwarded a different invocation")
         if self._state == _CLOSED:
-            raise InvalidInvocationError("tool: invalid invocation: a middleware forwarded after it returned")
+            raise InvalidInvocationError("a middleware forwarded after it returned")
         if self._state != _FRESH:
-            raise InvalidInvocationError("tool: invalid invocation: a middleware forwarded the invocation twice")
+            raise InvalidInvocationError("a middleware forwarded the invocation twice")
         self._state = _RUNNING
         try:
             middlewares = self._middlewares
@@ -194,9 +193,7 @@ class _Step:
                 forward._state = _CLOSED  # a call_next kept past this point can never run the tool
             if state != _DONE:
                 what = "without forwarding the invocation" if state == _FRESH else "before its forward finished"
-                raise InvalidInvocationError(
-                    f"tool: invalid invocation: middleware {_label(middleware)} returned {what}"
-                )
+                raise InvalidInvocationError(f"middleware {_label(middleware)} returned {what}")
             return result
         finally:
             if self._state == _RUNNING:
@@ -205,6 +202,24 @@ class _Step:
 
 async def _refused(error: InvalidInvocationError) -> Result:
     raise error
+
+
+def _misplaced(given: object, name: str) -> InvalidInvocationError:
+    """The error for a `Binding.call` of something that is not an invocation this binding's contract admitted."""
+    if isinstance(given, Invocation):
+        return InvalidInvocationError(
+            f"the invocation of {given.name!r} does not belong to this binding of {name!r}: "
+            "another contract admitted it"
+        )
+    if isinstance(given, Request):
+        return InvalidInvocationError(
+            "Binding.call needs an admitted Invocation, not a Request: admit the request first with "
+            "binding.contract.prepare(request), then call the Invocation it returns"
+        )
+    return InvalidInvocationError(
+        f"Binding.call needs an Invocation, not {type(given).__name__}: "
+        "binding.contract.prepare(Request(name=..., arguments=json_text)) makes one"
+    )
 
 
 def _definite_failures(call: Caller, name: str) -> _Run:
@@ -285,10 +300,20 @@ def bind_with(
     call: Caller | None = getattr(tool, "call", None)  # read defensively: the caller may not be typed
     declare = getattr(tool, "definition", None)
     if not callable(call) or not callable(declare):
+        if isinstance(tool, types.FunctionType | types.MethodType | types.BuiltinFunctionType):
+            name = tool.__name__
+            raise InvalidToolError(f"{name} is a plain function: decorate it with @tool (or pass tool({name}))")
+        if isinstance(tool, str):
+            raise InvalidToolError(f"{tool[:80]!r} is a str, not a tool: pass the @tool function itself, not its name")
         raise InvalidToolError(f"{type(tool).__name__} is not a Tool: it needs definition() and async call()")
     for index, middleware in enumerate(middlewares):
         if not callable(middleware):
             raise InvalidToolError(f"middlewares[{index}] is not callable")
+        if isinstance(middleware, Func):
+            raise InvalidToolError(
+                f"middlewares[{index}] is a tool, not a middleware: bind takes one tool; "
+                "put several in one Registry(*tools)"
+            )
     try:
         definition = declare()
     except InvalidDefinitionError as error:

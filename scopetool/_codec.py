@@ -185,7 +185,7 @@ class InputDecoder(Generic[T]):
         try:
             return self(invocation.arguments)
         except ValidationError as error:
-            raise InvalidInvocationError("tool: invocation arguments do not decode under this signature") from error
+            raise InvalidInvocationError("the invocation's arguments do not decode under this signature") from error
 
 
 class FastPath(NamedTuple):

@@ -189,7 +189,10 @@ class Contract:
 
     def __init__(self, definition: Definition, input_validator: InputValidator | None = None) -> None:
         if not isinstance(definition, Definition):
-            raise InvalidToolError(f"a contract needs a Definition, not {type(definition).__name__}")
+            raise InvalidToolError(
+                f"a contract needs a Definition, not {type(definition).__name__}: "
+                "a tool's contract is its binding's, bind(tool).contract"
+            )
         if input_validator is not None and not callable(input_validator):
             raise InvalidToolError("input validation: the declared validator is not callable")
         self._definition = definition
@@ -248,9 +251,7 @@ class Contract:
         if request.__class__ is not Request or admission.__class__ is not Admission:
             raise _wrong_types(request, admission)
         if request.name != self._name:
-            raise InvalidInvocationError(
-                f"tool: invalid invocation: call name {_quote(request.name)} does not match bound tool {self._name!r}"
-            )
+            raise InvalidInvocationError(f"call name {_quote(request.name)} does not match bound tool {self._name!r}")
         raw: Any = request.arguments
         if raw.__class__ is str:
             # Validated as given (no copy); pydantic-core rejects lone surrogates in it. Characters
@@ -423,7 +424,7 @@ class Contract:
         schema_problems = self._schema_problems(raw, document)
         if schema_problems:
             return self._rejection(schema_problems)
-        error = InvalidInvocationError(f"tool: invalid invocation: the input validator of {self._name!r} failed")
+        error = InvalidInvocationError(f"the input validator of {self._name!r} failed")
         error.__cause__ = InputValidationError(defect)
         return error
 
@@ -502,7 +503,7 @@ def _explain(contract: Contract, raw: str | bytes, failure: Exception) -> tuple[
     """The message and cause of a rejection raised with its explanation pending."""
     found = contract._rejection_after(raw, failure)  # pyright: ignore[reportPrivateUsage] - this module's class
     if isinstance(found, InputRejection):
-        return _message(found), found
+        return found.message, found
     return str(found), found.__cause__
 
 
@@ -593,13 +594,18 @@ def _floats(node: object, found: set[float], depth: int) -> None:
 def _as_bytes(raw: object) -> bytes:
     if isinstance(raw, bytearray | memoryview):
         return bytes(cast("bytearray | memoryview[int]", raw))  # isinstance cannot name a memoryview's item type
-    raise InvalidInvocationError(f"tool: invalid invocation: arguments must be str or bytes, not {type(raw).__name__}")
+    kind = type(raw).__name__
+    hint = ": pass the JSON text, json.dumps(arguments)" if isinstance(raw, dict | list) else ""
+    raise InvalidInvocationError(f"Request.arguments must be str or bytes (JSON text), not {kind}{hint}")
 
 
 def _wrong_types(request: object, admission: object) -> InvalidInvocationError:
     if not isinstance(request, Request):
-        return InvalidInvocationError(f"tool: invalid invocation: expected a Request, not {type(request).__name__}")
-    return InvalidInvocationError(f"tool: invalid invocation: expected an Admission, not {type(admission).__name__}")
+        return InvalidInvocationError(
+            f"Contract.prepare expected a Request, not {type(request).__name__}: "
+            "pass Request(name=..., arguments=json_text)"
+        )
+    return InvalidInvocationError(f"Contract.prepare expected an Admission, not {type(admission).__name__}")
 
 
 def _hook_rejections(details: Iterable[ErrorDetails]) -> list[InputRejection]:
@@ -613,14 +619,9 @@ def _hook_rejections(details: Iterable[ErrorDetails]) -> list[InputRejection]:
 
 
 def _invalid(rejection: InputRejection) -> InvalidInvocationError:
-    error = InvalidInvocationError(_message(rejection))
+    error = InvalidInvocationError(rejection.message)
     error.__cause__ = rejection
     return error
-
-
-def _message(rejection: InputRejection) -> str:
-    """The message of the `InvalidInvocationError` that carries `rejection`."""
-    return f"tool: invalid invocation: arguments: {rejection.message}"
 
 
 def _quote(name: object) -> str:

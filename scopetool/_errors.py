@@ -10,6 +10,7 @@ The tree:
       `Invocation` was used where it does not belong. When the model can correct its input the error
       carries an `InputRejection` that `classify_input_rejection` finds.
     * `DuplicateToolError` (also `ValueError`): a registry already holds a tool of that name.
+    * `ToolNotFoundError` (also `KeyError`): ``registry[name]`` names no registered tool.
     * `InvalidOutputError` (also `ValueError`): an `Output` or a tool's return value breaks the output
       contract.
     * `InputValidationError`: an input validator itself is defective (it raised something other than a
@@ -33,6 +34,7 @@ __all__ = [
     "InvalidOutputError",
     "InvalidToolError",
     "ScopetoolError",
+    "ToolNotFoundError",
 ]
 
 
@@ -138,6 +140,19 @@ class DuplicateToolError(ScopetoolError, ValueError):
     """A tool name is already taken in a registry, or appears twice in one batch."""
 
 
+class ToolNotFoundError(ScopetoolError, KeyError):
+    """``registry[name]`` names no registered tool; the message suggests the nearest registered names."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(message)
+        self.name = name
+        """The name that was looked up."""
+
+    def __str__(self) -> str:
+        # KeyError's own str() is the repr of its argument, which would quote the whole message.
+        return str(self.args[0])
+
+
 class InvalidOutputError(ScopetoolError, ValueError):
     """An output, or a value a tool returned, breaks the output contract."""
 
@@ -152,7 +167,7 @@ class InputValidationError(ScopetoolError):
     __slots__ = ("_cause",)
 
     def __init__(self, cause: BaseException) -> None:
-        super().__init__("tool: input validator failed")
+        super().__init__("the input validator failed (its error is in .cause)")
         self._cause = cause
 
     @property

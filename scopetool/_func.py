@@ -15,7 +15,7 @@ from pydantic_core import PydanticUndefined, core_schema
 from ._codec import NOTHING, InputDecoder, OutputEncoder, caller_namespace, take_decoded, type_adapter
 from ._context import APPROVAL_DECLINED, CONTEXT_TOKEN, CallContext, InputNeeded, close_context
 from ._definition import NAME_PATTERN, Definition, Effect
-from ._errors import InvalidDefinitionError, InvalidOutputError, InvalidToolError
+from ._errors import InvalidDefinitionError, InvalidInvocationError, InvalidOutputError, InvalidToolError
 from ._outcome import Failure, FailureKind
 from ._output import Result
 from ._size import check_output_limit, refuse_oversize
@@ -62,6 +62,17 @@ class Func(Generic[P, R]):
         timeout: float | None = None,
         max_output_bytes: int | None = None,
     ) -> None:
+        if isinstance(fn, classmethod):
+            raise InvalidToolError(
+                "@tool cannot decorate a classmethod: make the tool of the method once the class exists, "
+                "tool(TheClass.method), or decorate a @staticmethod"
+            )
+        if isinstance(fn, str):  # a name, or an Effect (a str enum)
+            given = f"Effect.{fn.name}" if isinstance(fn, Effect) else repr(fn)
+            setting = "effect" if isinstance(fn, Effect) else "name"
+            raise InvalidToolError(
+                f"@tool takes its settings as keywords: @tool({setting}={given}), not @tool({given})"
+            )
         if not callable(fn):
             raise InvalidToolError(f"@tool needs a function, not {type(fn).__name__}")
         if approval is not None and not isinstance(approval, bool) and not callable(approval):
@@ -128,7 +139,14 @@ class Func(Generic[P, R]):
 
     async def call(self, invocation: Invocation, /) -> Result:
         """Decode the admitted arguments, run the function and encode what it returns."""
-        value = take_decoded(invocation, self._decoder)
+        try:
+            value = take_decoded(invocation, self._decoder)
+        except AttributeError:  # not an Invocation: it has no contract to read
+            raise InvalidInvocationError(
+                f"{self.name}.call needs an Invocation, not {type(invocation).__name__}: bind the tool "
+                f"(Registry({self.name}) or bind({self.name})) and call the binding with what "
+                f"binding.contract.prepare(request) returns, or call {self.name}(...) to run the plain function"
+            ) from None
         if value is NOTHING:
             value = self._decoder.decode(invocation)
         kwargs: dict[str, Any] = value if self._as_decoded else self._keywords(value)
@@ -365,6 +383,10 @@ def _plan(
 
     fields: dict[str, Any] = {}
     plan = _Plan()
+    method = _unbound_method(fn, parameters, hints)
+    if method is not None:
+        problems.append(method)
+        parameters = parameters[1:]
     for parameter in parameters:
         where = f"parameter {parameter.name!r}"
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
@@ -389,7 +411,7 @@ def _plan(
         try:
             type_adapter(hints[parameter.name], namespace)
         except Exception as error:  # noqa: BLE001 - pydantic reports unsupported types in many ways
-            problems.append(f"{where}: type {hints[parameter.name]!r} is not supported: {_first_line(error)}")
+            problems.append(_unsupported(where, hints[parameter.name], error))
             continue
         fields[parameter.name] = _field(
             parameter.name, hints[parameter.name], parameter.default, documented.get(parameter.name)
@@ -400,12 +422,12 @@ def _plan(
     try:
         plan.encoder = OutputEncoder(returns, namespace=namespace)
     except Exception as error:  # noqa: BLE001 - reported with the other problems
-        problems.append(f"return type {returns!r} cannot be encoded: {_first_line(error)}")
+        problems.append(_unsupported("the return type", returns, error))
     if not problems:
         try:
             _build_input(plan, tool_name, parameters, fields, hints, namespace=namespace)
         except Exception as error:  # noqa: BLE001 - pydantic reports unsupported types in many ways
-            problems.append(f"parameters: {_first_line(error)}")
+            problems.append(_undescribed(fields, hints, namespace) or f"parameters: {_first_line(error)}")
     if not problems:
         try:
             plan.definition = Definition(
@@ -543,6 +565,55 @@ def _is_model(annotation: Any) -> bool:
 def _describe(docs: docstring_parser.Docstring) -> str:
     parts = [part for part in (docs.short_description, docs.long_description) if part]
     return "\n\n".join(parts)
+
+
+def _unbound_method(fn: Callable[..., Any], parameters: list[inspect.Parameter], hints: dict[str, Any]) -> str | None:
+    """The problem of a function defined in a class body whose first parameter is an unannotated self or cls."""
+    owner, _, _ = getattr(fn, "__qualname__", "").rpartition(".")
+    if not owner or owner.endswith("<locals>") or not parameters:
+        return None
+    first = parameters[0].name
+    if first not in ("self", "cls") or first in hints or parameters[0].annotation is not _EMPTY:
+        return None
+    method = fn.__name__
+    if first == "cls":
+        fix = f"tool({owner.rpartition('.')[2]}.{method}) once the class exists"
+    else:
+        fix = f"the bound method of an instance, tool(instance.{method})"
+    return (
+        f"parameter {first!r}: {fn.__qualname__} is a method (a model cannot send its {first}): "
+        f"decorate a plain function or a @staticmethod instead, or make the tool of {fix}"
+    )
+
+
+def _unsupported(where: str, annotation: Any, error: BaseException) -> str:
+    """The problem of a type pydantic cannot validate or describe as JSON Schema, with what to use instead."""
+    from pydantic.errors import PydanticInvalidForJsonSchema, PydanticSchemaGenerationError  # noqa: PLC0415
+
+    shown = annotation.__qualname__ if isinstance(annotation, type) else repr(annotation)
+    if not isinstance(error, PydanticSchemaGenerationError | PydanticInvalidForJsonSchema):
+        return f"{where}: type {shown} is not supported: {_first_line(error)}"
+    if where == "the return type":
+        return (
+            f"the return type {shown} cannot be described as JSON Schema, so its value cannot be sent to a "
+            "model: return a JSON-compatible type (str, int, float, bool, a list, a dict, a pydantic model, "
+            "a dataclass) or an Output"
+        )
+    return (
+        f"{where}: its type {shown} cannot be described as JSON Schema, so a model cannot send it: use a "
+        "JSON-compatible type (str, int, float, bool, a list, a dict, a pydantic model, a dataclass); "
+        "an object the tool needs (a client, a callback) belongs in its deps (a CallContext[Deps] parameter)"
+    )
+
+
+def _undescribed(fields: dict[str, Any], hints: dict[str, Any], namespace: dict[str, Any] | None) -> str | None:
+    """The problem of the first parameter whose type has no JSON Schema (pydantic validates a Callable, say)."""
+    for name in fields:
+        try:
+            type_adapter(hints[name], namespace).json_schema()
+        except Exception as error:  # noqa: BLE001 - the first failing parameter is the one to name
+            return _unsupported(f"parameter {name!r}", hints[name], error)
+    return None
 
 
 def _first_line(error: BaseException) -> str:

@@ -211,7 +211,8 @@ class Result:
 
     def __post_init__(self) -> None:
         if not isinstance(self.output, Output):
-            raise InvalidOutputError(f"result: output must be an Output, not {type(self.output).__name__}")
+            hint = ": Result(Output.from_text(text))" if isinstance(self.output, str) else ""
+            raise InvalidOutputError(f"result: output must be an Output, not {type(self.output).__name__}{hint}")
         if self.input_request is not None:
             if not isinstance(self.input_request, InputRequest):
                 raise InvalidOutputError(

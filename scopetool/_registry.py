@@ -10,7 +10,7 @@ from typing import final
 from ._binding import Binding, Tool, bind_with
 from ._context import NO_DEPS
 from ._definition import Definition
-from ._errors import DuplicateToolError, InvalidToolError
+from ._errors import DuplicateToolError, InvalidToolError, ToolNotFoundError
 from ._timeout import check_timeout
 
 __all__ = ["Registry"]
@@ -24,6 +24,9 @@ class Registry:
     application's dependencies a `@tool` function's `CallContext` receives) and, for those that
     declare none, its `timeout` (seconds); a `Binding` keeps its own deps and timeout (see `bind`).
 
+    ``registry[name]`` is the binding of that name, or a `ToolNotFoundError` naming the nearest registered
+    names; ``registry.resolve(name)`` gives None instead, for code that handles an unknown name itself.
+
     Example:
         ```python
         from scopetool import Registry, tool
@@ -34,8 +37,8 @@ class Registry:
             return "pong"
 
         registry = Registry(ping)
-        print([d.name for d in registry.definitions()])
-        #> ['ping']
+        print([d.name for d in registry.definitions()], registry["ping"].name)
+        #> ['ping'] ping
         ```
     """
 
@@ -73,13 +76,18 @@ class Registry:
         for index, value in enumerate(tools):
             if isinstance(value, Binding):
                 binding = value
+            elif isinstance(value, list | tuple | set | frozenset):
+                raise InvalidToolError(
+                    f"tools[{index}] is a {type(value).__name__}, not a tool: pass the tools themselves, "
+                    "Registry(*tools) or registry.register(*tools)"
+                )
             else:
                 try:
                     binding = bind_with(value, (), None, self._timeout, self._deps)
                 except InvalidToolError as error:
                     raise InvalidToolError(f"tools[{index}]: {error}") from error
             if binding.name in batch:
-                raise DuplicateToolError(f"tool: duplicate tool: {binding.name!r} appears more than once in batch")
+                raise DuplicateToolError(f"tool name {binding.name!r} appears more than once in the batch")
             batch[binding.name] = binding
         if not batch:
             return
@@ -87,7 +95,7 @@ class Registry:
             current = self._bindings
             for name in batch:
                 if name in current:
-                    raise DuplicateToolError(f"tool: duplicate tool: {name!r} is already registered")
+                    raise DuplicateToolError(f"tool name {name!r} is already registered")
             self._bindings = MappingProxyType({**current, **batch})
 
     @property
@@ -96,8 +104,22 @@ class Registry:
         return self._timeout
 
     def resolve(self, name: str) -> Binding | None:
-        """The binding registered under `name`, or None."""
+        """The binding registered under `name`, or None (``registry[name]`` raises instead)."""
         return self._bindings.get(name)
+
+    def __getitem__(self, name: str) -> Binding:
+        """The binding registered under `name`.
+
+        Raises:
+            ToolNotFoundError: no tool of that name is registered (the message names the nearest ones).
+        """
+        bindings = self._bindings
+        binding = bindings.get(name)
+        if binding is None:
+            if not isinstance(name, str):
+                raise ToolNotFoundError(name, _not_a_name(name))
+            raise ToolNotFoundError(name, _not_found(name, sorted(bindings)))
+        return binding
 
     def definitions(self) -> list[Definition]:
         """Every tool's frozen definition, sorted by name."""
@@ -120,3 +142,25 @@ class Registry:
 
     def __repr__(self) -> str:
         return f"Registry({', '.join(sorted(self._bindings))})"
+
+
+def _not_a_name(given: object) -> str:
+    """What to say when ``registry[...]`` is given something other than a name (a tool, say)."""
+    named = getattr(given, "name", None)
+    fix = f": registry[{named!r}]" if isinstance(named, str) else ""
+    return f"tools are looked up by name (a str), not by {type(given).__name__}{fix}"
+
+
+def _not_found(name: str, names: list[str]) -> str:
+    """What to say about a name no registered tool has: the nearest names, or the names there are."""
+    text = f"no tool named {name!r} is registered"
+    if not names:
+        return f"{text}: the registry is empty"
+    import difflib  # noqa: PLC0415 - only this error needs it; importing scopetool stays light
+
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    if close:
+        return f"{text}; did you mean {' or '.join(repr(n) for n in close)}?"
+    if len(names) <= 12:
+        return f"{text}; the registered tools are {', '.join(repr(n) for n in names)}"
+    return f"{text} (the registry holds {len(names)} tools: see registry.names())"

@@ -16,7 +16,7 @@ from scopetool._errors import deferred_rejection
 class Explainer:
     """An explanation that counts how often it runs."""
 
-    def __init__(self, message: str = "tool: invalid invocation: arguments: fix it") -> None:
+    def __init__(self, message: str = "fix it") -> None:
         self.message = message
         self.cause = InputRejection("fix it")
         self.runs = 0
@@ -76,7 +76,7 @@ def test_a_printed_deferred_rejection_shows_its_cause() -> None:
         printed = "".join(traceback.format_exception(error))
     assert "InputRejection: fix it" in printed
     assert "The above exception was the direct cause" in printed
-    assert printed.rstrip().endswith("InvalidInvocationError: tool: invalid invocation: arguments: fix it")
+    assert printed.rstrip().endswith("InvalidInvocationError: fix it")
 
 
 def test_threads_reading_a_fresh_deferred_rejection_see_one_cause() -> None:

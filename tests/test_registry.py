@@ -103,14 +103,14 @@ def test_duplicate_within_batch() -> None:
     registry = Registry()
     with pytest.raises(DuplicateToolError) as error:
         registry.register(make("x"), make("y"), make("x"))
-    assert str(error.value) == "tool: duplicate tool: 'x' appears more than once in batch"
+    assert str(error.value) == "tool name 'x' appears more than once in the batch"
     assert len(registry) == 0
 
 
 def test_same_binding_twice_in_batch_is_a_duplicate() -> None:
     """The same binding twice in one batch is a duplicate."""
     binding = bind(make("x"))
-    with pytest.raises(DuplicateToolError, match="more than once in batch"):
+    with pytest.raises(DuplicateToolError, match="more than once in the batch"):
         Registry(binding, binding)
 
 
@@ -119,7 +119,7 @@ def test_duplicate_of_registered_name() -> None:
     registry = Registry(make("x"))
     with pytest.raises(DuplicateToolError) as error:
         registry.register(make("fresh"), make("x"))
-    assert str(error.value) == "tool: duplicate tool: 'x' is already registered"
+    assert str(error.value) == "tool name 'x' is already registered"
     assert registry.names() == ["x"]
 
 
@@ -128,7 +128,7 @@ def test_duplicate_error_names_first_conflict_in_batch_order() -> None:
     registry = Registry(make("a"), make("b"))
     with pytest.raises(DuplicateToolError) as error:
         registry.register(make("c"), make("b"), make("a"))
-    assert str(error.value) == "tool: duplicate tool: 'b' is already registered"
+    assert str(error.value) == "tool name 'b' is already registered"
     assert registry.names() == ["a", "b"]
 
 
@@ -279,7 +279,7 @@ def test_concurrent_same_name_has_one_winner() -> None:
         thread.join()
     assert len(winners) == 1
     assert len(losers) == threads_count - 1
-    assert all(str(error) == "tool: duplicate tool: 'shared' is already registered" for error in losers)
+    assert all(str(error) == "tool name 'shared' is already registered" for error in losers)
     assert registry.resolve("shared") is winners[0]
     assert len(registry) == 1
 

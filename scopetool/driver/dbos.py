@@ -31,7 +31,7 @@ try:
     from dbos import DBOS, DBOSConfig, DBOSPortableJSONSerializer, SetWorkflowID, StepOptions, WorkflowStatus
     from dbos import error as dbos_error
 except ImportError as missing:  # pragma: no cover - the extra is installed wherever the tests run
-    raise ImportError("the DBOS backend needs DBOS Transact: pip install 'scopetool[dbos]'") from missing
+    raise ImportError("scopetool.driver.dbos needs DBOS Transact: pip install 'scopetool[dbos]'") from missing
 
 from .._binding import Binding
 from .._contract import Admission, IdempotencyKey

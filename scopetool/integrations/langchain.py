@@ -81,7 +81,8 @@ try:
     from pydantic import PrivateAttr
 except ImportError as _missing:
     raise ImportError(
-        "scopetool.integrations.langchain needs langchain-core and langgraph: pip install 'scopetool[langchain]'"
+        "scopetool.integrations.langchain needs langchain-core and langgraph: pip install 'scopetool[langchain]'",
+        name=_missing.name,
     ) from _missing
 
 from .._contract import Admission, IdempotencyKey, Invocation, Request

@@ -59,7 +59,8 @@ try:
     from pydantic import PrivateAttr
 except ImportError as _missing:
     raise ImportError(
-        "scopetool.integrations.mcp_sdk needs the MCP Python SDK (mcp 2.3 or newer): pip install 'scopetool[mcp]'"
+        "scopetool.integrations.mcp_sdk needs the MCP Python SDK (mcp 2.3 or newer): pip install 'scopetool[mcp]'",
+        name=_missing.name,
     ) from _missing
 
 from .._contract import Request

@@ -40,8 +40,14 @@ import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, TypeAlias
 
-from agents import FunctionTool, RunContextWrapper
-from agents.tool_context import ToolContext
+try:
+    from agents import FunctionTool, RunContextWrapper
+    from agents.tool_context import ToolContext
+except ImportError as _missing:
+    raise ImportError(
+        "scopetool.integrations.openai_agents needs the OpenAI Agents SDK: pip install 'scopetool[openai-agents]'",
+        name=_missing.name,
+    ) from _missing
 
 from .. import _observe
 from .._binding import Binding

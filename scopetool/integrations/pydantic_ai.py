@@ -43,12 +43,19 @@ from contextvars import ContextVar
 from typing import Any, Final, Generic, NoReturn
 
 import jiter
-from pydantic_ai import RunContext
-from pydantic_ai.exceptions import ApprovalRequired, ModelRetry, ToolFailed
-from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDefinition
-from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
-from pydantic_ai.toolsets.abstract import SchemaValidatorProt
 from typing_extensions import TypeVar
+
+try:
+    from pydantic_ai import RunContext
+    from pydantic_ai.exceptions import ApprovalRequired, ModelRetry, ToolFailed
+    from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDefinition
+    from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
+    from pydantic_ai.toolsets.abstract import SchemaValidatorProt
+except ImportError as _missing:
+    raise ImportError(
+        "scopetool.integrations.pydantic_ai needs pydantic-ai: pip install 'scopetool[pydantic-ai]'",
+        name=_missing.name,
+    ) from _missing
 
 from .. import _observe
 from .._binding import Binding

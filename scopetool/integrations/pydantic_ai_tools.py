@@ -49,7 +49,8 @@ try:
     from pydantic_ai.exceptions import ModelRetry, ToolFailed
 except ImportError as _missing:
     raise ImportError(
-        "scopetool.integrations.pydantic_ai_tools needs pydantic-ai: pip install pydantic-ai-slim"
+        "scopetool.integrations.pydantic_ai_tools needs pydantic-ai: pip install 'scopetool[pydantic-ai]'",
+        name=_missing.name,
     ) from _missing
 
 from pydantic_core import to_json

@@ -349,8 +349,7 @@ class RemoteTool:
         """
         if invocation.definition != self._definition:
             raise InvalidInvocationError(
-                f"tool: invalid invocation: invocation of {invocation.name!r} does not belong to remote tool "
-                f"{self._definition.name!r}"
+                f"the invocation of {invocation.name!r} does not belong to remote tool {self._definition.name!r}"
             )
         return await self._client._call(self._definition.name, invocation)  # pyright: ignore[reportPrivateUsage]
 

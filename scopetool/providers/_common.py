@@ -7,7 +7,7 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
+from types import FunctionType, MappingProxyType
 from typing import Any, Final, Literal, TypeAlias, TypeGuard, cast, final
 
 import orjson
@@ -142,7 +142,7 @@ def definitions_of(tools: Tools) -> list[Definition]:
     """The definitions to export, in a stable order (a registry's is sorted by name)."""
     if isinstance(tools, Registry):
         return tools.definitions()
-    single = isinstance(tools, Binding | Definition) or callable(getattr(tools, "definition", None))
+    single = isinstance(tools, Binding | Definition | FunctionType) or callable(getattr(tools, "definition", None))
     items = cast(Iterable[object], [tools] if single else tools)
     found: list[Definition] = []
     for item in items:
@@ -154,6 +154,11 @@ def definitions_of(tools: Tools) -> list[Definition]:
             if not isinstance(definition, Definition):
                 raise ProviderError(f"{type(item).__name__}.definition() returned {type(definition).__name__}")
             found.append(definition)
+        elif isinstance(item, FunctionType):
+            raise ProviderError(
+                f"cannot export {item.__name__}: it is a plain function; decorate it with @tool "
+                f"(or pass tool({item.__name__}))"
+            )
         else:
             raise ProviderError(
                 f"cannot export {type(item).__name__}: expected a Registry, Binding, Tool or Definition"
@@ -368,13 +373,23 @@ async def run_call(registry: Registry, call: ToolCall, admission: Admission | No
         #> 5
         ```
     """
-    binding = registry.resolve(call.name)
+    try:
+        binding = registry.resolve(call.name)
+    except AttributeError:  # not a Registry and a ToolCall
+        raise _misused(registry, call) from None
     if binding is None:
         observer = _observe.current
         if observer is not None:
             observer.unknown(call.name, call.id)
         return UnknownToolError(call.name)
     return await call_outcome(binding, call.request, admission or _NO_ADMISSION, call.id)
+
+
+def _misused(registry: object, call: object) -> TypeError:
+    """The error of a `run_call` given something other than a Registry and a ToolCall."""
+    given = type(registry).__name__
+    hint = ": Registry(*tools) makes one of tools" if given in ("list", "tuple") else ""
+    return TypeError(f"run_call takes a Registry and a ToolCall, not {given} and {type(call).__name__}{hint}")
 
 
 async def call_outcome(
@@ -446,7 +461,8 @@ def outcome_output(name: str, outcome: Result | BaseException) -> tuple[Output, 
             raise ProviderError("a result that requests input is not a tool result; answer it and resume the call")
         return outcome.output, False
     if not isinstance(outcome, BaseException):
-        raise ProviderError(f"an outcome is a Result or an exception, not {type(outcome).__name__}")
+        hint = ": await run_call(...) for its outcome" if type(outcome).__name__ == "coroutine" else ""
+        raise ProviderError(f"an outcome is a Result or an exception, not {type(outcome).__name__}{hint}")
     failure = classify_failure(outcome)
     if failure is not None:
         return failure.output, True

@@ -94,7 +94,7 @@ CASES = [
     case("definitions", "odd_targets.py:undefinable", code=2, err="definition: reading it raised ValueError"),
     case("definitions", "odd_targets.py:lazy", code=2, err="must name a Registry, a tool or a list of tools, not Lazy"),
     case("definitions", "cli_tools.py:undecorated", code=2, err="(decorate the function with @scopetool.tool)"),
-    case("definitions", "cli_tools.py:DUPLICATES", code=2, err="duplicate tool: 'add'"),
+    case("definitions", "cli_tools.py:DUPLICATES", code=2, err="tool name 'add' appears more than once"),
     case("definitions", "broken_import.py:x", code=2, err=f"cannot be imported (at broken_import.py:3){TRACEBACK}"),
     case(
         "check",

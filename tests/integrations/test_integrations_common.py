@@ -54,18 +54,31 @@ def test_no_framework_is_imported_by_scopetool_or_its_integrations_package() -> 
     assert result.stdout.strip() == "[]"
 
 
-def test_a_module_whose_framework_is_missing_raises_import_error() -> None:
-    """Without its framework, an integration module fails to import with an ImportError naming it."""
+@pytest.mark.parametrize(
+    ("module", "framework", "extra"),
+    [
+        ("pydantic_ai", "pydantic_ai", "pydantic-ai"),
+        ("pydantic_ai_tools", "pydantic_ai", "pydantic-ai"),
+        ("openai_agents", "agents", "openai-agents"),
+        ("langchain", "langchain_core", "langchain"),
+        ("mcp_sdk", "mcp", "mcp"),
+    ],
+)
+def test_a_module_whose_framework_is_missing_says_what_to_install(module: str, framework: str, extra: str) -> None:
+    """Without its framework, an integration module fails to import with an ImportError naming it and its extra."""
     import subprocess
     import sys
 
-    for module, framework in (("pydantic_ai", "pydantic_ai"), ("openai_agents", "agents")):
-        code = (
-            f"import sys; sys.modules[{framework!r}] = None\n"
-            "try:\n"
-            f"    import scopetool.integrations.{module}\n"
-            "except ImportError as error:\n"
-            "    print(error.name)\n"
-        )
-        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-        assert result.stdout.strip() == framework
+    code = (
+        f"import sys; sys.modules[{framework!r}] = None\n"
+        "try:\n"
+        f"    import scopetool.integrations.{module}\n"
+        "except ImportError as error:\n"
+        "    print(error.name)\n"
+        "    print(error)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    name, message = result.stdout.splitlines()
+    assert name.split(".")[0] == framework  # the missing module, as ModuleNotFoundError named it
+    assert message.startswith(f"scopetool.integrations.{module} needs ")
+    assert message.endswith(f"pip install 'scopetool[{extra}]'")

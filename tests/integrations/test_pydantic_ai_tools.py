@@ -102,7 +102,7 @@ def test_import_without_pydantic_ai_names_it(monkeypatch: pytest.MonkeyPatch) ->
 
     monkeypatch.setitem(sys.modules, "pydantic_ai", None)
     monkeypatch.delitem(sys.modules, "scopetool.integrations.pydantic_ai_tools")
-    with pytest.raises(ImportError, match="pip install pydantic-ai-slim"):
+    with pytest.raises(ImportError, match=r"pip install 'scopetool\[pydantic-ai\]'"):
         importlib.import_module("scopetool.integrations.pydantic_ai_tools")
     code = (
         "import sys, scopetool, scopetool.integrations; print([m for m in sys.modules if m.startswith('pydantic_ai')])"
