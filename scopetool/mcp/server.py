@@ -56,6 +56,7 @@ import asyncio
 import contextlib
 import ipaddress
 import json
+import logging
 import math
 import os
 import re
@@ -71,19 +72,23 @@ from urllib.parse import urlsplit
 try:
     import anyio
     from mcp import types as mcp_types
+    from mcp.server.auth.middleware.bearer_auth import AuthorizationContext
     from mcp.server.context import ServerRequestContext
     from mcp.server.lowlevel import Server
     from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
     from mcp.server.session import ServerSession
-    from mcp.server.streamable_http import LAST_EVENT_ID_HEADER, MCP_SESSION_ID_HEADER
+    from mcp.server.streamable_http import LAST_EVENT_ID_HEADER, MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
+    from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
     from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
     from mcp.shared.dispatcher import coerce_request_id
     from mcp.shared.exceptions import MCPError
     from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
     from mcp.shared.message import ServerMessageMetadata, SessionMessage
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+    from starlette.applications import Starlette
     from starlette.datastructures import Headers
     from starlette.responses import Response
+    from starlette.routing import Route
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 except ImportError as _missing:
     raise ImportError(  # named after the SDK, whichever of its modules (or anyio, which it brings) was missing
@@ -306,8 +311,11 @@ class HttpSettings:
     default is 30 minutes, which lets a client that opens sessions in a loop hold the table for that
     long; five minutes outlasts the pause between a person's turns."""
     max_sessions: int = 1000
-    """The most 2025 sessions open at once; a request for one more is answered ``503`` with a
-    ``Retry-After`` until one ends or idles out. An idle session costs a few tens of KiB of memory
+    """The most 2025 sessions open at once. A request for one more closes the least recently used idle
+    session (no request in flight: no call running, no open GET stream), whose id then answers 404 and
+    whose client starts a new session; only when every session has a request in flight is it answered
+    ``503`` with a ``Retry-After``. So a client that opens sessions in a loop cannot keep others out
+    for the idle timeout. An idle session costs a few tens of KiB of memory
     (``benchmarks/edge.py`` measures it; docs/reliability-edge.md has the figures), so a full table
     stays within tens of MiB, where the SDK's default of 10,000 allows ten times that."""
     header_timeout: float = 10.0
@@ -433,7 +441,8 @@ def http_app(
     ``421``, and one whose ``Origin`` is not of such a host nor in ``settings.allowed_origins`` ``403``.
 
     Sessions (`HttpSettings`): at most ``max_sessions`` open, each closed after ``session_idle_timeout``
-    idle seconds; a new one past the bound is answered ``503`` with ``Retry-After``. A 2025 session's
+    idle seconds; a new one past the bound closes the least recently used idle session (its id then
+    answers ``404``), and is answered ``503`` with ``Retry-After`` only when none is idle. A 2025 session's
     call whose client disconnects before its answer is cancelled, as a 2026-07-28 call already is (a
     sync tool's thread, which cannot be stopped, is abandoned: `scopetool._threads`). A GET that asks
     to resume a stream (``Last-Event-ID``) is answered ``400`` with a JSON-RPC error: this server does
@@ -446,16 +455,68 @@ def http_app(
         ValueError: a host name of `host` or of the settings cannot be read.
     """
     settings = settings or HttpSettings()
-    server = create_server(registry, **options)
-    app = server.streamable_http_app(
-        streamable_http_path=path,
-        host=host,
-        session_idle_timeout=settings.session_idle_timeout,
-        max_sessions=settings.max_sessions,
-        # `_Hosts` checks Host and Origin for every request, with loopback ranges the SDK's patterns cannot say
-        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-    )
+    sessions = _EvictingSessions(create_server(registry, **options), settings)
+    # the SDK's `Server.streamable_http_app`, with this session manager: one route, the manager's lifespan
+    app = Starlette(routes=[Route(path, StreamableHTTPASGIApp(sessions))], lifespan=lambda _: sessions.run())
     return _Hosts(_StrictBodies(app, settings), host, settings)
+
+
+_logger: Final = logging.getLogger("scopetool.mcp.server")
+
+
+@final
+class _EvictingSessions(StreamableHTTPSessionManager):
+    """The SDK's session manager, closing the least recently used idle session to admit a new one when full.
+
+    A session is idle when no request of it is in flight (no call running, no open GET stream). Only a
+    table of busy sessions refuses a new one (the SDK's ``503``). An evicted session's id answers
+    ``404``, as one that idled out does, and its client starts a new session.
+    """
+
+    def __init__(self, server: Server[Any], settings: HttpSettings) -> None:
+        super().__init__(
+            server,
+            session_idle_timeout=settings.session_idle_timeout,
+            max_sessions=settings.max_sessions,
+            # `_Hosts` checks Host and Origin for every request, with loopback ranges the SDK's patterns cannot say
+            security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        )
+        self._settings = settings
+
+    # The one place that reaches into the SDK's private surface (mcp 2.3): `_admit_session`, called under the
+    # manager's session-creation lock for each request that would open a session (None refuses it, 503), and
+    # `_server_instances`, its table of open sessions; `_idle_scope` reads how a transport marks itself busy.
+    # test_edge_http checks all three are still what this expects (..._reaches_into, ..._as_eviction_reads_the_sdk).
+    def _admit_session(self, requestor: AuthorizationContext | None) -> StreamableHTTPServerTransport | None:
+        table = self._server_instances
+        if len(table) >= self._settings.max_sessions:
+            self._evict_idlest(table)
+        return super()._admit_session(requestor)
+
+    def _evict_idlest(self, table: dict[str, StreamableHTTPServerTransport]) -> None:
+        """Close the session of `table` idle the longest, if any is idle; it answers 404 from now on."""
+        idle = [(scope.deadline, key, scope) for key, transport in table.items() if (scope := _idle_scope(transport))]
+        if not idle:
+            return  # every session has a request in flight: the SDK refuses the new one
+        deadline, session_id, scope = min(idle, key=lambda entry: entry[0])
+        del table[session_id]  # room at once, and its id is unknown (404) from here on
+        scope.cancel()  # the SDK ends the session as on its idle timeout, and forgets the rest of it
+        idle_for = anyio.current_time() - deadline + self._settings.session_idle_timeout
+        maximum = self._settings.max_sessions
+        _logger.info(
+            "closed session %s, idle %.1f s, to admit a new one (max_sessions %d)", session_id, idle_for, maximum
+        )
+
+
+def _idle_scope(transport: StreamableHTTPServerTransport) -> anyio.CancelScope | None:
+    """The idle scope of `transport`'s session when no request of it is in flight, else None.
+
+    The SDK's transport sets its scope's deadline to infinity while any request is in flight (and it is
+    infinite before the first), and to the end of the last one plus the idle timeout otherwise: the
+    earliest deadline is the least recently used idle session, at no cost per request.
+    """
+    scope = transport.idle_scope
+    return scope if scope is not None and scope.deadline < math.inf else None
 
 
 async def serve_http(
@@ -670,8 +731,9 @@ class _StrictBodies:
 
     It also answers what the SDK would not answer well: a GET that asks to resume a stream (``400``:
     no event store, where the SDK ends the request with no response, a ``500``), and a new session
-    past the bound (the SDK's ``503``, with a ``Retry-After`` added); and it cancels a 2025 session's
-    request whose client disconnected before its answer, which the SDK would let run to its end.
+    past the bound while every session is busy (the SDK's ``503``, with a ``Retry-After`` added); and
+    it cancels a 2025 session's request whose client disconnected before its answer, which the SDK
+    would let run to its end.
     """
 
     __slots__ = ("_app", "_retry_after", "_settings")

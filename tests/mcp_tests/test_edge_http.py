@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import json
+import logging
 import socket
 import threading
 import time
@@ -16,10 +18,14 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from mcp import Client, MCPError
+from mcp.server.streamable_http import StreamableHTTPServerTransport
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from sse_starlette.sse import AppStatus
+from starlette.types import Message
 from test_http import MODERN, Served, call_body, post, text
 
 from scopetool import Registry, _threads, tool
@@ -91,22 +97,113 @@ def open_session(client: httpx.Client, url: str) -> httpx.Response:
     return answer
 
 
-async def test_a_client_opening_sessions_in_a_loop_is_refused_with_retry_after_and_others_recover() -> None:
-    """Past max_sessions a new session is 503 with Retry-After; idle ones are reaped and a new client gets in."""
-    # idle long enough for a client on a loaded machine to go from initialize to its call, short for a test
-    with served(settings=HttpSettings(session_idle_timeout=1.5, max_sessions=3)) as url:
+def session_headers(answer: httpx.Response) -> dict[str, str]:
+    """The headers of a request in the session that `answer` (an initialize answer) opened."""
+    return {**ACCEPT, "mcp-session-id": answer.headers["mcp-session-id"], "mcp-protocol-version": LEGACY}
+
+
+def ping(client: httpx.Client, url: str, session: httpx.Response) -> int:
+    """The status of a ``ping`` in the session that `session` (an initialize answer) opened."""
+    request = {"jsonrpc": "2.0", "id": 9, "method": "ping"}
+    return client.post(url, json=request, headers=session_headers(session)).status_code
+
+
+async def test_a_client_opening_sessions_in_a_loop_does_not_keep_a_new_client_out() -> None:
+    """Past max_sessions the loop's idle sessions make room: every new session, and a new SDK client, served at once."""
+    # sessions idle out only after a minute: any room made here is made by eviction
+    with served(settings=HttpSettings(session_idle_timeout=60, max_sessions=3)) as url:
         with httpx.Client(timeout=5) as hostile:
-            answers = [open_session(hostile, url) for _ in range(4)]
-        assert [answer.status_code for answer in answers] == [200, 200, 200, 503]
-        refused = answers[-1]
-        assert refused.headers["retry-after"] == "2"
-        assert refused.json()["error"]["message"] == "Too many open sessions"
+            answers = [open_session(hostile, url) for _ in range(6)]
+        assert [answer.status_code for answer in answers] == [200] * 6
         started = time.monotonic()
-        while (answer := await admitted_call(url)) is None:
-            assert time.monotonic() - started < 5, "no room after the sessions idled out"
-            await asyncio.sleep(0.05)
-        assert answer == "3"
-        assert time.monotonic() - started >= 1  # the refused client's sessions were not reaped before their idle time
+        assert await admitted_call(url) == "3"
+        assert time.monotonic() - started < 3
+
+
+def test_the_least_recently_used_idle_session_is_evicted_its_id_answers_404(caplog: pytest.LogCaptureFixture) -> None:
+    """A full table evicts the session used longest ago (not the oldest), in one INFO line; its next request is 404."""
+    with (
+        served(settings=HttpSettings(session_idle_timeout=60, max_sessions=3)) as url,
+        httpx.Client(timeout=5) as client,
+        caplog.at_level(logging.INFO),
+    ):
+        first, second, third = (open_session(client, url) for _ in range(3))
+        assert ping(client, url, first) == 200  # the first is now used more recently than the second
+        assert open_session(client, url).status_code == 200
+        gone = client.post(url, json={"jsonrpc": "2.0", "id": 9, "method": "ping"}, headers=session_headers(second))
+        assert [ping(client, url, first), gone.status_code, ping(client, url, third)] == [200, 404, 200]
+        assert gone.json()["error"]["message"] == "Session not found"
+    evicted = [record for record in caplog.records if record.name == "scopetool.mcp.server"]
+    assert [(record.levelno, second.headers["mcp-session-id"] in record.getMessage()) for record in evicted] == [
+        (logging.INFO, True)
+    ]
+    assert not [record for record in caplog.records if record.levelno >= logging.WARNING and "mcp" in record.name]
+
+
+def test_with_every_session_busy_a_new_session_is_503_with_retry_after() -> None:
+    """Sessions each with a call in flight refuse a new one (503, Retry-After); once they are idle, one is evicted."""
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "wait", "arguments": {}}}
+    with (
+        served(settings=HttpSettings(session_idle_timeout=60, max_sessions=3)) as url,
+        httpx.Client(timeout=5) as client,
+        contextlib.ExitStack() as calls,
+    ):
+        opened = [open_session(client, url) for _ in range(3)]
+        # each call's answer has begun (its headers are in) and the tool waits: every session has a request in flight
+        streams = [
+            calls.enter_context(client.stream("POST", url, json=call, headers=session_headers(session)))
+            for session in opened
+        ]
+        assert [stream.status_code for stream in streams] == [200] * 3
+        refused = client.post(url, json=INITIALIZE, headers=ACCEPT)
+        assert refused.status_code == 503
+        assert refused.headers["retry-after"] == "60"
+        assert refused.json()["error"]["message"] == "Too many open sessions"
+        RELEASE.set()
+        assert all('"waited"' in stream.read().decode() for stream in streams)
+        assert open_session(client, url).status_code == 200
+
+
+async def test_a_connected_sdk_client_keeps_its_session_while_another_client_loops() -> None:
+    """The SDK client holds its GET stream open, so it is never idle: a loop of sessions evicts only its own."""
+    with served(settings=HttpSettings(session_idle_timeout=60, max_sessions=3)) as url:
+        async with Client(url, mode="legacy") as client:
+            assert text(await client.call_tool("add", {"a": 1, "b": 2})) == "3"
+            await asyncio.sleep(0.3)  # for its GET stream, opened once the session is initialized, to be in
+            async with httpx.AsyncClient(timeout=5) as hostile:
+                statuses = [(await hostile.post(url, json=INITIALIZE, headers=ACCEPT)).status_code for _ in range(5)]
+            assert statuses == [200] * 5
+            assert text(await client.call_tool("add", {"a": 2, "b": 2})) == "4"
+
+
+def test_the_sdk_still_has_what_session_eviction_reaches_into() -> None:
+    """The SDK's private session hook and table that `_EvictingSessions` overrides and reads are still there."""
+    hook = getattr(StreamableHTTPSessionManager, "_admit_session", None)
+    assert hook is not None, "the MCP SDK no longer has StreamableHTTPSessionManager._admit_session"
+    assert list(inspect.signature(hook).parameters) == ["self", "requestor"], "the SDK changed _admit_session"
+    sessions = mcp_server._EvictingSessions(mcp_server.create_server(TOOLS), HttpSettings(max_sessions=2))
+    assert sessions._server_instances == {}, "the MCP SDK no longer keeps its sessions in _server_instances"
+
+
+async def test_a_session_is_idle_only_with_no_request_in_flight_as_eviction_reads_the_sdk() -> None:
+    """The SDK's idle scope is what `_idle_scope` expects: no deadline before the first request and during one."""
+    transport = StreamableHTTPServerTransport("an-id", idle_timeout=5)
+    during: list[anyio.CancelScope | None] = []
+
+    async def send(message: Message) -> None:
+        during.append(mcp_server._idle_scope(transport))
+
+    async def receive() -> Message:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async with transport.connect():
+        assert mcp_server._idle_scope(transport) is None
+        request = {"type": "http", "method": "PUT", "path": "/mcp", "headers": [], "query_string": b""}
+        await transport.handle_request(request, receive, send)  # a method it does not serve: 405 at once
+        assert during and set(during) == {None}, "the SDK no longer marks a session busy while a request is in flight"
+        idle = mcp_server._idle_scope(transport)
+        assert idle is not None, "the SDK no longer gives an idle session's scope a deadline"
+        assert 4 < idle.deadline - anyio.current_time() <= 5
 
 
 async def admitted_call(url: str) -> str | None:
