@@ -13,7 +13,7 @@ import jiter
 from pydantic import BaseModel
 from pydantic_core import ErrorDetails, ValidationError
 
-from ._codec import InputDecoder, fast_path
+from ._decoder import StrictDecoder, fast_path
 from ._definition import Definition
 from ._errors import (
     InputValidationError,
@@ -213,7 +213,7 @@ class Contract:
         self._validate: Callable[..., Any] | None = None
         self._admit: Callable[[bytes], Any]
         decoder = input_validator  # narrowed below on its own, so `input_validator` keeps its declared type
-        if isinstance(decoder, InputDecoder) and decoder.schema_json == definition.input_schema_json:
+        if isinstance(decoder, StrictDecoder) and decoder.schema_json == definition.input_schema_json:
             # The decoder owns the schema it advertises: it is the whole schema check (fast path).
             plan = fast_path(input_validator)
             self._validate = decoder.validator.validate_json
@@ -433,7 +433,7 @@ class Contract:
         decoder = self._decoder
         cut = False  # whether the problems described may be only the first ones
         details = _details(failure)  # read once: pydantic builds every dict again on each call
-        if isinstance(decoder, InputDecoder) and decoder.may_have_stopped_early(failure, details):
+        if isinstance(decoder, StrictDecoder) and decoder.may_have_stopped_early(failure, details):
             # The admitting validator stops at the first bad item of an array or map: a small
             # document's other problems are looked for again, so repeated ones are reported together.
             if len(raw) > EAGER_LIMIT:

@@ -18,7 +18,7 @@ from typing import Any, Final, cast, get_args
 from pydantic import ValidationError
 from pydantic_core.core_schema import ErrorType
 
-from ._json import JsonObject, is_array, is_object, json_kind
+from ._json import JsonObject, is_array, is_object, json_kind, render_path
 
 __all__ = [
     "EAGER_LIMIT",
@@ -29,7 +29,6 @@ __all__ = [
     "describe_schema_errors",
     "format_rejection",
     "pydantic_facts",
-    "render_path",
     "schema_errors",
 ]
 
@@ -37,7 +36,6 @@ MAX_PROBLEMS: Final = 8
 MAX_DESCRIBED: Final = 256
 """The most pydantic errors read one by one to describe a rejection; past it the errors are not materialized."""
 _MAX_LINE: Final = 240
-_MAX_KEY: Final = 48
 _MAX_INDICES: Final = 6
 # Type mismatches: pydantic's words name what was expected, and what was sent is added ("got a string").
 _TYPE_KINDS: Final = frozenset(
@@ -275,13 +273,13 @@ def _lines(found: list[_Problem], schema: dict[str, Any]) -> list[str]:
     lines: list[str] = []
     for path, text, indices in groups.values():
         if len(indices) <= 1:
-            lines.append(f"{_render(path)}: {text}")
+            lines.append(f"{render_path(path)}: {text}")
             continue
         last = _last_index(path)
         shown = ", ".join(str(i) for i in indices[:_MAX_INDICES])
         if len(indices) > _MAX_INDICES:
             shown += f", … ({len(indices)} items)"
-        lines.append(f"{_render(path[:last])}[{shown}]{_render(path[last + 1 :])[1:]}: {text}")
+        lines.append(f"{render_path(path[:last])}[{shown}]{render_path(path[last + 1 :])[1:]}: {text}")
     return lines
 
 
@@ -439,24 +437,6 @@ def _follow(
         elif branch is None:
             branch = (tuple(path), step)
     return path, node, True, branch
-
-
-def render_path(path: Sequence[int | str]) -> str:
-    """A JSON path such as ``$.items[2]["odd key"]``; long member names are shortened."""
-    return _render(path)
-
-
-def _render(path: Sequence[int | str]) -> str:
-    out = ["$"]
-    for step in path:
-        if isinstance(step, int):
-            out.append(f"[{step}]")
-        elif step.isidentifier() and len(step) <= _MAX_KEY:
-            out.append(f".{step}")
-        else:
-            shown = step if len(step) <= _MAX_KEY else step[: _MAX_KEY - 1] + "…"
-            out.append(f"[{json.dumps(shown)}]")
-    return "".join(out)
 
 
 def _clip(line: str) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import Any, Final, TypeAlias, TypeGuard, cast
 
@@ -34,6 +34,7 @@ __all__ = [
     "member_spans",
     "parse_checked",
     "parse_lenient",
+    "render_path",
     "syntax_problem",
     "value_span",
 ]
@@ -66,6 +67,7 @@ _JITER_POSITION: Final = re.compile(r"^(?P<what>.*) at line (?P<line>\d+) column
 _MAYBE_HUGE: Final = re.compile(rb"[0-9](?:[eE]|[0-9]{308})")
 _TOKEN: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[][{}:,]', re.S)
 _JSON_SPACE: Final = b" \t\r\n"
+_MAX_KEY: Final = 48
 
 
 def is_blank(raw: str | bytes) -> bool:
@@ -145,8 +147,6 @@ def parse_checked(
     if finite and (raw.find(b"e") >= 0 or raw.find(b"E") >= 0 or len(raw) > 308):
         path = _non_finite(value, [])
         if path is not None:
-            from ._feedback import render_path  # noqa: PLC0415 - only on this rare path
-
             where = render_path(path)
             return value, JsonSyntaxProblem(f"{where}: the number is too large for a double; numbers must be finite")
     return value, None
@@ -172,6 +172,20 @@ def _non_finite(value: Any, path: list[int | str]) -> list[int | str] | None:
 
 
 _MAX_DOUBLE: Final = Decimal(sys.float_info.max)
+
+
+def render_path(path: Sequence[int | str]) -> str:
+    """A JSON path such as ``$.items[2]["odd key"]``; long member names are shortened."""
+    out = ["$"]
+    for step in path:
+        if isinstance(step, int):
+            out.append(f"[{step}]")
+        elif step.isidentifier() and len(step) <= _MAX_KEY:
+            out.append(f".{step}")
+        else:
+            shown = step if len(step) <= _MAX_KEY else step[: _MAX_KEY - 1] + "…"
+            out.append(f"[{json.dumps(shown)}]")
+    return "".join(out)
 
 
 def parse_lenient(raw: bytes) -> tuple[Any, JsonSyntaxProblem | None]:

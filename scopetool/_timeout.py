@@ -23,7 +23,7 @@ import math
 import os
 import threading
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Final, final
 
 from ._definition import Effect
@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     import logging
     import queue
 
-    from ._binding import Caller
     from ._contract import Invocation
     from ._output import Result
 
@@ -125,7 +124,7 @@ def check_timeout(timeout: object, where: str) -> float | None:
 
 
 def timed(
-    call: Caller, seconds: float, name: str, effect: Effect | None
+    call: Callable[[Invocation], Awaitable[Result]], seconds: float, name: str, effect: Effect | None
 ) -> Callable[[Invocation], Coroutine[Any, Any, Result]]:
     """`call` under a timeout of `seconds`: past it, the call is cancelled and its effect decides the outcome."""
     import asyncio  # noqa: PLC0415 - a timed call runs in an event loop, which loaded it

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from scopetool import InvalidInvocationError, InvalidOutputError, Request, Result, bind, tool
-from scopetool._codec import NOTHING, InputDecoder, OutputEncoder, fast_path, take_decoded
+from scopetool._codec import NOTHING, InputDecoder, OutputEncoder, take_decoded
+from scopetool._decoder import fast_path
 
 VALUES = (
     st.integers()

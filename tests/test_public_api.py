@@ -40,7 +40,6 @@ def test_import_is_light() -> None:
     heavy += [
         "scopetool.cli",
         "scopetool.mcp",
-        "scopetool.mcp_server",
         "scopetool.driver",
         "scopetool.providers",
         "scopetool.otel",

@@ -44,8 +44,9 @@ from scopetool import (
     classify_input_rejection,
     tool,
 )
-from scopetool._codec import fast_path, take_decoded
+from scopetool._codec import take_decoded
 from scopetool._contract import _prepare_python
+from scopetool._decoder import fast_path
 from scopetool._schema import (
     STRICT_CONFIG,
     core_schema_nodes,

@@ -460,12 +460,3 @@ async def test_a_server_without_the_boundary_still_refuses_states_it_cannot_read
             "approve", {"item": "x"}, request_state=state, input_responses=responses
         )
     assert result.is_error is True and error in text(result)
-
-
-def test_the_old_module_path_still_serves() -> None:
-    """`scopetool.mcp_server`, the server's old home, names the same functions as `scopetool.mcp.server`."""
-    import scopetool.mcp.server
-    import scopetool.mcp_server
-
-    for name in scopetool.mcp_server.__all__:
-        assert getattr(scopetool.mcp_server, name) is getattr(scopetool.mcp.server, name)
