@@ -18,7 +18,6 @@ __all__ = ["ANSWER", "requested_schema"]
 ANSWER: Final = "answer"
 """The one property a non-object response schema is wrapped in for elicitation."""
 
-
 _FORMATS: Final = frozenset({"date", "date-time", "email", "uri"})
 _ROOT: Final = frozenset({"type", "properties", "required", "additionalProperties", "title", "description", "$schema"})
 

@@ -98,7 +98,7 @@ except ImportError as _missing:
 from .. import __version__, _observe
 from .._contract import Admission, Request
 from .._input import Continuation, InputRequest, InvalidInputRequestError
-from .._json import is_object, member_spans, parse_lenient, syntax_problem, value_span
+from .._json import is_object
 from .._output import Result
 from .._progress import Progress, progress_reporter
 from .._registry import Registry
@@ -107,6 +107,7 @@ from ..providers._common import Export, ProviderError, ToolCall, UnknownToolErro
 from ..providers.mcp import export_tools, list_tools_result, result_message
 from ._elicitation import ANSWER as ANSWER  # noqa: PLC0414 - re-exported: a public name, not in __all__
 from ._elicitation import requested_schema
+from ._strict_messages import ARGUMENTS, BLANK, Passed, RawArguments, invalid, screen
 
 __all__ = [
     "DEFAULT_HOST",
@@ -267,8 +268,6 @@ DEFAULT_PATH: Final = "/mcp"
 """The path of the Streamable HTTP endpoint."""
 HTTP_SHUTDOWN_GRACE: Final = 1.0
 """Seconds `serve_http` lets requests in flight finish, by default, once it is told to stop."""
-_ARGUMENTS: Final = "scopetool.raw_arguments"
-"""The ASGI scope key holding a ``tools/call``'s exact arguments, where they broke I-JSON."""
 
 
 def _positive(value: object, name: str, *, whole: bool = False) -> None:
@@ -725,7 +724,7 @@ class _Hosts:
 
 @final
 class _StrictBodies:
-    """ASGI middleware: each body read within its bounds, and each POST body screened by `_screen` before the SDK.
+    """ASGI middleware: each body read within its bounds, and each POST body screened by `screen` before the SDK.
 
     It also answers what the SDK would not answer well: a GET that asks to resume a stream (``400``:
     no event store, where the SDK ends the request with no response, a ``500``), and a new session
@@ -772,11 +771,11 @@ class _StrictBodies:
         await _json_error(413, mcp_types.INVALID_REQUEST, message, connection="close")(scope, receive, send)
 
     async def _post(self, scope: Scope, body: bytes, receive: Receive, send: Send, session: str | None) -> None:
-        screened = _screen(body) if body.strip(_BLANK) else _Passed(body, None, None)
-        if isinstance(screened, _Passed):
+        screened = screen(body) if body.strip(BLANK) else Passed(body, None, None)
+        if isinstance(screened, Passed):
             body = screened.text
             if screened.arguments is not None:
-                scope = {**scope, _ARGUMENTS: screened.arguments}
+                scope = {**scope, ARGUMENTS: screened.arguments}
         else:
             to_server, to_client = screened
             if to_client is not None:
@@ -787,7 +786,7 @@ class _StrictBodies:
             body = to_server.message.model_dump_json(by_alias=True, exclude_unset=True).encode()
         replay, answer = _Replay(body, receive), _Answer(send, self._retry_after)
         await self._app(scope, replay, answer)
-        request_id = _request_id(screened.value) if isinstance(screened, _Passed) else None
+        request_id = _request_id(screened.value) if isinstance(screened, Passed) else None
         # the client left before the answer: cancel its request, as its client would (2026-07-28 POSTs are cancelled)
         if session is not None and request_id is not None and replay.disconnected and not answer.complete:
             await self._cancel(scope, receive, request_id)
@@ -871,9 +870,6 @@ class _Answer:
         elif message["type"] == "http.response.body" and not message.get("more_body", False):
             self.complete = True
         await self._send(message)
-
-
-_BLANK: Final = b" \t\r\n"
 
 
 @contextlib.asynccontextmanager
@@ -962,127 +958,25 @@ def _write_line(stream: Any, text: str) -> None:
     stream.flush()
 
 
-@final
-@dataclass(frozen=True, slots=True)
-class _RawArguments:
-    """The exact text of a ``tools/call`` request's arguments, for a request whose arguments break I-JSON.
-
-    The SDK would parse them and the server re-encode them, hiding a repeated member name; this
-    carries them to `Contract.prepare` as the client sent them (as the request's transport context).
-    """
-
-    text: bytes
-
-
 def _read_line(raw: bytes) -> tuple[SessionMessage | None, SessionMessage | None]:
     """One line of input: the message for the server, and the error answering the client, either or none.
 
-    The line is screened by `_screen` (I-JSON) before the SDK reads anything of it; what passes must
+    The line is screened by `screen` (I-JSON) before the SDK reads anything of it; what passes must
     then be a JSON-RPC message, or it is answered with a ``-32600`` invalid request.
     """
-    if not raw.strip(_BLANK):
+    if not raw.strip(BLANK):
         return None, None
-    screened = _screen(raw)
-    if not isinstance(screened, _Passed):
+    screened = screen(raw)
+    if not isinstance(screened, Passed):
         return screened
     try:
         message = mcp_types.jsonrpc_message_adapter.validate_json(screened.text, by_name=False)
     except ValueError:
-        return _invalid(screened.text, screened.value, "not a JSON-RPC 2.0 message")
+        return invalid(screened.text, screened.value, "not a JSON-RPC 2.0 message")
     arguments = screened.arguments
     return SessionMessage(
         message, None if arguments is None else ServerMessageMetadata(request_context=arguments)
     ), None
-
-
-@final
-@dataclass(frozen=True, slots=True)
-class _Passed:
-    """A message that is I-JSON, as the SDK may read it, and the exact arguments it had, if they were not."""
-
-    text: bytes
-    value: object
-    arguments: _RawArguments | None
-
-
-def _screen(raw: bytes) -> _Passed | tuple[SessionMessage | None, SessionMessage | None]:
-    """A message checked as I-JSON, before the SDK (which would collapse a repeated name) reads it.
-
-    I-JSON (RFC 7493): no repeated member name at any depth, no lone surrogate, no NaN or Infinity,
-    no number beyond a double. Stdio lines and HTTP request bodies are screened alike:
-
-    * not JSON at all: a ``-32700`` parse error (id null) for the client;
-    * a ``tools/call`` request that breaks I-JSON inside its ``arguments`` only: passed with ``{}`` as
-      the arguments and their exact text beside, for `Contract.prepare`, whose rejection is the
-      call's ``isError`` result;
-    * anything else that breaks I-JSON: a ``-32600`` invalid request, with the request's id when it
-      is one unique string or integer (null otherwise); a response the client sends (the answer to
-      an elicitation) becomes that error for the server instead, so the server's request ends as
-      unanswered.
-
-    Returns:
-        The message that passed, or the (message for the server, error for the client) pair.
-    """
-    try:
-        value, problem = parse_lenient(raw)
-    except ValueError as error:
-        return None, _jsonrpc_error(None, mcp_types.PARSE_ERROR, f"Parse error: {error}")
-    if problem is None:
-        return _Passed(raw, value, None)
-    span = _arguments_span(raw, value)
-    if span is None:
-        return _invalid(raw, value, f"the message is not I-JSON (RFC 7493): {problem.message}")
-    start, end = span
-    return _Passed(raw[:start] + b"{}" + raw[end:], value, _RawArguments(raw[start:end]))
-
-
-def _arguments_span(raw: bytes, value: object) -> tuple[int, int] | None:
-    """Where the arguments of a ``tools/call`` request are, when they hold every I-JSON problem of the line."""
-    if not is_object(value) or value.get("method") != "tools/call":
-        return None
-    params = value.get("params")
-    if not is_object(params) or "arguments" not in params:
-        return None
-    span = value_span(raw, ("params", "arguments"))
-    if span is None:  # pragma: no cover - the member was parsed from this very line
-        return None
-    start, end = span
-    return span if syntax_problem(raw[:start] + b"{}" + raw[end:], require_object=False) is None else None
-
-
-def _invalid(raw: bytes, value: object, why: str) -> tuple[SessionMessage | None, SessionMessage | None]:
-    """A ``-32600`` for a message that cannot be read: to the client, or to the server for a response."""
-    request_id = _unique_id(raw, value)
-    error = _jsonrpc_error(request_id, mcp_types.INVALID_REQUEST, f"Invalid request: {why}")
-    if (
-        request_id is not None
-        and is_object(value)
-        and "method" not in value
-        and ("result" in value or "error" in value)
-    ):
-        return error, None
-    return None, error
-
-
-def _unique_id(raw: bytes, value: object) -> mcp_types.RequestId | None:
-    """The message's id when it has exactly one, a strict string or integer; None otherwise."""
-    if not is_object(value):
-        return None
-    spans = member_spans(raw, "id")
-    if len(spans) != 1:
-        return None
-    start, end = spans[0]
-    text = raw[start:end]
-    if syntax_problem(text, require_object=False) is not None:
-        return None
-    found = value["id"]
-    return found if isinstance(found, str | int) and not isinstance(found, bool) else None
-
-
-def _jsonrpc_error(request_id: mcp_types.RequestId | None, code: int, message: str) -> SessionMessage:
-    return SessionMessage(
-        mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=mcp_types.ErrorData(code=code, message=message))
-    )
 
 
 # Why the streams are wrapped: the SDK's server loop (`JSONRPCDispatcher.run`, mcp 2.3) cancels every
@@ -1409,13 +1303,13 @@ class _Tools:
         return Admission(continuation=form.continuation(_accepted(answer))), done
 
 
-def _exact_arguments(request: object) -> _RawArguments | None:
+def _exact_arguments(request: object) -> RawArguments | None:
     """The exact arguments the transport set aside for a call (its request context, or in its HTTP scope)."""
-    if isinstance(request, _RawArguments):  # stdio
+    if isinstance(request, RawArguments):  # stdio
         return request
     scope: object = getattr(request, "scope", None)  # HTTP: the Starlette request of the POST
-    found = scope.get(_ARGUMENTS) if is_object(scope) else None
-    return found if isinstance(found, _RawArguments) else None
+    found = scope.get(ARGUMENTS) if is_object(scope) else None
+    return found if isinstance(found, RawArguments) else None
 
 
 def _can_elicit(session: ServerSession) -> bool:
