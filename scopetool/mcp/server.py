@@ -58,7 +58,7 @@ Example:
 from __future__ import annotations
 
 try:  # each part imports the SDK; named after it, whichever of its modules (or anyio, which it brings) was missing
-    from ._elicitation import ANSWER as ANSWER  # noqa: PLC0414 - re-exported: a public name, not in __all__
+    from ._elicitation import ANSWER as ANSWER  # noqa: PLC0414 - public, outside __all__
     from ._elicitation import requested_schema
     from ._http_server import (
         DEFAULT_HOST,
@@ -70,9 +70,9 @@ try:  # each part imports the SDK; named after it, whichever of its modules (or 
         run_http,
         serve_http,
     )
-    from ._stdio_server import SHUTDOWN_GRACE as SHUTDOWN_GRACE  # noqa: PLC0414 - re-exported: a public name, not in __all__
+    from ._stdio_server import SHUTDOWN_GRACE as SHUTDOWN_GRACE  # noqa: PLC0414 - public, outside __all__
     from ._stdio_server import run_stdio, serve_stdio
-    from ._tool_handlers import MAX_INPUT_ROUNDS as MAX_INPUT_ROUNDS  # noqa: PLC0414 - re-exported: a public name, not in __all__
+    from ._tool_handlers import MAX_INPUT_ROUNDS as MAX_INPUT_ROUNDS  # noqa: PLC0414 - public, outside __all__
     from ._tool_handlers import CallObserver, ServerOptions, create_server
 except ImportError as _missing:
     raise ImportError(
