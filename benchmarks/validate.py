@@ -46,7 +46,7 @@ from callgrind import count_steps
 from pydantic_core import SchemaValidator, ValidationError, core_schema
 
 from scopetool import Registry, tool
-from scopetool.cli._validate import LineChecker, validate_lines
+from scopetool.cli._validate_lines import LineChecker, validate_lines
 
 TOOLS = '''
 from scopetool import Registry, tool

@@ -66,7 +66,7 @@ except ImportError as _missing:
 from .._contract import Request
 from .._output import Result
 from .._registry import Registry
-from ..mcp.server import _Tools  # pyright: ignore[reportPrivateUsage] - one home for tools/call over MCP
+from ..mcp._tool_handlers import _Tools  # pyright: ignore[reportPrivateUsage] - one home for tools/call over MCP
 from ..providers._common import Export, ProviderError, ToolCall, object_arguments, run_call
 from ..providers.mcp import export_tools, result_message
 

@@ -22,17 +22,8 @@ from scopetool import Definition, Invocation, Registry, Result, _stdio, tool
 from scopetool.cli import _call, _validate, main
 from scopetool.cli._common import dump_json, say
 from scopetool.cli._serve import MISSING_SDK, import_problem
-from scopetool.cli._validate import (
-    LINE_LIMIT,
-    LineChecker,
-    ProgressBar,
-    Tally,
-    Verdict,
-    printable,
-    read_lines,
-    reasons,
-    validate_lines,
-)
+from scopetool.cli._validate import ProgressBar, read_lines
+from scopetool.cli._validate_lines import LINE_LIMIT, LineChecker, Tally, Verdict, printable, reasons, validate_lines
 from scopetool.providers import openai_chat
 
 

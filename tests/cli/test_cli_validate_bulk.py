@@ -16,20 +16,9 @@ import pytest
 from cli_support import FIXTURES, Command, forget_fixture_modules
 
 from scopetool import Registry, tool
-from scopetool.cli import _validate
-from scopetool.cli._validate import (
-    LINE_LIMIT,
-    FileShare,
-    LineChecker,
-    ProgressBar,
-    Tally,
-    Verdict,
-    line_count,
-    read_chunks,
-    read_lines,
-    validate_in_processes,
-    validate_lines,
-)
+from scopetool.cli import _validate, _validate_lines
+from scopetool.cli._validate import FileShare, ProgressBar, line_count, read_chunks, read_lines, validate_in_processes
+from scopetool.cli._validate_lines import LINE_LIMIT, LineChecker, Tally, Verdict, validate_lines
 
 
 @tool
@@ -68,8 +57,8 @@ def test_the_fast_path_decides_as_the_full_reading_does(line: bytes) -> None:
     checker = LineChecker(REGISTRY)
     try:
         slow = checker._checked(line)  # pyright: ignore[reportPrivateUsage] - the reference reading
-    except _validate._UnreadableError as error:  # pyright: ignore[reportPrivateUsage]
-        slow = Verdict("unreadable", str(error), (_validate.UNREADABLE,))
+    except _validate_lines._UnreadableError as error:  # pyright: ignore[reportPrivateUsage]
+        slow = Verdict("unreadable", str(error), (_validate_lines.UNREADABLE,))
     assert checker.check(line) == slow
 
 
@@ -96,7 +85,7 @@ def test_an_unknown_tool_has_one_verdict_per_name() -> None:
     first = checker.check(b'{"name": "nope", "arguments": {}}')
     assert first is not None and first is checker.check(b'{"name": "nope", "arguments": {"a": 1}}')
     assert first.message == 'error: tool "nope" is not available'
-    count = _validate._UNKNOWN_CACHE + 5  # pyright: ignore[reportPrivateUsage]
+    count = _validate_lines._UNKNOWN_CACHE + 5  # pyright: ignore[reportPrivateUsage]
     out = io.StringIO()
     validate_lines([f'{{"name": "t{index}", "arguments": {{}}}}'.encode() for index in range(count)], checker, out)
     assert len(checker._unknown) == count - 5  # pyright: ignore[reportPrivateUsage]
@@ -106,19 +95,19 @@ def test_an_unknown_tool_has_one_verdict_per_name() -> None:
 def test_a_rejection_the_contract_described_is_not_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """The fast path parses the arguments again only when the contract's rejection does not say they parsed."""
     parsed: list[bytes] = []
-    real = _validate.syntax_problem
+    real = _validate_lines.syntax_problem
 
     def counted(raw: bytes, **options: bool) -> object:
         parsed.append(raw)
         return real(raw, **options)
 
-    monkeypatch.setattr(_validate, "syntax_problem", counted)
+    monkeypatch.setattr(_validate_lines, "syntax_problem", counted)
     checker = LineChecker(REGISTRY)
     found = checker.check(b'{"name": "add", "arguments": {"a": "1", "b": 2}}\n')
     assert found is not None and found.reasons == ("wrong type",)
     assert parsed == []
     found = checker.check(b'{"name": "add", "arguments": {"a": 1}} {}}\n')
-    assert found is not None and found.reasons == (_validate.UNREADABLE,)
+    assert found is not None and found.reasons == (_validate_lines.UNREADABLE,)
     assert parsed == [b'{"a": 1}} {}']
 
 
@@ -127,12 +116,12 @@ def test_calls_rejected_with_one_message_share_one_verdict() -> None:
     checker = LineChecker(REGISTRY)
     first = checker.check(b'{"name": "add", "arguments": {"a": 1}}')
     assert first is not None and first is checker.check(b'{"name": "add", "arguments": {"a": 2}}')
-    count = _validate._UNKNOWN_CACHE + 5  # pyright: ignore[reportPrivateUsage]
+    count = _validate_lines._UNKNOWN_CACHE + 5  # pyright: ignore[reportPrivateUsage]
     lines = [f'{{"name": "add", "arguments": {{"a": 1, "b": 2, "m{index}": 0}}}}'.encode() for index in range(count)]
     out = io.StringIO()
     tally = validate_lines(lines, checker, out)
     assert tally.rejected == count and tally.by_reason == {"unknown field": count}
-    assert len(checker._rejections) == _validate._UNKNOWN_CACHE  # pyright: ignore[reportPrivateUsage]
+    assert len(checker._rejections) == _validate_lines._UNKNOWN_CACHE  # pyright: ignore[reportPrivateUsage]
     assert out.getvalue().splitlines()[-2:] == [
         f"{count}: add: invalid arguments for tool 'add' (1 problem):",
         f"    - $.m{count - 1}: unknown field; expected one of 'a', 'b'",

@@ -29,6 +29,7 @@ from starlette.types import Message
 from test_http import MODERN, Served, call_body, post, text
 
 from scopetool import Registry, _threads, tool
+from scopetool.mcp import _http_server
 from scopetool.mcp import server as mcp_server
 from scopetool.mcp.server import HttpSettings, http_app, is_loopback
 
@@ -181,7 +182,7 @@ def test_the_sdk_still_has_what_session_eviction_reaches_into() -> None:
     hook = getattr(StreamableHTTPSessionManager, "_admit_session", None)
     assert hook is not None, "the MCP SDK no longer has StreamableHTTPSessionManager._admit_session"
     assert list(inspect.signature(hook).parameters) == ["self", "requestor"], "the SDK changed _admit_session"
-    sessions = mcp_server._EvictingSessions(mcp_server.create_server(TOOLS), HttpSettings(max_sessions=2))
+    sessions = _http_server._EvictingSessions(mcp_server.create_server(TOOLS), HttpSettings(max_sessions=2))
     assert sessions._server_instances == {}, "the MCP SDK no longer keeps its sessions in _server_instances"
 
 
@@ -191,17 +192,17 @@ async def test_a_session_is_idle_only_with_no_request_in_flight_as_eviction_read
     during: list[anyio.CancelScope | None] = []
 
     async def send(message: Message) -> None:
-        during.append(mcp_server._idle_scope(transport))
+        during.append(_http_server._idle_scope(transport))
 
     async def receive() -> Message:
         return {"type": "http.request", "body": b"", "more_body": False}
 
     async with transport.connect():
-        assert mcp_server._idle_scope(transport) is None
+        assert _http_server._idle_scope(transport) is None
         request = {"type": "http", "method": "PUT", "path": "/mcp", "headers": [], "query_string": b""}
         await transport.handle_request(request, receive, send)  # a method it does not serve: 405 at once
         assert during and set(during) == {None}, "the SDK no longer marks a session busy while a request is in flight"
-        idle = mcp_server._idle_scope(transport)
+        idle = _http_server._idle_scope(transport)
         assert idle is not None, "the SDK no longer gives an idle session's scope a deadline"
         assert 4 < idle.deadline - anyio.current_time() <= 5
 
@@ -366,14 +367,14 @@ async def asgi_statuses(app: Any) -> dict[str, int]:
 def test_a_public_bind_warns_that_anyone_on_the_network_can_call_every_tool(monkeypatch: pytest.MonkeyPatch) -> None:
     """`serve_http` on 0.0.0.0 warns once, naming the address, the missing authentication and --allowed-host."""
     warnings: list[str] = []
-    real_listen = mcp_server._listen
-    monkeypatch.setattr(mcp_server, "_listen", lambda host, port: real_listen("127.0.0.1", port))  # stays on loopback
+    real_listen = _http_server._listen
+    monkeypatch.setattr(_http_server, "_listen", lambda host, port: real_listen("127.0.0.1", port))  # stays on loopback
     with served(host="0.0.0.0", warn=warnings.append):
         pass
     [warning] = warnings
     assert warning.startswith("WARNING: listening on 0.0.0.0, reachable from the network, with no authentication")
     assert "--allowed-host NAME" in warning
-    assert "only Host headers of mcp.example.com" in mcp_server._public_warning(
+    assert "only Host headers of mcp.example.com" in _http_server._public_warning(
         "::", HttpSettings(allowed_hosts=("mcp.example.com",))
     )
 
@@ -403,7 +404,7 @@ def test_a_name_resolving_only_to_loopback_is_loopback(monkeypatch: pytest.Monke
 
 def test_the_default_warning_goes_to_stderr_as_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     """`serve_http`'s default `warn` writes one ``scopetool:`` line on standard error."""
-    mcp_server._to_stderr("WARNING: listening on ::")
+    _http_server._to_stderr("WARNING: listening on ::")
     assert capsys.readouterr().err == "scopetool: WARNING: listening on ::\n"
 
 

@@ -27,7 +27,8 @@ from mcp_fixture_tools import SECRET, registry
 from scopetool import Registry, tool
 from scopetool.cli._common import UsageError
 from scopetool.cli._serve import http_address
-from scopetool.mcp.server import HttpSettings, _StrictBodies, create_server, http_app, run_http, serve_http
+from scopetool.mcp._http_server import _StrictBodies
+from scopetool.mcp.server import HttpSettings, create_server, http_app, run_http, serve_http
 
 FIXTURE = Path(__file__).with_name("mcp_fixture_tools.py")
 MODERN = "2026-07-28"

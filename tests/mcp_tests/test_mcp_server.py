@@ -200,7 +200,8 @@ def test_create_server_needs_a_registry() -> None:
 def test_import_without_the_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     """Importing the server without the mcp package says how to install it."""
     monkeypatch.setitem(sys.modules, "mcp", None)
-    monkeypatch.delitem(sys.modules, "scopetool.mcp.server")
+    for name in [name for name in sys.modules if name.startswith("scopetool.mcp.")]:  # the server and its parts
+        monkeypatch.delitem(sys.modules, name)
     with pytest.raises(ImportError, match=r"pip install 'scopetool\[mcp\]'"):
         importlib.import_module("scopetool.mcp.server")
 

@@ -32,7 +32,8 @@ from mcp import Client, ClientSession, MCPError, StdioServerParameters, stdio_cl
 from mcp.client.session import ClientRequestContext
 from mcp_fixture_tools import HOSTILE, SECRET, registry
 
-from scopetool.mcp.server import _lines, _read_line, run_stdio, serve_stdio
+from scopetool.mcp._stdio_server import _lines, _read_line
+from scopetool.mcp.server import run_stdio, serve_stdio
 
 FIXTURE = Path(__file__).with_name("mcp_fixture_tools.py")
 SERVER = StdioServerParameters(command=sys.executable, args=["-m", "scopetool", "serve", f"{FIXTURE}:registry"])

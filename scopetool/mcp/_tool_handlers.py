@@ -1,0 +1,368 @@
+"""The MCP server itself: `create_server` and its ``tools/list`` and ``tools/call`` handlers (`scopetool.mcp.server`).
+
+A call is admitted by its tool's `Contract.prepare`, run through `run_call` and answered with
+`scopetool.providers.mcp.result_message`; a call that asks for input asks the client with an elicitation
+form (`scopetool.mcp._elicitation`): ``elicitation/create`` on a 2025 connection, an ``input_required``
+result on a 2026-07-28 one; the progress a call reports is forwarded to the client. The transports
+that serve it are `scopetool.mcp._stdio_server` and `scopetool.mcp._http_server`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import math
+from collections.abc import AsyncGenerator, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, TypeAlias, TypedDict, final
+
+import anyio
+from mcp import types as mcp_types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from mcp.server.session import ServerSession
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from .. import __version__, _observe
+from .._contract import Admission, Request
+from .._input import Continuation, InputRequest, InvalidInputRequestError
+from .._json import is_object
+from .._output import Result
+from .._progress import Progress, progress_reporter
+from .._registry import Registry
+from ..providers._common import Export, ProviderError, ToolCall, UnknownToolError, object_arguments, run_call
+from ..providers.mcp import export_tools, list_tools_result, result_message
+from ._elicitation import ANSWER, requested_schema
+from ._strict_messages import ARGUMENTS, RawArguments
+
+__all__ = ["MAX_INPUT_ROUNDS", "CallObserver", "ServerOptions", "create_server"]
+
+MAX_INPUT_ROUNDS: Final = 8
+"""How many input requests one call may make before it ends with an error result."""
+
+_NOT_JSON: Final = 'error: the arguments for tool "{name}" are not JSON'
+_NO_INPUT: Final = 'error: tool "{name}" needs input that cannot be requested over this connection'
+_DECLINED: Final = 'error: tool "{name}" needs input, and the request for it was declined'
+_CANCELLED: Final = 'error: tool "{name}" needs input, and the request for it was cancelled'
+_UNANSWERED: Final = 'error: tool "{name}" needs input, and the client did not answer the request for it'
+_BAD_ANSWER: Final = 'error: the answer to tool "{name}"\'s request for input is not valid'
+_EXPIRED: Final = 'error: the request for input of tool "{name}" is unknown or expired; call the tool again'
+_TOO_MANY: Final = 'error: tool "{name}" asked for input too many times'
+
+_INPUT_KEY: Final = "input"
+
+_Context: TypeAlias = ServerRequestContext[Any, Any]
+
+CallObserver: TypeAlias = Callable[[ToolCall, Result | BaseException], None]
+"""Told every ``tools/call`` outcome, before the client is answered: ``observer(call, outcome)``.
+
+The outcome is what `run_call` gives: a `Result`, or the error (an `UnknownToolError` for a name
+the server does not have, the rejection for arguments not admitted). A call that asks for input is
+told once per attempt. The MCP gateway writes its audit log from it.
+"""
+
+
+def create_server(
+    registry: Registry,
+    *,
+    name: str = "scopetool",
+    version: str = __version__,
+    instructions: str | None = None,
+    page_size: int | None = None,
+    tool_fields: Mapping[str, Mapping[str, Any]] | None = None,
+    on_call: CallObserver | None = None,
+) -> Server[Any]:
+    """An MCP server (the SDK's low-level `Server`) exposing every tool of `registry`.
+
+    The tool list is exported once, here: a tool registered later is neither listed nor callable.
+
+    Args:
+        registry: The tools to serve.
+        name: The server name the client is told.
+        version: The server version the client is told.
+        instructions: Optional instructions for the client's model.
+        page_size: How many tools one ``tools/list`` page holds (the rest follow by ``nextCursor``,
+            in the registry's order); None lists them all on one page.
+        tool_fields: Per tool name, its MCP ``title``, ``icons`` and ``_meta``
+            (`scopetool.providers.mcp.export_tools`).
+        on_call: Told each call's outcome (see `CallObserver`).
+
+    Raises:
+        TypeError: `registry` is not a `Registry`.
+        ValueError: `page_size` is not a positive integer.
+        ProviderError: A tool name breaks MCP's name rule, or `tool_fields` is not of its shape.
+    """
+    if not isinstance(registry, Registry):
+        raise TypeError(f"create_server needs a Registry, not {type(registry).__name__}")
+    if page_size is not None and (isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1):
+        raise ValueError(f"page_size must be a positive integer or None, not {page_size!r}")
+    tools = _Tools(registry, export_tools(registry, tool_fields=tool_fields), page_size, on_call)
+    server: Server[Any] = Server(name, version=version, instructions=instructions)
+    server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=name))
+    server.add_request_handler("tools/list", mcp_types.PaginatedRequestParams, tools.list_tools)
+    server.add_request_handler("tools/call", mcp_types.CallToolRequestParams, tools.call_tool)
+    return server
+
+
+class ServerOptions(TypedDict, total=False):
+    """The options of `create_server`, taken by every function that serves a registry."""
+
+    name: str
+    version: str
+    instructions: str | None
+    page_size: int | None
+    tool_fields: Mapping[str, Mapping[str, Any]] | None
+    on_call: CallObserver | None
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class _Form:
+    """One input request as an elicitation form."""
+
+    request: InputRequest
+    message: str
+    schema: dict[str, Any]
+    wrapped: bool
+
+    @classmethod
+    def of(cls, request: InputRequest) -> _Form | None:
+        found = requested_schema(request.response_schema)
+        if found is None:
+            return None
+        prompt = request.prompt
+        message = prompt if isinstance(prompt, str) else json.dumps(prompt, ensure_ascii=False)
+        return cls(request, message, *found)
+
+    def elicitation(self) -> mcp_types.ElicitRequest:
+        return mcp_types.ElicitRequest(
+            params=mcp_types.ElicitRequestFormParams(message=self.message, requested_schema=self.schema)
+        )
+
+    def continuation(self, answer: mcp_types.ElicitResult) -> Continuation:
+        """The continuation for an accepted answer; a member left empty (null) is taken as not given."""
+        values = {key: value for key, value in (answer.content or {}).items() if value is not None}
+        try:
+            return self.request.continuation(values.get(ANSWER) if self.wrapped else values)
+        except InvalidInputRequestError:
+            raise _Ended(_BAD_ANSWER) from None
+
+
+class _Ended(Exception):  # noqa: N818 - a control signal: the call ends with this fixed text
+    """Ends a call with a fixed error text (a template taking the tool's name)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+
+@final
+class _Tools:
+    """The ``tools/list`` and ``tools/call`` handlers of one server."""
+
+    __slots__ = ("_export", "_names", "_on_call", "_page_size", "_registry")
+
+    def __init__(
+        self, registry: Registry, export: Export, page_size: int | None = None, on_call: CallObserver | None = None
+    ) -> None:
+        self._registry = registry
+        self._export = export
+        self._names = frozenset(entry["name"] for entry in export.tools)
+        self._page_size = page_size
+        self._on_call = on_call
+
+    async def list_tools(self, ctx: _Context, params: mcp_types.PaginatedRequestParams | None) -> dict[str, Any]:
+        """One page of the tool list, in the registry's order; the cursor is where the page starts.
+
+        Raises:
+            MCPError: ``-32602`` for a cursor this server did not give.
+        """
+        tools, cursor = self._export.tools, None if params is None else params.cursor
+        start = 0
+        if cursor is not None:
+            start = int(cursor) if cursor.isdecimal() and cursor.isascii() else 0
+            size = self._page_size
+            if size is None or str(start) != cursor or not 0 < start < len(tools) or start % size:
+                raise MCPError(mcp_types.INVALID_PARAMS, "Invalid params: unknown cursor")
+        if self._page_size is None:
+            return list_tools_result(self._export)
+        end = start + self._page_size
+        result = list_tools_result(self._export, next_cursor=str(end) if end < len(tools) else None)
+        result["tools"] = tools[start:end]
+        return result
+
+    async def call_tool(
+        self, ctx: _Context, params: mcp_types.CallToolRequestParams
+    ) -> dict[str, Any] | mcp_types.InputRequiredResult:
+        """Admit, run and answer one call, asking the client for input as often as the tool needs it.
+
+        Raises:
+            MCPError: ``-32602`` for a tool this server does not have (MCP 2026-07-28: a protocol error).
+        """
+        name, call_id = params.name, None if ctx.request_id is None else str(ctx.request_id)
+        if name not in self._names:
+            observer = _observe.current
+            if observer is not None:
+                observer.unknown(name, call_id)
+            self._tell_on_call(ToolCall(call_id, Request(name)), UnknownToolError(name))
+            raise MCPError(mcp_types.INVALID_PARAMS, f"Unknown tool: {name}")
+        raw = _exact_arguments(ctx.request)
+        arguments: str | bytes
+        if raw is not None:  # the exact text, where the client's broke I-JSON
+            arguments = raw.text
+        else:
+            try:  # what the transport parsed (over stdio, from a line that is I-JSON)
+                arguments = object_arguments(params.arguments or {}, "tools/call")
+            except ProviderError:
+                return _error(_NOT_JSON, name)
+        call = ToolCall(call_id, Request(name, arguments))
+        try:
+            admission, rounds = Admission(), 0
+            if params.request_state is not None:
+                admission, rounds = self._resume(params)
+            while True:
+                outcome = await self._run(ctx, call, admission)
+                self._tell_on_call(call, outcome)
+                request = outcome.input_request if isinstance(outcome, Result) else None
+                if request is None:
+                    return result_message(call, outcome, self._export)
+                rounds += 1
+                if rounds > MAX_INPUT_ROUNDS:
+                    raise _Ended(_TOO_MANY)
+                form = _Form.of(request)
+                modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+                if form is None or not _can_elicit(ctx.session) or not (modern or ctx.session.can_send_request):
+                    raise _Ended(_NO_INPUT)
+                if modern:
+                    return self._input_required(form, rounds)
+                admission = Admission(continuation=form.continuation(await _elicit(ctx, form)))
+        except _Ended as ended:
+            return _error(ended.text, name)
+
+    def _tell_on_call(self, call: ToolCall, outcome: Result | BaseException) -> None:
+        if self._on_call is not None:
+            self._on_call(call, outcome)
+
+    async def _run(self, ctx: _Context, call: ToolCall, admission: Admission) -> Result | BaseException:
+        """Run one attempt, forwarding its progress when the client asked for it."""
+        if ctx.meta is None or ctx.meta.get("progress_token") is None:
+            return await run_call(self._registry, call, admission)
+        async with _forwarding(ctx.session):
+            return await run_call(self._registry, call, admission)
+
+    def _input_required(self, form: _Form, rounds: int) -> mcp_types.InputRequiredResult:
+        """Ask a 2026-07-28 client for the input; its retry of the call carries the answer and this state.
+
+        The state (the input request and the rounds so far) is sealed by the SDK's `RequestStateBoundary`:
+        encrypted, bound to this tool and these arguments, and valid for ten minutes.
+        """
+        state = f"{rounds}:{form.request.to_json().decode()}"
+        return mcp_types.InputRequiredResult(input_requests={_INPUT_KEY: form.elicitation()}, request_state=state)
+
+    def _resume(self, params: mcp_types.CallToolRequestParams) -> tuple[Admission, int]:
+        """The admission resuming the call a 2026-07-28 client retries with its answer, and its rounds."""
+        rounds, _, request = (params.request_state or "").partition(":")
+        try:  # the boundary refuses a state this server did not mint; this guards a server without it
+            form, done = _Form.of(InputRequest.from_json(request)), int(rounds)
+        except ValueError:
+            raise _Ended(_EXPIRED) from None
+        if form is None:
+            raise _Ended(_EXPIRED)
+        answer = (params.input_responses or {}).get(_INPUT_KEY)
+        if not isinstance(answer, mcp_types.ElicitResult):
+            raise _Ended(_UNANSWERED)
+        return Admission(continuation=form.continuation(_accepted(answer))), done
+
+
+def _exact_arguments(request: object) -> RawArguments | None:
+    """The exact arguments the transport set aside for a call (its request context, or in its HTTP scope)."""
+    if isinstance(request, RawArguments):  # stdio
+        return request
+    scope: object = getattr(request, "scope", None)  # HTTP: the Starlette request of the POST
+    found = scope.get(ARGUMENTS) if is_object(scope) else None
+    return found if isinstance(found, RawArguments) else None
+
+
+def _can_elicit(session: ServerSession) -> bool:
+    """Whether the client declared form elicitation (an empty capability means form, as in 2025-06-18)."""
+    capabilities = session.client_capabilities
+    found = None if capabilities is None else capabilities.elicitation
+    return found is not None and (found.form is not None or found.url is None)
+
+
+async def _elicit(ctx: _Context, form: _Form) -> mcp_types.ElicitResult:
+    """Ask the client over the open connection (2025 protocol versions); only an acceptance returns."""
+    try:
+        answer = await ctx.session.elicit_form(form.message, form.schema, related_request_id=ctx.request_id)
+    except Exception:  # noqa: BLE001 - the client failed to answer; nothing of its error reaches the model
+        raise _Ended(_UNANSWERED) from None
+    return _accepted(answer)
+
+
+def _accepted(answer: mcp_types.ElicitResult) -> mcp_types.ElicitResult:
+    """The answer when the person accepted; a declined or cancelled form ends the call."""
+    if answer.action == "decline":
+        raise _Ended(_DECLINED)
+    if answer.action == "cancel":
+        raise _Ended(_CANCELLED)
+    return answer
+
+
+def _error(template: str, name: str) -> dict[str, Any]:
+    """An ``isError`` result with one fixed text."""
+    return {
+        "content": [{"type": "text", "text": template.format(name=name)}],
+        "isError": True,
+        "resultType": "complete",
+    }
+
+
+@contextlib.asynccontextmanager
+async def _forwarding(session: ServerSession) -> AsyncGenerator[None]:
+    """Send the progress reported inside the block to the client; every report is sent on exit."""
+    forwarder = _ProgressForwarder(session)
+    async with anyio.create_task_group() as group:
+        group.start_soon(forwarder.drain)
+        try:
+            with progress_reporter(forwarder):
+                yield
+        finally:
+            forwarder.close()
+
+
+@final
+class _ProgressForwarder:
+    """Sends a call's progress to the client in report order, from the loop or from worker threads."""
+
+    __slots__ = ("_last", "_loop", "_receive", "_send", "_session")
+
+    def __init__(self, session: ServerSession) -> None:
+        self._session = session
+        self._loop = asyncio.get_running_loop()
+        self._send, self._receive = anyio.create_memory_object_stream[Progress](math.inf)
+        self._last = -1.0
+
+    def __call__(self, progress: Progress, /) -> None:
+        # Always through the loop's queue, which is FIFO: reports from threads and from the loop keep
+        # their order, and every report made before `close` is sent before the result.
+        self._loop.call_soon_threadsafe(self._put, progress)
+
+    def _put(self, progress: Progress) -> None:
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):  # after the call: dropped
+            self._send.send_nowait(progress)
+
+    def close(self) -> None:
+        self._loop.call_soon_threadsafe(self._send.close)
+
+    async def drain(self) -> None:
+        async with self._receive:
+            async for progress in self._receive:
+                if progress.completed <= self._last:
+                    continue
+                self._last = progress.completed
+                await self._session.report_progress(
+                    progress.completed, progress.total or None, progress.message or None
+                )
