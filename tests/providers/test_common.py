@@ -537,7 +537,7 @@ def test_an_outcome_is_sorted_without_asyncio_loaded(monkeypatch: pytest.MonkeyP
     """With no asyncio in the process (a loop of another library), an error is the call's outcome, not raised."""
     import sys
 
-    from scopetool.providers._common import _outcome_of  # pyright: ignore[reportPrivateUsage]
+    from scopetool._run import _outcome_of  # pyright: ignore[reportPrivateUsage]
 
     monkeypatch.delitem(sys.modules, "asyncio")
     error = ValueError("boom")
