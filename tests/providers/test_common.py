@@ -481,7 +481,7 @@ CORE = {
     "run_call": ["registry", "call", "admission"],
     "result_message": ["call", "outcome"],
 }
-"""The functions the README promises in every provider module, with their leading parameters."""
+"""The functions docs/providers/index.md promises in every provider module, with their leading parameters."""
 BATCHED = {"anthropic", "bedrock", "gemini"}
 """The providers that answer a whole turn in one message, and so have ``results_message(pairs)``."""
 
