@@ -5,12 +5,16 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from types import MappingProxyType
-from typing import final
+from typing import Final, final
 
+from . import _observe
 from ._binding import Binding, Tool, bind_with
 from ._context import NO_DEPS
+from ._contract import Admission, Request
 from ._definition import Definition
 from ._errors import DuplicateToolError, InvalidToolError, ToolNotFoundError
+from ._output import Result
+from ._run import call_outcome
 from ._timeout import check_timeout
 
 __all__ = ["Registry"]
@@ -24,8 +28,10 @@ class Registry:
     application's dependencies a `@tool` function's `CallContext` receives) and, for those that
     declare none, its `timeout` (seconds); a `Binding` keeps its own deps and timeout (see `bind`).
 
-    ``registry[name]`` is the binding of that name, or a `ToolNotFoundError` naming the nearest registered
-    names; ``registry.resolve(name)`` gives None instead, for code that handles an unknown name itself.
+    ``registry.run_sync(name, arguments)`` (``await registry.run(...)`` in async code) admits and runs
+    one call a model proposed and returns its outcome. ``registry[name]`` is the binding of that name,
+    or a `ToolNotFoundError` naming the nearest registered names; ``registry.resolve(name)`` gives None
+    instead, for code that handles an unknown name itself.
 
     Example:
         ```python
@@ -39,6 +45,8 @@ class Registry:
         registry = Registry(ping)
         print([d.name for d in registry.definitions()], registry["ping"].name)
         #> ['ping'] ping
+        print(registry.run_sync("ping").output.text())
+        #> pong
         ```
     """
 
@@ -103,6 +111,42 @@ class Registry:
         """The default timeout of the tools this registry binds itself (None: none)."""
         return self._timeout
 
+    async def run(
+        self, name: str, arguments: str | bytes = "", /, *, admission: Admission | None = None
+    ) -> Result | BaseException:
+        """Admit one call (a tool name and its JSON arguments, as the model sent them), run it: its outcome.
+
+        The call goes through the tool's `Contract.prepare` like any other, with `admission` (the
+        driver's idempotency key or continuation). Nothing is raised for a bad call: an unknown name
+        gives a `ToolNotFoundError` (naming the nearest registered names), a rejected call its
+        `InvalidInvocationError`, and whatever the tool raised is returned as is. Only the cancellation
+        of the task that awaits the call propagates. Hand the outcome to a provider's `result_message`
+        to tell the model; for the explicit steps, see ``registry[name].contract.prepare(...)``.
+        """
+        binding = self._bindings.get(name)
+        if binding is None:
+            observer = _observe.current
+            if observer is not None:
+                observer.unknown(name, None)
+            return ToolNotFoundError(name, _not_found(name, sorted(self._bindings)))
+        return await call_outcome(binding, Request(name=name, arguments=arguments), admission or _NO_ADMISSION)
+
+    def run_sync(
+        self, name: str, arguments: str | bytes = "", /, *, admission: Admission | None = None
+    ) -> Result | BaseException:
+        """`run` from synchronous code, in an event loop of its own.
+
+        Raises:
+            RuntimeError: an event loop is already running in this thread (``await registry.run(...)`` there).
+        """
+        import asyncio  # noqa: PLC0415 - asyncio loads logging; importing scopetool stays light
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.run(name, arguments, admission=admission))
+        raise RuntimeError("Registry.run_sync cannot run inside a running event loop: await registry.run(...) there")
+
     def resolve(self, name: str) -> Binding | None:
         """The binding registered under `name`, or None (``registry[name]`` raises instead)."""
         return self._bindings.get(name)
@@ -142,6 +186,9 @@ class Registry:
 
     def __repr__(self) -> str:
         return f"Registry({', '.join(sorted(self._bindings))})"
+
+
+_NO_ADMISSION: Final = Admission()
 
 
 def _not_a_name(given: object) -> str:

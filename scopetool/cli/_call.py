@@ -26,10 +26,11 @@ from .._output import MediaBlock, Output, Result, TextBlock
 from .._progress import Progress, progress_reporter
 from .._registry import Registry
 from .._rejection import classify_input_rejection
+from .._run import call_outcome
 from .._target import load_registry
 from .._timeout import ToolTimeoutError
 from ..providers import Export, ProviderError, outcome_output
-from ..providers._common import call_outcome, repair_nulls
+from ..providers._common import repair_nulls
 from ._common import KEY_VALUE, ExitCode, UsageError, dump_json, export_tools, one_line, say, stdout
 from ._definitions import export_options
 

@@ -13,7 +13,7 @@ from .._input import Continuation, InputRequest
 from .._native import build, slots
 from .._outcome import Failure
 from .._output import Output, Result, TextBlock, completed, completed_details
-from ..providers._common import invocation_outcome
+from .._run import invocation_outcome
 from ._identity import call_digest
 from ._records import Record, decode_outcome, interrupted_record, is_input, outcome_record, record_request, run_request
 

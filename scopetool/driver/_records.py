@@ -28,8 +28,9 @@ from .._input import InputRequest
 from .._outcome import Failure, FailureKind, classify_failure
 from .._output import ContentBlock, MediaBlock, Output, Result, TextBlock
 from .._rejection import classify_input_rejection
+from .._run import invocation_outcome
 from .._timeout import ToolTimeoutError
-from ..providers._common import UnknownToolError, invocation_outcome, outcome_output
+from ..providers._common import UnknownToolError, outcome_output
 
 __all__ = [
     "Record",

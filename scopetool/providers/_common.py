@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import FunctionType, MappingProxyType
@@ -15,14 +14,15 @@ import orjson
 from .. import _observe
 from .._binding import Binding, Tool
 from .._chain import find_one
-from .._contract import Admission, Invocation, Request
+from .._contract import Admission, Request
 from .._definition import Definition
-from .._errors import ScopetoolError
+from .._errors import ScopetoolError, ToolNotFoundError
 from .._json import JsonObject, canonical_json, is_array, is_object, loads_exact, syntax_problem
 from .._outcome import classify_failure
 from .._output import Output, Result
 from .._registry import Registry
 from .._rejection import classify_input_rejection
+from .._run import call_outcome
 from .._timeout import TIMED_OUT_UNKNOWN, ToolTimeoutError
 
 __all__ = [
@@ -392,55 +392,6 @@ def _misused(registry: object, call: object) -> TypeError:
     return TypeError(f"run_call takes a Registry and a ToolCall, not {given} and {type(call).__name__}{hint}")
 
 
-async def call_outcome(
-    binding: Binding, request: Request, admission: Admission, call_id: str | None = None
-) -> Result | BaseException:
-    """Admit `request` with `binding` and run it: the result, or whatever it raised, as the outcome.
-
-    Every exception is the call's outcome, `BaseException`s included: a `KeyboardInterrupt` or a
-    `SystemExit` out of a tool (or its validator) is the tool's own (a real Ctrl-C under `asyncio.run`
-    cancels the main task instead), and so is a `CancelledError` while the awaiting task is not being
-    cancelled. Only that task's cancellation propagates (see `invocation_outcome`). `call_id` (the
-    provider's) is only told to an observer (`scopetool.otel`).
-    """
-    try:
-        observer = _observe.current
-        if observer is None:
-            invocation = binding.contract.prepare(request, admission)
-        else:
-            invocation = observer.admit(binding.contract, request, admission, call_id)
-    except BaseException as error:  # noqa: BLE001 - sorted by _outcome_of
-        return _outcome_of(error)
-    return await invocation_outcome(binding, invocation)
-
-
-async def invocation_outcome(binding: Binding, invocation: Invocation) -> Result | BaseException:
-    """Run an admitted invocation: its result, or whatever the tool raised, as the outcome.
-
-    Only the cancellation of the awaiting task (a client's, a shutdown's) propagates, and the closing
-    of this coroutine; everything else the tool raises, `BaseException`s included, is returned.
-    """
-    try:
-        observer = _observe.current
-        if observer is None:
-            return await binding.call(invocation)
-        return await observer.call(binding, invocation)
-    except BaseException as error:  # noqa: BLE001 - sorted by _outcome_of
-        return _outcome_of(error)
-
-
-def _outcome_of(error: BaseException) -> BaseException:
-    """`error` as a call's outcome; raised again when it is not the call's to report."""
-    if isinstance(error, GeneratorExit):
-        raise error  # the coroutine itself is being closed
-    asyncio = sys.modules.get("asyncio")  # not imported here: a CancelledError means asyncio is loaded
-    if asyncio is not None and isinstance(error, asyncio.CancelledError):
-        task = asyncio.current_task()
-        if task is not None and task.cancelling():
-            raise error  # the caller's cancellation, not the tool's doing
-    return error
-
-
 _NO_ADMISSION: Final = Admission()
 
 GENERIC_FAILURE: Final = 'error: tool "{name}" failed'
@@ -451,7 +402,8 @@ def outcome_output(name: str, outcome: Result | BaseException) -> tuple[Output, 
     """What the model is shown for an outcome, and whether it is an error.
 
     A `Result` shows its output. An error shows, in this order: a `Failure`'s public output, an input
-    rejection's message, an unknown tool's fixed text, a timed-out call's fixed text
+    rejection's message, an unknown tool's fixed text (`run_call`'s `UnknownToolError` or
+    `Registry.run`'s `ToolNotFoundError`), a timed-out call's fixed text
     (``error: tool "<name>" timed out; its outcome is unknown``), or a generic
     ``error: tool "<name>" failed``: nothing of any other error reaches the model. A result that
     requests input is not a tool result: the driver must answer it and resume the call first.
@@ -469,7 +421,7 @@ def outcome_output(name: str, outcome: Result | BaseException) -> tuple[Output, 
     rejection = classify_input_rejection(outcome)
     if rejection is not None:
         return Output.from_text(rejection.message), True
-    if isinstance(outcome, UnknownToolError):
+    if isinstance(outcome, UnknownToolError | ToolNotFoundError):  # run_call's, or Registry.run's
         return Output.from_text(UNAVAILABLE.format(name=outcome.name[:80])), True
     if find_one(outcome, ToolTimeoutError) is not None:
         return Output.from_text(TIMED_OUT_UNKNOWN.format(name=name)), True

@@ -481,7 +481,7 @@ CORE = {
     "run_call": ["registry", "call", "admission"],
     "result_message": ["call", "outcome"],
 }
-"""The functions the README promises in every provider module, with their leading parameters."""
+"""The functions docs/providers/index.md promises in every provider module, with their leading parameters."""
 BATCHED = {"anthropic", "bedrock", "gemini"}
 """The providers that answer a whole turn in one message, and so have ``results_message(pairs)``."""
 
@@ -537,7 +537,7 @@ def test_an_outcome_is_sorted_without_asyncio_loaded(monkeypatch: pytest.MonkeyP
     """With no asyncio in the process (a loop of another library), an error is the call's outcome, not raised."""
     import sys
 
-    from scopetool.providers._common import _outcome_of  # pyright: ignore[reportPrivateUsage]
+    from scopetool._run import _outcome_of  # pyright: ignore[reportPrivateUsage]
 
     monkeypatch.delitem(sys.modules, "asyncio")
     error = ValueError("boom")

@@ -178,6 +178,10 @@ async def check_registry_bind_prepare_call() -> None:
     assert_type(registry.resolve("add"), Binding | None)
     assert_type(registry.definitions(), list[Definition])
     assert_type(registry.names(), list[str])
+    assert_type(registry["add"], Binding)
+    assert_type(await registry.run("add", '{"a": 1}'), Result | BaseException)
+    assert_type(registry.run_sync("add", b"{}", admission=Admission()), Result | BaseException)
+    registry.run_sync("add", "{}", Admission())  # type: ignore[call-arg]  # pyright: ignore[reportCallIssue]
     binding = bind(add)
     assert_type(binding.contract, Contract)
     assert_type(binding.definition(), Definition)
