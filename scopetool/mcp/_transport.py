@@ -158,7 +158,7 @@ async def stdio_transport(
     process = await _start(server, errlog)
     receive_send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     send, send_receive = anyio.create_memory_object_stream[SessionMessage](0)
-    written = anyio.Event()
+    written, read = anyio.Event(), anyio.Event()
 
     async def reader() -> None:
         assert process.stdout is not None
@@ -181,6 +181,8 @@ async def stdio_transport(
                     await _kill(process)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError, OSError):
                 pass  # the session closed its end, or the pipe broke: the session sees the stream end
+            finally:
+                read.set()
 
     async def writer() -> None:
         assert process.stdin is not None
@@ -205,8 +207,10 @@ async def stdio_transport(
                 send.close()
                 with anyio.move_on_after(_FLUSH):
                     await written.wait()
+                tasks.cancel_scope.cancel()  # the reader stops: what the server still writes is _stop's to read
+                with anyio.move_on_after(_FLUSH):
+                    await read.wait()
                 await _stop(process)
-                tasks.cancel_scope.cancel()
 
 
 async def _start(server: StdioServerParameters, errlog: TextIO) -> ServerProcess:
@@ -231,7 +235,19 @@ async def _stop(process: ServerProcess) -> None:
         await _kill(process, _KILL_GRACE)
         await _exited(process, _KILL_GRACE)
     close_process_job(process)
-    await _close(process.stdout)  # a survivor of the kill may hold its end open: the reader stops anyway
+    await _drain(process.stdout)
+    await _close(process.stdout)
+
+
+async def _drain(stream: ByteReceiveStream) -> None:
+    """Read `stream` to its end, for at most the kill's grace (a survivor of the kill may hold it open).
+
+    On asyncio a pipe nobody reads is paused once its buffer fills, and a paused pipe never sees its end:
+    it would stay open, and so would the process's transport (a `ResourceWarning` when it is collected).
+    """
+    with anyio.move_on_after(_KILL_GRACE), suppress(anyio.EndOfStream, anyio.ClosedResourceError, OSError):
+        while True:
+            await stream.receive()
 
 
 async def _exited(process: ServerProcess, seconds: float) -> bool:
