@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import FunctionType, MappingProxyType
-from typing import Any, Final, Literal, TypeAlias, TypeGuard, cast, final
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypeGuard, cast, final
 
 import orjson
 
@@ -24,6 +24,9 @@ from .._registry import Registry
 from .._rejection import classify_input_rejection
 from .._run import call_outcome
 from .._timeout import TIMED_OUT_UNKNOWN, ToolTimeoutError
+
+if TYPE_CHECKING:
+    from ._transform import Transformed
 
 __all__ = [
     "Change",
@@ -346,6 +349,105 @@ def description_note(description: str, limit: int | None) -> tuple[str, ...]:
     if limit is not None and len(description) > limit:
         return (f"description has {len(description)} characters; this provider accepts at most {limit}",)
     return ()
+
+
+def tool_entry(definition: Definition) -> dict[str, Any]:
+    """How every provider's tool entry starts: ``{"name": ...}``, with ``"description"`` unless it is empty."""
+    entry: dict[str, Any] = {"name": definition.name}
+    if definition.description:
+        entry["description"] = definition.description
+    return entry
+
+
+def strict_report(name: str, transformed: Transformed | None, notes: tuple[str, ...]) -> ToolReport:
+    """The report of a tool exported with a strict switch: not strict without a transform, else what it took."""
+    if transformed is None:
+        return ToolReport(name=name, strict=False, notes=notes)
+    return ToolReport(
+        name=name,
+        strict=transformed.strict,
+        changes=transformed.changes,
+        not_strict=transformed.not_strict,
+        null_defaults=transformed.null_defaults,
+        notes=notes,
+    )
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class FunctionDialect:
+    """What differs between the OpenAI-style function-tool providers (Chat Completions, Responses, Mistral)."""
+
+    provider: str
+    """The adapter's `PROVIDER`."""
+    name_pattern: str
+    """The tool names the provider accepts (64 characters at most)."""
+    description_limit: int | None
+    """The longest description the provider accepts, None where none is known."""
+    transform: Callable[[dict[str, Any]], Transformed]
+    """The provider's strict transform of an input schema."""
+    call_types: tuple[str | None, ...] = ("function",)
+    """The ``type`` values a tool call may have (a call without one is a function call)."""
+    unnamed_calls: bool = False
+    """Whether a call with an empty function name is read (for the contract to refuse) rather than refused here."""
+
+
+def function_spec(definition: Definition, dialect: FunctionDialect, strict: bool) -> tuple[dict[str, Any], ToolReport]:
+    """One tool as ``{"name", "description"?, "parameters", "strict"}`` and its report, strict where asked and able.
+
+    A schema the transform cannot make strict is sent as the contract has it, with ``strict: false``.
+    """
+    check_name(dialect.provider, definition.name, dialect.name_pattern, 64)
+    function = tool_entry(definition)
+    transformed = dialect.transform(definition.input_schema) if strict else None
+    if transformed is None:
+        function["parameters"] = definition.input_schema
+        function["strict"] = False
+    else:
+        function["parameters"] = transformed.schema
+        function["strict"] = transformed.strict
+    notes = description_note(definition.description, dialect.description_limit)
+    return function, strict_report(definition.name, transformed, notes)
+
+
+def function_tools(tools: Tools, dialect: FunctionDialect, strict: bool) -> Export:
+    """The tools as chat-style ``{"type": "function", "function": {...}}`` entries (see `function_spec`)."""
+    definitions = definitions_of(tools)
+    wire: list[dict[str, Any]] = []
+    reports: list[ToolReport] = []
+    for definition in definitions:
+        function, report = function_spec(definition, dialect, strict)
+        wire.append({"type": "function", "function": function})
+        reports.append(report)
+    return make_export(dialect.provider, wire, reports, definitions)
+
+
+def function_calls(payload: object, export: Export | None, dialect: FunctionDialect) -> list[ToolCall]:
+    """The function calls of a chat-style payload (see `tool_call_list`), their arguments kept as written.
+
+    A string is kept byte for byte, a parsed object encoded (`arguments_text`); with `export`, a null
+    its strict export introduced is read as "omitted" (`repair_nulls`).
+    """
+    check_export(export, dialect.provider)
+    call_types, name_required = dialect.call_types, not dialect.unnamed_calls
+    found: list[ToolCall] = []
+    for index, raw in enumerate(tool_call_list(payload)):
+        where = f"tool_calls[{index}]"
+        call = plain(raw, where)
+        if not is_mapping(call) or call.get("type", "function") not in call_types:
+            raise ProviderError(f"{where}: not a function tool call")
+        function = plain(call.get("function"), where)
+        name = function.get("name") if is_mapping(function) else None
+        if not isinstance(name, str) or (name_required and not name):
+            raise ProviderError(f"{where}: missing function name")
+        arguments = arguments_text(function.get("arguments"), where)
+        if export is not None:
+            arguments = repair_nulls(arguments, export, name)
+        call_id = call.get("id")
+        found.append(
+            ToolCall(id=call_id if isinstance(call_id, str) else None, request=Request(name=name, arguments=arguments))
+        )
+    return found
 
 
 async def run_call(registry: Registry, call: ToolCall, admission: Admission | None = None) -> Result | BaseException:

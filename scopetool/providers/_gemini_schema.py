@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from .._json import JsonObject, is_array, is_object, json_type
-from ._common import ProviderError
+from ._common import ProviderError, resolve_ref
 from ._transform import ANNOTATIONS, Edit, Transformed, describe, subschemas
 
 __all__ = ["GeminiTransformed", "json_schema", "openapi"]
@@ -341,7 +341,7 @@ class _OpenAPI:
                     f"{path}: the recursive $ref {ref!r} cannot be expressed in Gemini's parameters dialect "
                     "(export with mode='json_schema')"
                 )
-            target = _resolve(ref, self.root)
+            target = resolve_ref(ref, self.root)
             if target is False:
                 raise ProviderError(
                     f"{path}: $ref {ref!r} is a false schema, which the parameters dialect cannot express"
@@ -669,14 +669,3 @@ def _ref_path(ref: str) -> str:
     if ref == "#":
         return "$"
     return "$." + ".".join(part.replace("~1", "/").replace("~0", "~") for part in ref[2:].split("/"))
-
-
-def _resolve(ref: str, root: dict[str, Any]) -> Any:
-    if ref == "#":
-        return root
-    if not ref.startswith("#/"):
-        return None
-    node: Any = root
-    for part in ref[2:].split("/"):
-        node = node.get(part.replace("~1", "/").replace("~0", "~")) if is_object(node) else None
-    return node

@@ -30,30 +30,9 @@ from collections.abc import Iterable
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from .._contract import Request
 from .._output import MediaBlock, Output, Result, TextBlock
-from ._anthropic_schema import anthropic_strict, fit_request, root_union
-from ._common import (
-    Export,
-    ProviderError,
-    ToolCall,
-    ToolReport,
-    Tools,
-    check_answers,
-    check_export,
-    check_name,
-    definitions_of,
-    description_note,
-    is_iterable,
-    is_mapping,
-    make_export,
-    object_arguments,
-    outcome_output,
-    plain,
-    repair_nulls,
-    run_call,
-)
-from ._transform import Transformed
+from ._claude import ClaudeDialect, claude_calls, claude_export
+from ._common import Export, ProviderError, ToolCall, Tools, check_answers, outcome_output, run_call
 
 __all__ = [
     "NAME_PATTERN",
@@ -76,6 +55,21 @@ IMAGE_TYPES: Final = frozenset({"image/jpeg", "image/png", "image/gif", "image/w
 DOCUMENT_TYPES: Final = frozenset({"application/pdf"})
 """Document media types a ``tool_result`` can carry (as base64 data, an http(s) URL or a file id)."""
 
+_DIALECT: Final = ClaudeDialect(
+    provider=PROVIDER,
+    name_pattern=NAME_PATTERN,
+    name_limit=NAME_LIMIT,
+    schema_field="input_schema",
+    schema_wrapper=None,
+    entry_wrapper=None,
+    refuses_root_union=True,
+    block="tool_use",
+    id_field="id",
+    id_word="an id",
+    converse=False,
+    text_calls_nothing=True,
+)
+
 
 def export_tools(tools: Tools, *, strict: bool = False) -> Export:
     """The tools as Anthropic Messages tool definitions.
@@ -93,45 +87,7 @@ def export_tools(tools: Tools, *, strict: bool = False) -> Export:
         ProviderError: a name breaks Anthropic's rule, or a schema's root is a union (``anyOf``,
             ``oneOf`` or ``allOf``), which Anthropic refuses at the top level in every mode.
     """
-    definitions = definitions_of(tools)
-    schemas: list[dict[str, Any]] = []
-    for definition in definitions:
-        check_name(PROVIDER, definition.name, NAME_PATTERN, NAME_LIMIT)
-        schema = definition.input_schema
-        keyword = root_union(schema)
-        if keyword is not None:
-            raise ProviderError(
-                f"tool {definition.name!r} cannot be exported to {PROVIDER}: input_schema does not support "
-                f"oneOf, allOf, or anyOf at the top level (its root uses {keyword})"
-            )
-        schemas.append(schema)
-    results = fit_request([anthropic_strict(s) for s in schemas], schemas) if strict else None
-    wire: list[dict[str, Any]] = []
-    reports: list[ToolReport] = []
-    for index, definition in enumerate(definitions):
-        tool: dict[str, Any] = {"name": definition.name}
-        if definition.description:
-            tool["description"] = definition.description
-        notes = description_note(definition.description, None)
-        if results is None:
-            tool["input_schema"] = schemas[index]
-            reports.append(ToolReport(name=definition.name, strict=False, notes=notes))
-        else:
-            result: Transformed = results[index]
-            tool["input_schema"] = result.schema
-            if result.strict:
-                tool["strict"] = True
-            reports.append(
-                ToolReport(
-                    name=definition.name,
-                    strict=result.strict,
-                    changes=result.changes,
-                    not_strict=result.not_strict,
-                    notes=notes,
-                )
-            )
-        wire.append(tool)
-    return make_export(PROVIDER, wire, reports, definitions)
+    return claude_export(tools, _DIALECT, strict)
 
 
 def parse_tool_calls(payload: object, export: Export | None = None) -> list[ToolCall]:
@@ -148,37 +104,7 @@ def parse_tool_calls(payload: object, export: Export | None = None) -> list[Tool
         ProviderError: the export is not an Anthropic one, the payload is not an assistant message,
             or a ``tool_use`` block has no id, no name, or an ``input`` that is not an object.
     """
-    check_export(export, PROVIDER)
-    payload = plain(payload, "payload")
-    if is_mapping(payload):
-        role = payload.get("role", "assistant")
-        if role != "assistant":
-            raise ProviderError(f"tool calls come in an assistant message, not a {str(role)[:40]!r} one")
-        content = plain(payload.get("content"), "content")
-        if content is None or isinstance(content, str):
-            return []
-    else:
-        content = payload
-    if isinstance(content, str | bytes) or not is_iterable(content):
-        raise ProviderError(f"message content must be a list of content blocks, not {type(content).__name__}")
-    found: list[ToolCall] = []
-    for index, raw in enumerate(content):
-        where = f"content[{index}]"
-        block = plain(raw, where)
-        if not is_mapping(block) or not isinstance(block.get("type"), str):
-            raise ProviderError(f"{where}: not a content block")
-        if block["type"] != "tool_use":
-            continue
-        call_id, name, arguments = block.get("id"), block.get("name"), block.get("input")
-        if not isinstance(call_id, str) or not call_id:
-            raise ProviderError(f"{where}: a tool_use block needs an id")
-        if not isinstance(name, str):
-            raise ProviderError(f"{where}: a tool_use block needs a name")
-        text = object_arguments(arguments, where, "tool_use input")
-        if export is not None:
-            text = repair_nulls(text, export, name)
-        found.append(ToolCall(id=call_id, request=Request(name=name, arguments=text)))
-    return found
+    return claude_calls(payload, export, _DIALECT)
 
 
 def result_message(call: ToolCall, outcome: Result | BaseException) -> dict[str, Any]:

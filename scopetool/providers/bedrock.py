@@ -33,29 +33,9 @@ import json
 from collections.abc import Iterable
 from typing import Any, Final
 
-from .._contract import Request
 from .._output import MediaBlock, Output, Result, TextBlock
-from ._anthropic_schema import anthropic_strict, fit_request, root_union
-from ._common import (
-    Export,
-    ProviderError,
-    ToolCall,
-    ToolReport,
-    Tools,
-    check_answers,
-    check_export,
-    check_name,
-    definitions_of,
-    description_note,
-    is_iterable,
-    is_mapping,
-    make_export,
-    object_arguments,
-    outcome_output,
-    plain,
-    repair_nulls,
-    run_call,
-)
+from ._claude import ClaudeDialect, claude_calls, claude_export
+from ._common import Export, ProviderError, ToolCall, Tools, check_answers, outcome_output, run_call
 
 __all__ = [
     "NAME_PATTERN",
@@ -89,6 +69,21 @@ DOCUMENT_FORMATS: Final = {
 }
 """Document media types a ``toolResult`` can carry (inline bytes, or an ``s3://`` URI), and their formats."""
 
+_DIALECT: Final = ClaudeDialect(
+    provider=PROVIDER,
+    name_pattern=NAME_PATTERN,
+    name_limit=NAME_LIMIT,
+    schema_field="inputSchema",
+    schema_wrapper="json",
+    entry_wrapper="toolSpec",
+    refuses_root_union=False,
+    block="toolUse",
+    id_field="toolUseId",
+    id_word="a toolUseId",
+    converse=True,
+    text_calls_nothing=False,
+)
+
 
 def export_tools(tools: Tools, *, strict: bool = False) -> Export:
     """The tools as Converse tool specifications (`Export.tools` is the ``toolConfig.tools`` list).
@@ -102,41 +97,7 @@ def export_tools(tools: Tools, *, strict: bool = False) -> Export:
     Raises:
         ProviderError: a name breaks Bedrock's rule (``[a-zA-Z0-9_-]+``, 1 to 64 characters).
     """
-    definitions = definitions_of(tools)
-    schemas: list[dict[str, Any]] = []
-    for definition in definitions:
-        check_name(PROVIDER, definition.name, NAME_PATTERN, NAME_LIMIT)
-        schemas.append(definition.input_schema)
-    results = fit_request([anthropic_strict(s) for s in schemas], schemas) if strict else None
-    wire: list[dict[str, Any]] = []
-    reports: list[ToolReport] = []
-    for index, definition in enumerate(definitions):
-        spec: dict[str, Any] = {"name": definition.name}
-        if definition.description:
-            spec["description"] = definition.description
-        notes = description_note(definition.description, None)
-        keyword = root_union(schemas[index])
-        if keyword is not None:
-            notes += (f"the root uses {keyword}: Claude models refuse a union at the top level",)
-        if results is None:
-            spec["inputSchema"] = {"json": schemas[index]}
-            reports.append(ToolReport(name=definition.name, strict=False, notes=notes))
-        else:
-            result = results[index]
-            spec["inputSchema"] = {"json": result.schema}
-            if result.strict:
-                spec["strict"] = True
-            reports.append(
-                ToolReport(
-                    name=definition.name,
-                    strict=result.strict,
-                    changes=result.changes,
-                    not_strict=result.not_strict,
-                    notes=notes,
-                )
-            )
-        wire.append({"toolSpec": spec})
-    return make_export(PROVIDER, wire, reports, definitions)
+    return claude_export(tools, _DIALECT, strict)
 
 
 def tool_configuration(export: Export, *, choice: str | None = None) -> dict[str, Any]:
@@ -179,50 +140,7 @@ def parse_tool_calls(payload: object, export: Export | None = None) -> list[Tool
         ProviderError: the export is not a Bedrock one, the payload is not an assistant message, or a
             ``toolUse`` block has no ``toolUseId``, no name, or an ``input`` that is not an object.
     """
-    check_export(export, PROVIDER)
-    payload = plain(payload, "payload")
-    if is_mapping(payload) and "output" in payload:
-        output = plain(payload["output"], "output")
-        if not is_mapping(output):
-            raise ProviderError(f"a Converse response's output must be an object, not {type(output).__name__}")
-        message = plain(output.get("message"), "output.message")
-        if not is_mapping(message):
-            return []  # a response without a message (such as a guardrail intervention) calls nothing
-        payload = message
-    if is_mapping(payload):
-        role = payload.get("role", "assistant")
-        if role != "assistant":
-            raise ProviderError(f"tool calls come in an assistant message, not a {str(role)[:40]!r} one")
-        content = plain(payload.get("content"), "content")
-        if content is None:
-            return []
-    else:
-        content = payload
-    if isinstance(content, str | bytes) or not is_iterable(content):
-        raise ProviderError(f"message content must be a list of content blocks, not {type(content).__name__}")
-    found: list[ToolCall] = []
-    for index, raw in enumerate(content):
-        where = f"content[{index}]"
-        block = plain(raw, where)
-        if not is_mapping(block):
-            raise ProviderError(f"{where}: not a content block")
-        if "toolUse" not in block:
-            continue
-        use = plain(block["toolUse"], where)
-        if not is_mapping(use):
-            raise ProviderError(f"{where}: toolUse must be an object")
-        if use.get("type") == "server_tool_use":
-            continue  # run by Bedrock itself
-        call_id, name = use.get("toolUseId"), use.get("name")
-        if not isinstance(call_id, str) or not call_id:
-            raise ProviderError(f"{where}: a toolUse block needs a toolUseId")
-        if not isinstance(name, str):
-            raise ProviderError(f"{where}: a toolUse block needs a name")
-        text = object_arguments(use.get("input"), where, "toolUse input")
-        if export is not None:
-            text = repair_nulls(text, export, name)
-        found.append(ToolCall(id=call_id, request=Request(name=name, arguments=text)))
-    return found
+    return claude_calls(payload, export, _DIALECT)
 
 
 def result_message(call: ToolCall, outcome: Result | BaseException, *, status: bool = True) -> dict[str, Any]:

@@ -53,6 +53,7 @@ from ._common import (
     plain,
     repair_nulls,
     run_call,
+    tool_entry,
 )
 from ._gemini_schema import GeminiTransformed, json_schema, openapi
 
@@ -112,9 +113,7 @@ def export_tools(tools: Tools, *, mode: Mode = "json_schema", output_schema: boo
     for definition in definitions:
         name = definition.name
         check_name(PROVIDER, name, NAME_PATTERN, NAME_LIMIT)
-        declaration: dict[str, Any] = {"name": name}
-        if definition.description:
-            declaration["description"] = definition.description
+        declaration = tool_entry(definition)
         changes: list[Change] = []
         notes: list[str] = []
         if mode == "json_schema":

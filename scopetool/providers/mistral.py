@@ -28,26 +28,18 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from .._contract import Request
 from .._output import Result
 from ._common import (
     Export,
+    FunctionDialect,
     ProviderError,
     ToolCall,
-    ToolReport,
     Tools,
-    arguments_text,
-    check_export,
-    check_name,
-    definitions_of,
-    is_mapping,
-    make_export,
+    function_calls,
+    function_tools,
     outcome_output,
     output_text,
-    plain,
-    repair_nulls,
     run_call,
-    tool_call_list,
 )
 from ._mistral_schema import mistral_strict
 
@@ -57,6 +49,8 @@ PROVIDER: Final = "mistral"
 """The name this adapter gives its provider in exports and reports."""
 NAME_PATTERN: Final = r"[a-zA-Z0-9_-]{1,64}"
 """The tool names this provider accepts (checked at export)."""
+
+_DIALECT: Final = FunctionDialect(PROVIDER, NAME_PATTERN, None, mistral_strict, call_types=("function", None))
 
 
 def export_tools(tools: Tools, *, strict: bool = True) -> Export:
@@ -69,32 +63,7 @@ def export_tools(tools: Tools, *, strict: bool = True) -> Export:
     would: it falls back to ``strict: false`` with its original schema, and the report says why.
     Mistral has no known description limit.
     """
-    definitions = definitions_of(tools)
-    wire: list[dict[str, Any]] = []
-    reports: list[ToolReport] = []
-    for definition in definitions:
-        check_name(PROVIDER, definition.name, NAME_PATTERN, 64)
-        function: dict[str, Any] = {"name": definition.name}
-        if definition.description:
-            function["description"] = definition.description
-        if strict:
-            transformed = mistral_strict(definition.input_schema)
-            function["parameters"] = transformed.schema
-            function["strict"] = transformed.strict
-            reports.append(
-                ToolReport(
-                    name=definition.name,
-                    strict=transformed.strict,
-                    changes=transformed.changes,
-                    not_strict=transformed.not_strict,
-                )
-            )
-        else:
-            function["parameters"] = definition.input_schema
-            function["strict"] = False
-            reports.append(ToolReport(name=definition.name, strict=False))
-        wire.append({"type": "function", "function": function})
-    return make_export(PROVIDER, wire, reports, definitions)
+    return function_tools(tools, _DIALECT, strict)
 
 
 def parse_tool_calls(payload: object, export: Export | None = None) -> list[ToolCall]:
@@ -108,25 +77,7 @@ def parse_tool_calls(payload: object, export: Export | None = None) -> list[Tool
     Raises:
         ProviderError: a tool call is malformed, or `export` was made for another provider.
     """
-    check_export(export, PROVIDER)
-    found: list[ToolCall] = []
-    for index, raw in enumerate(tool_call_list(payload)):
-        where = f"tool_calls[{index}]"
-        call = plain(raw, where)
-        if not is_mapping(call) or call.get("type", "function") not in ("function", None):
-            raise ProviderError(f"{where}: not a function tool call")
-        function = plain(call.get("function"), where)
-        if not is_mapping(function) or not isinstance(function.get("name"), str) or not function["name"]:
-            raise ProviderError(f"{where}: missing function name")
-        name = function["name"]
-        arguments = arguments_text(function.get("arguments"), where)
-        if export is not None:
-            arguments = repair_nulls(arguments, export, name)
-        call_id = call.get("id")
-        found.append(
-            ToolCall(id=call_id if isinstance(call_id, str) else None, request=Request(name=name, arguments=arguments))
-        )
-    return found
+    return function_calls(payload, export, _DIALECT)
 
 
 def result_message(call: ToolCall, outcome: Result | BaseException) -> dict[str, Any]:

@@ -54,6 +54,7 @@ from ._common import (
     plain,
     run_call,
     tool_call_list,
+    tool_entry,
 )
 from ._ollama_schema import ollama_schema
 
@@ -81,9 +82,7 @@ def export_tools(tools: Tools) -> Export:
     for definition in definitions:
         check_name(PROVIDER, definition.name, NAME_PATTERN, 64)
         transformed = ollama_schema(definition.input_schema, definition.name)
-        function: dict[str, Any] = {"name": definition.name}
-        if definition.description:
-            function["description"] = definition.description
+        function = tool_entry(definition)
         function["parameters"] = transformed.schema
         wire.append({"type": "function", "function": function})
         reports.append(ToolReport(name=definition.name, strict=None, changes=transformed.changes))

@@ -20,27 +20,18 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from .._contract import Request
 from .._output import Result
 from ._common import (
     Export,
+    FunctionDialect,
     ProviderError,
     ToolCall,
-    ToolReport,
     Tools,
-    arguments_text,
-    check_export,
-    check_name,
-    definitions_of,
-    description_note,
-    is_mapping,
-    make_export,
+    function_calls,
+    function_tools,
     outcome_output,
     output_text,
-    plain,
-    repair_nulls,
     run_call,
-    tool_call_list,
 )
 from ._transform import openai_strict
 
@@ -52,6 +43,8 @@ NAME_PATTERN: Final = r"[a-zA-Z0-9_-]{1,64}"
 """The tool names this provider accepts (checked at export)."""
 DESCRIPTION_LIMIT: Final = 1024
 
+_DIALECT: Final = FunctionDialect(PROVIDER, NAME_PATTERN, DESCRIPTION_LIMIT, openai_strict, unnamed_calls=True)
+
 
 def export_tools(tools: Tools, *, strict: bool = True) -> Export:
     """The tools as Chat Completions function tools.
@@ -60,41 +53,7 @@ def export_tools(tools: Tools, *, strict: bool = True) -> Export:
     (optional fields made required and nullable: see `ToolReport.null_defaults`); one that cannot be
     made strict falls back to ``strict: false`` with its original schema, and the report says why.
     """
-    definitions = definitions_of(tools)
-    wire: list[dict[str, Any]] = []
-    reports: list[ToolReport] = []
-    for definition in definitions:
-        check_name(PROVIDER, definition.name, NAME_PATTERN, 64)
-        schema = definition.input_schema
-        function: dict[str, Any] = {"name": definition.name}
-        if definition.description:
-            function["description"] = definition.description
-        if strict:
-            transformed = openai_strict(schema)
-            function["parameters"] = transformed.schema
-            function["strict"] = transformed.strict
-            reports.append(
-                ToolReport(
-                    name=definition.name,
-                    strict=transformed.strict,
-                    changes=transformed.changes,
-                    not_strict=transformed.not_strict,
-                    null_defaults=transformed.null_defaults,
-                    notes=description_note(definition.description, DESCRIPTION_LIMIT),
-                )
-            )
-        else:
-            function["parameters"] = schema
-            function["strict"] = False
-            reports.append(
-                ToolReport(
-                    name=definition.name,
-                    strict=False,
-                    notes=description_note(definition.description, DESCRIPTION_LIMIT),
-                )
-            )
-        wire.append({"type": "function", "function": function})
-    return make_export(PROVIDER, wire, reports, definitions)
+    return function_tools(tools, _DIALECT, strict)
 
 
 def parse_tool_calls(payload: object, export: Export | None = None) -> list[ToolCall]:
@@ -106,25 +65,7 @@ def parse_tool_calls(payload: object, export: Export | None = None) -> list[Tool
     sent with, a ``null`` the strict export introduced for an optional field is read as "omitted", so
     the field's default applies.
     """
-    check_export(export, PROVIDER)
-    found: list[ToolCall] = []
-    for index, raw in enumerate(tool_call_list(payload)):
-        where = f"tool_calls[{index}]"
-        call = plain(raw, where)
-        if not is_mapping(call) or call.get("type", "function") != "function":
-            raise ProviderError(f"{where}: not a function tool call")
-        function = plain(call.get("function"), where)
-        if not is_mapping(function) or not isinstance(function.get("name"), str):
-            raise ProviderError(f"{where}: missing function name")
-        name = function["name"]
-        arguments = arguments_text(function.get("arguments"), where)
-        if export is not None:
-            arguments = repair_nulls(arguments, export, name)
-        call_id = call.get("id")
-        found.append(
-            ToolCall(id=call_id if isinstance(call_id, str) else None, request=Request(name=name, arguments=arguments))
-        )
-    return found
+    return function_calls(payload, export, _DIALECT)
 
 
 def result_message(call: ToolCall, outcome: Result | BaseException) -> dict[str, Any]:

@@ -34,15 +34,15 @@ from .._json import is_array
 from .._output import MediaBlock, Output, Result, TextBlock
 from ._common import (
     Export,
+    FunctionDialect,
     ProviderError,
     ToolCall,
     ToolReport,
     Tools,
     arguments_text,
     check_export,
-    check_name,
     definitions_of,
-    description_note,
+    function_spec,
     is_iterable,
     is_mapping,
     make_export,
@@ -64,6 +64,7 @@ DESCRIPTION_LIMIT: Final = 1024
 """Chat Completions' limit; the Responses API is assumed to share it."""
 _FILE_TYPES: Final = frozenset({"application/pdf"})
 """Non-image media a ``function_call_output`` carries as an ``input_file``; other media are named in text."""
+_DIALECT: Final = FunctionDialect(PROVIDER, NAME_PATTERN, DESCRIPTION_LIMIT, openai_strict)
 
 
 def export_tools(tools: Tools, *, strict: bool = True, output_schema: bool = True) -> Export:
@@ -86,27 +87,8 @@ def export_tools(tools: Tools, *, strict: bool = True, output_schema: bool = Tru
     wire: list[dict[str, Any]] = []
     reports: list[ToolReport] = []
     for definition in definitions:
-        check_name(PROVIDER, definition.name, NAME_PATTERN, 64)
-        entry: dict[str, Any] = {"type": "function", "name": definition.name}
-        if definition.description:
-            entry["description"] = definition.description
-        notes = description_note(definition.description, DESCRIPTION_LIMIT)
-        if strict:
-            transformed = openai_strict(definition.input_schema)
-            entry["parameters"] = transformed.schema
-            entry["strict"] = transformed.strict
-            report = ToolReport(
-                name=definition.name,
-                strict=transformed.strict,
-                changes=transformed.changes,
-                not_strict=transformed.not_strict,
-                null_defaults=transformed.null_defaults,
-                notes=notes,
-            )
-        else:
-            entry["parameters"] = definition.input_schema
-            entry["strict"] = False
-            report = ToolReport(name=definition.name, strict=False, notes=notes)
+        function, report = function_spec(definition, _DIALECT, strict)
+        entry: dict[str, Any] = {"type": "function", **function}
         declared = definition.output_schema
         if output_schema and declared is not None:
             # The SDK type takes an object; a boolean schema has an object twin of the same meaning.
