@@ -501,6 +501,8 @@ def test_call_resumes_a_pending_call(command: Command, tmp_path: Path) -> None:
             broken("e.json", json.dumps({**pending, "input_request": {}, "response": 1})),
         ): "an input request has",
     }
+    if command is run_process:  # the same code writes each message in a process: one shows it crosses the boundary
+        wrong = dict(list(wrong.items())[:1])
     for argv, message in wrong.items():
         result = command("call", target, *argv, cwd=tmp_path)
         assert (result.returncode, result.stdout) == (2, ""), argv
