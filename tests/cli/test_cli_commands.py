@@ -501,6 +501,8 @@ def test_call_resumes_a_pending_call(command: Command, tmp_path: Path) -> None:
             broken("e.json", json.dumps({**pending, "input_request": {}, "response": 1})),
         ): "an input request has",
     }
+    if command is run_process:  # the same code writes each message in a process: one shows it crosses the boundary
+        wrong = dict(list(wrong.items())[:1])
     for argv, message in wrong.items():
         result = command("call", target, *argv, cwd=tmp_path)
         assert (result.returncode, result.stdout) == (2, ""), argv
@@ -688,9 +690,12 @@ def test_call_reports_a_timed_out_call_by_its_effect(command: Command) -> None:
     )
     assert "its timeout: 0.05 s) and its outcome is unknown" in unknown.stderr
     assert "sent" not in unknown.stdout + unknown.stderr
-    loaded = sys.modules.get("slow_tools")  # in process: let the abandoned function return now
-    if loaded is not None:
-        loaded.RELEASE.set()
+    # In process, let the abandoned function return now. The second target load finds the name "slow_tools" taken
+    # and loads the file again as "_scopetool_target": release every copy, or the wait below runs out its 10 s.
+    loaded = [sys.modules[name] for name in ("slow_tools", "_scopetool_target") if name in sys.modules]
+    for module in loaded:
+        module.RELEASE.set()
+    if loaded:
         for _ in range(2000):
             if "slow_transfer" not in overrunning_calls():
                 break
