@@ -43,9 +43,9 @@ from pages import replace_between
 
 from scopetool import Admission, Binding, Invocation, Registry, Request, Result, tool
 from scopetool import _observe as observe
+from scopetool._run import _outcome_of  # pyright: ignore[reportPrivateUsage]
 from scopetool.otel import Instrumentation, instrument
 from scopetool.providers import ToolCall, UnknownToolError, run_call
-from scopetool.providers._common import _outcome_of  # pyright: ignore[reportPrivateUsage]
 
 HERE = Path(__file__).resolve().parent
 DOCS = HERE.parent / "docs" / "tracing.md"
@@ -71,8 +71,8 @@ async def plain() -> object:
     return await _run_call(REGISTRY, CALL)
 
 
-# `run_call`, `call_outcome` and `invocation_outcome` of scopetool/providers/_common.py before the
-# observer hook, line for line (the same three coroutines), so that `plain` and `off` differ by the hook.
+# `run_call` (scopetool/providers/_common.py), `call_outcome` and `invocation_outcome` (scopetool/_run.py) before
+# the observer hook, line for line (the same three coroutines), so that `plain` and `off` differ by the hook.
 async def _run_call(registry: Registry, call: ToolCall, admission: Admission | None = None) -> Result | BaseException:
     binding = registry.resolve(call.name)
     if binding is None:
