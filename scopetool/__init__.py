@@ -31,6 +31,7 @@ if typing.TYPE_CHECKING:
     from ._json import MAX_INPUT_BYTES
     from ._outcome import CallError, Failure, FailureKind, InvalidFailureError, classify_failure
     from ._output import ContentBlock, MediaBlock, Output, Result, TextBlock
+    from ._principal import Principal, acting_as, current_principal
     from ._progress import InvalidProgressError, Progress, ProgressReporter, progress_reporter, report_progress
     from ._registry import Registry
     from ._rejection import InputRejection, classify_input_rejection
@@ -80,6 +81,7 @@ __all__ = [
     "MediaBlock",
     "Output",
     "OutputTooLargeError",
+    "Principal",
     "Progress",
     "ProgressReporter",
     "Registry",
@@ -91,9 +93,11 @@ __all__ = [
     "Tool",
     "ToolNotFoundError",
     "ToolTimeoutError",
+    "acting_as",
     "bind",
     "classify_failure",
     "classify_input_rejection",
+    "current_principal",
     "overrunning_calls",
     "progress_reporter",
     "report_progress",
@@ -143,6 +147,7 @@ _HOMES: typing.Final = {
     "MediaBlock": "_output",
     "Output": "_output",
     "OutputTooLargeError": "_size",
+    "Principal": "_principal",
     "Progress": "_progress",
     "ProgressReporter": "_progress",
     "Registry": "_registry",
@@ -154,9 +159,11 @@ _HOMES: typing.Final = {
     "Tool": "_binding",
     "ToolNotFoundError": "_errors",
     "ToolTimeoutError": "_timeout",
+    "acting_as": "_principal",
     "bind": "_binding",
     "classify_failure": "_outcome",
     "classify_input_rejection": "_rejection",
+    "current_principal": "_principal",
     "overrunning_calls": "_timeout",
     "progress_reporter": "_progress",
     "report_progress": "_progress",
