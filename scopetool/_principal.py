@@ -8,7 +8,7 @@ the model.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -56,7 +56,7 @@ def current_principal() -> Principal | None:
 
 
 @contextmanager
-def acting_as(principal: Principal | None) -> Iterator[Principal | None]:
+def acting_as(principal: Principal | None) -> Generator[Principal | None]:
     """Run the block as `principal`: `current_principal()` returns it there, and the previous one after."""
     token = _CURRENT.set(principal)
     try:

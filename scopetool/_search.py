@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any, Final, final
+from typing import Any, Final, cast, final
 
 from ._definition import Definition
 
@@ -23,14 +23,15 @@ def words(text: str) -> list[str]:
 
 
 def _parameter_text(schema: dict[str, Any]) -> str:
-    properties = schema.get("properties")
+    properties: object = schema.get("properties")
     if not isinstance(properties, dict):
         return ""
     parts: list[str] = []
-    for name, spec in properties.items():
-        parts.append(str(name))
-        if isinstance(spec, dict) and isinstance(spec.get("description"), str):
-            parts.append(spec["description"])
+    for name, spec in cast("dict[str, object]", properties).items():
+        parts.append(name)
+        description = cast("dict[str, object]", spec).get("description") if isinstance(spec, dict) else None
+        if isinstance(description, str):
+            parts.append(description)
     return " ".join(parts)
 
 
