@@ -11,29 +11,19 @@ from typing import Any, Final, NewType, cast, final
 
 import jiter
 from pydantic import BaseModel
-from pydantic_core import ErrorDetails, ValidationError
+from pydantic_core import ValidationError
 
 from ._decoder import StrictDecoder, fast_path
 from ._definition import Definition
 from ._errors import (
-    InputValidationError,
     InvalidInvocationError,
     InvalidOutputError,
     InvalidToolError,
     deferred_rejection,
 )
-from ._feedback import (
-    EAGER_LIMIT,
-    MAX_DESCRIBED,
-    MORE,
-    PydanticFact,
-    describe_facts,
-    describe_schema_errors,
-    format_rejection,
-    pydantic_facts,
-    schema_errors,
-)
-from ._input import Continuation, compile_schema
+from ._explain import NOT_UTF8, Explainer
+from ._feedback import describe_schema_errors
+from ._input import Continuation
 from ._json import (
     MAX_INPUT_BYTES,
     is_array,
@@ -44,8 +34,7 @@ from ._json import (
 )
 from ._native import speedups
 from ._output import Result
-from ._rejection import InputRejection
-from ._schema import is_dict
+from ._schema import compile_schema, is_dict
 from ._size import MAX_OUTPUT_BYTES
 
 __all__ = ["Admission", "Contract", "IdempotencyKey", "InputValidator", "Invocation", "Request"]
@@ -100,10 +89,6 @@ class Admission:
 
 
 _NO_ADMISSION: Final = Admission()
-_MEMO_FACTS: Final = 8
-"""The most problems of a rejection whose message a contract keeps for reuse."""
-_MEMO_SIZE: Final = 256
-"""The most rejection messages a contract keeps for reuse (it starts again when full)."""
 _new = object.__new__
 _SURELY_SMALL: Final = MAX_INPUT_BYTES // 4
 
@@ -173,11 +158,10 @@ class Contract:
         "_count",
         "_decoder",
         "_definition",
-        "_fallback",
+        "_explainer",
         "_flag_names",
         "_flag_values",
         "_flags",
-        "_messages",
         "_name",
         "_output_check",
         "_output_limit",
@@ -197,8 +181,6 @@ class Contract:
             raise InvalidToolError("input validation: the declared validator is not callable")
         self._definition = definition
         self._output_limit = MAX_OUTPUT_BYTES  # `bind` sets the binding's own
-        self._fallback: Any = None
-        self._messages: dict[tuple[PydanticFact, ...], str] = {}  # rejection messages, by their facts
         self._name = definition.name
         output_schema = definition.output_schema
         self._output_check: Any = (
@@ -206,6 +188,7 @@ class Contract:
         )
         self._schema = definition.input_schema
         self._decoder: object = input_validator
+        self._explainer = Explainer(self._name, self._schema, input_validator)
         self._count: Callable[[Any], int] = _uncounted
         self._strings: Callable[[Any], int] | None = None
         self._scan_non_finite = True
@@ -257,12 +240,12 @@ class Contract:
             # Validated as given (no copy); pydantic-core rejects lone surrogates in it. Characters
             # take 1 to 4 bytes, so only a long string needs encoding to measure it.
             if len(raw) > _SURELY_SMALL and len(raw.encode("utf-8", "surrogatepass")) > MAX_INPUT_BYTES:
-                raise self._oversize(len(raw.encode("utf-8", "surrogatepass")))
+                raise self._explainer.oversize(len(raw.encode("utf-8", "surrogatepass")))
         else:
             if raw.__class__ is not bytes:
                 raw = _as_bytes(raw)
             if len(raw) > MAX_INPUT_BYTES:
-                raise self._oversize(len(raw))
+                raise self._explainer.oversize(len(raw))
         validate = self._validate
         if validate is None:
             raw = _unblanked(raw)
@@ -286,7 +269,7 @@ class Contract:
                     # here, to a frame that holds the failure: dropping it spares the collector a cycle.
                     failure.__traceback__ = None
                     raise deferred_rejection(_explain, self, raw, failure)
-                raise self._rejected_after(raw, failure)
+                raise self._explainer.rejected_after(raw, failure)
             self._check_members(raw, value)
         # The module-private slots of a new Invocation (pyright checks privacy per class, not per module).
         invocation = _new(Invocation)
@@ -331,11 +314,11 @@ class Contract:
         data = self._utf8(raw)
         document, problem = parse_checked(data, finite=counted < 0)
         if problem is not None:
-            raise self._rejected(problem.message)
+            raise self._explainer.rejected(problem.message)
         # A negative count: a float the counter flagged (beyond 2**53, or not finite), or no counter at
         # all, which vouches for no float. Either way the integers are compared with the floats.
         if counted < 0 and _changed_integer(data, document, value):
-            raise self._rejected(
+            raise self._explainer.rejected(
                 "a number field got an integer a double cannot hold exactly (more than 2**53 in "
                 "magnitude): send a smaller integer, or write the number with a decimal point"
             )
@@ -367,27 +350,26 @@ class Contract:
     def _schema_admission(self, hook: InputValidator | None) -> Callable[[bytes], Any]:
         # Compiled now, whatever its keywords: every admission needs it (see `compile_schema`).
         validator = compile_schema(self._schema, "input schema", InvalidToolError, eager=True)
-        schema = self._schema
+        explainer = self._explainer
 
         def admit(raw: bytes) -> Any:
             # One strict parse, numbers exact (Decimal), so the schema compares them exactly.
             value, problem = parse_checked(raw, exact=True)
             if problem is not None:
-                raise self._rejected(problem.message)
+                raise explainer.rejected(problem.message)
             if not validator.is_valid(value):
-                problems = describe_schema_errors(schema_errors(validator, value, len(raw)), schema)
-                raise _invalid(self._rejection(problems))
+                raise explainer.schema_rejected(validator, value, len(raw))
             if hook is None:
                 return None
             try:
                 return hook(raw)
             except Exception as error:  # noqa: BLE001 - classified outside the except block
                 failure = error
-            raise self._rejected_after(raw, failure)
+            raise explainer.rejected_after(raw, failure)
 
         return admit
 
-    # -- rejections
+    # -- rejections: found here, explained by the contract's `Explainer`
 
     def _utf8(self, raw: str | bytes) -> bytes:
         if raw.__class__ is bytes:
@@ -396,122 +378,19 @@ class Contract:
             return raw.encode()  # type: ignore[union-attr]
         except UnicodeEncodeError:
             pass  # raised below, outside the handler, so the input does not ride along as __context__
-        raise self._rejected("the arguments are not valid UTF-8 (they hold a lone surrogate)")
+        raise self._explainer.rejected(NOT_UTF8)
 
     def _rejected_after(self, raw: str | bytes, failure: Exception) -> InvalidInvocationError:
-        """The error raised for `raw`, which the input's validation failed with `failure`."""
-        found = self._rejection_after(raw, failure)
-        return _invalid(found) if isinstance(found, InputRejection) else found
-
-    def _rejection_after(self, raw: str | bytes, failure: Exception) -> InputRejection | InvalidInvocationError:
-        """What `_rejected_after` raises: the `InputRejection` it carries where the model can correct the input."""
-        try:
-            raw = self._utf8(raw)
-        except InvalidInvocationError as not_utf8:
-            return not_utf8
-        document, problem = parse_checked(raw, finite=False)
-        if problem is not None:
-            return self._rejection([problem.message])
-        if isinstance(failure, InputRejection):
-            return failure
-        defect: BaseException = failure
-        if isinstance(failure, ValidationError):
-            described = self._described(raw, document, failure)
-            if isinstance(described, InputRejection):
-                return described
-            defect = described  # a failed assertion: the validator's own defect, whatever its text says
-        # A defect aborts pydantic mid-way, so other fields went unchecked: the schema still comes first.
-        schema_problems = self._schema_problems(raw, document)
-        if schema_problems:
-            return self._rejection(schema_problems)
-        error = InvalidInvocationError(f"the input validator of {self._name!r} failed")
-        error.__cause__ = InputValidationError(defect)
-        return error
-
-    def _described(self, raw: bytes, document: Any, failure: ValidationError) -> BaseException:
-        """The rejection pydantic's errors make (an `InputRejection`), or the defect among them (a failed assertion)."""
-        decoder = self._decoder
-        cut = False  # whether the problems described may be only the first ones
-        details = _details(failure)  # read once: pydantic builds every dict again on each call
-        if isinstance(decoder, StrictDecoder) and decoder.may_have_stopped_early(failure, details):
-            # The admitting validator stops at the first bad item of an array or map: a small
-            # document's other problems are looked for again, so repeated ones are reported together.
-            if len(raw) > EAGER_LIMIT:
-                cut = True
-            else:
-                every = decoder.every_error(raw)
-                if every is not None:
-                    failure, details = every, _details(every)
-        if details is None:
-            # Too many to read one by one (pydantic would build a dict for every one): the advertised
-            # schema describes the first ones or, when it holds, the count alone is told.
-            count = failure.error_count()
-            problems = self._schema_problems(raw, document) or [f"{count} values are not valid here", MORE]
-            return self._rejection(problems, cause=failure)
-        facts, plain = pydantic_facts(details, document)
-        if not plain:  # a failed assertion, or a context holding an exception (the input's own rule)
-            for detail in details:
-                if detail["type"] == "assertion_error":
-                    raised = detail.get("ctx", {}).get("error")
-                    if isinstance(raised, BaseException) and not isinstance(raised, InputRejection):
-                        return raised
-                    return failure
-            rejections = _hook_rejections(details)
-            if len(rejections) == len(details):
-                # Only the input's own rules failed: their public messages, exactly.
-                if len(rejections) == 1:
-                    return rejections[0]
-                return InputRejection("\n".join(dict.fromkeys(r.message for r in rejections)))
-        # The same problems in other input make the same message: it is kept, by its facts, once it is
-        # known to show nothing of the input's values (see `describe_facts`).
-        key = tuple(facts) if plain and not cut and len(facts) <= _MEMO_FACTS else None
-        message = None if key is None else self._messages.get(key)
-        if message is None:
-            problems, worded = describe_facts(facts, self._schema)
-            if cut and problems[-1:] != [MORE]:
-                problems.append(MORE)
-            message = format_rejection(self._name, problems)
-            if key is not None and worded:
-                if len(self._messages) >= _MEMO_SIZE:
-                    self._messages.clear()
-                self._messages[key] = message
-        return InputRejection._written(message, failure)  # pyright: ignore[reportPrivateUsage] - scopetool's own
-
-    def _schema_problems(self, raw: bytes, value: Any) -> list[str]:
-        """Problems the advertised JSON Schema finds in `value`, parsed from `raw` (compiled on first use)."""
-        checker = self._fallback
-        if checker is None:
-            checker = self._fallback = compile_schema(self._schema, "input schema", InvalidToolError)
-        if checker.is_valid(value):
-            return []
-        return describe_schema_errors(schema_errors(checker, value, len(raw)), self._schema)
-
-    def _rejected(self, problem: str) -> InvalidInvocationError:
-        return _invalid(self._rejection([problem]))
-
-    def _rejection(self, problems: list[str], cause: BaseException | None = None) -> InputRejection:
-        return InputRejection._written(format_rejection(self._name, problems), cause)  # pyright: ignore[reportPrivateUsage]
-
-    def _oversize(self, size: int) -> InvalidInvocationError:
-        return self._rejected(f"the arguments are over {size - 1} bytes; the limit is {MAX_INPUT_BYTES} bytes")
+        """The error raised for `raw`, which the input's validation failed with `failure` (the C prepare's too)."""
+        return self._explainer.rejected_after(raw, failure)
 
     def __repr__(self) -> str:
         return f"Contract(name={self._name!r})"
 
 
 def _explain(contract: Contract, raw: str | bytes, failure: Exception) -> tuple[str, BaseException | None]:
-    """The message and cause of a rejection raised with its explanation pending."""
-    found = contract._rejection_after(raw, failure)  # pyright: ignore[reportPrivateUsage] - this module's class
-    if isinstance(found, InputRejection):
-        return found.message, found
-    return str(found), found.__cause__
-
-
-def _details(failure: ValidationError) -> list[ErrorDetails] | None:
-    """The errors of `failure` as `pydantic_facts` reads them, or None past `MAX_DESCRIBED` of them."""
-    if failure.error_count() > MAX_DESCRIBED:
-        return None
-    return failure.errors(include_url=False, include_context=True, include_input=False)
+    """The message and cause of a rejection raised with its explanation pending (the C prepare's too)."""
+    return contract._explainer.explain(raw, failure)  # pyright: ignore[reportPrivateUsage] - this module's class
 
 
 def _uncounted(value: object) -> int:
@@ -606,22 +485,6 @@ def _wrong_types(request: object, admission: object) -> InvalidInvocationError:
             "pass Request(name=..., arguments=json_text)"
         )
     return InvalidInvocationError(f"Contract.prepare expected an Admission, not {type(admission).__name__}")
-
-
-def _hook_rejections(details: Iterable[ErrorDetails]) -> list[InputRejection]:
-    """The InputRejections validators raised, which pydantic collected as value errors."""
-    found: list[InputRejection] = []
-    for detail in details:
-        raised = detail.get("ctx", {}).get("error")
-        if isinstance(raised, InputRejection):
-            found.append(raised)
-    return found
-
-
-def _invalid(rejection: InputRejection) -> InvalidInvocationError:
-    error = InvalidInvocationError(rejection.message)
-    error.__cause__ = rejection
-    return error
 
 
 def _quote(name: object) -> str:

@@ -3,121 +3,20 @@
 from __future__ import annotations
 
 import json
-import math
-from typing import Any, Final, final
+from typing import Any, final
 
 import jiter
 
 from ._errors import ScopetoolError
 from ._feedback import describe_schema_errors
-from ._json import MAX_INPUT_BYTES, canonical_json, is_array, is_object, loads_exact, syntax_problem
+from ._json import MAX_INPUT_BYTES, canonical_json, is_object, loads_exact, syntax_problem
+from ._schema import compile_schema
 
-__all__ = ["Continuation", "InputRequest", "InvalidInputRequestError", "compile_schema"]
+__all__ = ["Continuation", "InputRequest", "InvalidInputRequestError"]
 
 
 class InvalidInputRequestError(ScopetoolError, ValueError):
     """An input request, or an answer to one, breaks its rules."""
-
-
-def compile_schema(schema: Any, what: str, error: type[Exception], *, eager: bool = False) -> Any:
-    """Compile a hand-written JSON Schema with jsonschema-rs: formats asserted, no remote `$ref` loading.
-
-    A schema of the plain keywords alone (`_plainly_valid`: what pydantic writes for scalars, lists and
-    flat objects) cannot fail to compile, so it is compiled when first used instead (jsonschema-rs is
-    not even imported for a tool that returns an int); any other is compiled now, and refused here.
-    `eager` compiles every schema now: for a validator used on every call, whose first use is at hand
-    (the deferred one reads each method through a Python call).
-    """
-    if not eager and _plainly_valid(schema, 0):
-        return _CompiledOnFirstUse(schema)
-    return _compiled(schema, what, error)
-
-
-def _compiled(schema: Any, what: str, error: type[Exception]) -> Any:
-    import jsonschema_rs  # noqa: PLC0415 - only hand-written schemas and output schemas need it
-
-    try:
-        return jsonschema_rs.validator_for(schema, validate_formats=True, offline=True)
-    except (jsonschema_rs.ValidationError, ValueError, TypeError) as problem:
-        first = str(problem).splitlines()[0] if str(problem) else type(problem).__name__
-        raise error(f"{what}: not a valid JSON Schema: {first}") from None
-
-
-@final
-class _CompiledOnFirstUse:
-    """A jsonschema-rs validator of a schema known to compile, compiled when one of its methods is first read.
-
-    Two threads reading at once may both compile it; either validator is the same.
-    """
-
-    __slots__ = ("_schema", "_validator")
-
-    def __init__(self, schema: Any) -> None:
-        self._schema = schema
-        self._validator: Any = None
-
-    def __getattr__(self, name: str) -> Any:  # is_valid, iter_errors, validate: the validator's own
-        validator = self._validator
-        if validator is None:
-            validator = self._validator = _compiled(self._schema, "schema", ValueError)
-        return getattr(validator, name)
-
-
-_TYPES: Final = frozenset({"array", "boolean", "integer", "null", "number", "object", "string"})
-_TEXTS: Final = frozenset({"title", "description"})
-_BOUNDS: Final = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
-_COUNTS: Final = frozenset({"minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties"})
-_SUBSCHEMAS: Final = frozenset({"items", "additionalProperties"})
-_SCALARS: Final = (str, int, bool, type(None))
-_DEEPEST: Final = 32
-
-
-def _plainly_valid(schema: Any, depth: int) -> bool:
-    """Whether `schema` uses only keywords whose values are checked here to be as the metaschema wants.
-
-    No ``$ref``, ``pattern`` or ``format`` (what can fail beyond the metaschema): such a schema always
-    compiles. Anything else answers False and is compiled at once.
-    """
-    if schema is True or schema is False:
-        return True
-    if not is_object(schema) or depth > _DEEPEST:
-        return False
-    for key, value in schema.items():
-        if key == "type":
-            kinds = value if is_array(value) else [value]
-            if not kinds or not all(kind.__class__ is str and kind in _TYPES for kind in kinds):
-                return False
-            if len(set(kinds)) != len(kinds):
-                return False
-        elif key in _TEXTS:
-            if value.__class__ is not str:
-                return False
-        elif key in _BOUNDS:
-            if value.__class__ not in (int, float) or not math.isfinite(value):
-                return False
-        elif key in _COUNTS:
-            if value.__class__ is not int or value < 0:
-                return False
-        elif key in _SUBSCHEMAS:
-            if not _plainly_valid(value, depth + 1):
-                return False
-        elif key == "properties":
-            if not is_object(value) or not all(_plainly_valid(inner, depth + 1) for inner in value.values()):
-                return False
-        elif key == "required":
-            if not is_array(value) or not all(name.__class__ is str for name in value):
-                return False
-            if len(set(value)) != len(value):
-                return False
-        elif key == "anyOf":
-            if not is_array(value) or not value or not all(_plainly_valid(inner, depth + 1) for inner in value):
-                return False
-        elif key == "default":
-            if value.__class__ not in _SCALARS and not (value.__class__ is float and math.isfinite(value)):
-                return False
-        else:
-            return False
-    return True
 
 
 def _json_value(value: Any, what: str) -> bytes:

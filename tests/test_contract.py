@@ -28,7 +28,7 @@ from scopetool import (
     Request,
     Result,
     Signature,
-    _contract,
+    _explain,
     bind,
     classify_input_rejection,
     tool,
@@ -1438,7 +1438,7 @@ def test_a_kept_message_is_the_one_a_fresh_contract_writes() -> None:
         _, kept = reject(warm, arguments)
         _, fresh = reject(bind(pair), arguments)
         assert kept.message == fresh.message
-    assert len(warm.contract._messages) == 9  # pyright: ignore[reportPrivateUsage] - one per distinct problem list
+    assert len(warm.contract._explainer._messages) == 9  # pyright: ignore[reportPrivateUsage] - one per distinct problem list
     _, wrong = reject(warm, b'{"a": [1], "b": 2}')
     assert wrong.message.endswith("- $.a: Input should be a valid integer (got an array)")
 
@@ -1458,14 +1458,14 @@ def test_a_message_in_a_validators_own_words_is_not_kept() -> None:
     for _ in range(2):
         _, rejection = reject(binding, f'{{"key":"{SECRET}"}}')
         assert rejection.message.endswith("(1 problem):\n- $.key: the value is not valid here")
-    assert binding.contract._messages == {}  # pyright: ignore[reportPrivateUsage]
+    assert binding.contract._explainer._messages == {}  # pyright: ignore[reportPrivateUsage]
 
 
 def test_the_kept_messages_are_bounded() -> None:
     """Past its bound, a contract starts its kept messages again; every message stays right."""
     binding = bind(pair)
-    size = _contract._MEMO_SIZE  # pyright: ignore[reportPrivateUsage]
+    size = _explain._MEMO_SIZE  # pyright: ignore[reportPrivateUsage]
     for index in range(size + 3):
         _, rejection = reject(binding, f'{{"a": 1, "b": 2, "zz{index}": 1}}')
         assert rejection.message.startswith(f"invalid arguments for tool 'pair' (1 problem):\n- $.zz{index}: unknown")
-    assert len(binding.contract._messages) == 3  # pyright: ignore[reportPrivateUsage]
+    assert len(binding.contract._explainer._messages) == 3  # pyright: ignore[reportPrivateUsage]

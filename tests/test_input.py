@@ -34,7 +34,7 @@ from scopetool import (
     Signature,
     bind,
 )
-from scopetool import _input as input_module
+from scopetool import _schema as schema_module
 
 BIG = 123456789012345678901234567890
 SECRET = "hunter2-SECRET-value"
@@ -1038,8 +1038,8 @@ def test_a_deferred_schema_always_compiles_and_validates_as_jsonschema_rs(schema
     """Every schema `compile_schema` leaves for first use compiles under jsonschema-rs, and judges alike."""
     import jsonschema_rs
 
-    validator = input_module.compile_schema(schema, "schema", InvalidInputRequestError)
-    assert isinstance(validator, input_module._CompiledOnFirstUse)  # pyright: ignore[reportPrivateUsage]
+    validator = schema_module.compile_schema(schema, "schema", InvalidInputRequestError)
+    assert isinstance(validator, schema_module._CompiledOnFirstUse)  # pyright: ignore[reportPrivateUsage]
     direct = jsonschema_rs.validator_for(schema, validate_formats=True, offline=True)
     assert validator.is_valid(instance) == direct.is_valid(instance)
     assert len(list(validator.iter_errors(instance))) == len(list(direct.iter_errors(instance)))
@@ -1070,7 +1070,7 @@ def test_a_deferred_schema_always_compiles_and_validates_as_jsonschema_rs(schema
 def test_an_invalid_schema_is_still_refused_at_once(schema: dict[str, Any]) -> None:
     """A schema with a keyword or value outside the plain ones is compiled at once, and refused there."""
     with pytest.raises(InvalidInputRequestError, match="not a valid JSON Schema"):
-        input_module.compile_schema(schema, "schema", InvalidInputRequestError)
+        schema_module.compile_schema(schema, "schema", InvalidInputRequestError)
 
 
 @pytest.mark.parametrize(
@@ -1086,14 +1086,14 @@ def test_an_invalid_schema_is_still_refused_at_once(schema: dict[str, Any]) -> N
 )
 def test_only_plain_keywords_are_deferred(schema: dict[str, Any], deferred: bool) -> None:
     """Formats, definitions, enums and non-JSON or non-finite values are compiled at once."""
-    validator = input_module.compile_schema(schema, "schema", InvalidInputRequestError)
-    assert isinstance(validator, input_module._CompiledOnFirstUse) is deferred  # pyright: ignore[reportPrivateUsage]
+    validator = schema_module.compile_schema(schema, "schema", InvalidInputRequestError)
+    assert isinstance(validator, schema_module._CompiledOnFirstUse) is deferred  # pyright: ignore[reportPrivateUsage]
 
 
 def test_an_eager_compile_defers_nothing() -> None:
     """`eager=True` compiles even a plain schema now (hand-written admission reads it on every call)."""
-    validator = input_module.compile_schema({"type": "integer"}, "schema", InvalidInputRequestError, eager=True)
-    assert not isinstance(validator, input_module._CompiledOnFirstUse)  # pyright: ignore[reportPrivateUsage]
+    validator = schema_module.compile_schema({"type": "integer"}, "schema", InvalidInputRequestError, eager=True)
+    assert not isinstance(validator, schema_module._CompiledOnFirstUse)  # pyright: ignore[reportPrivateUsage]
     assert validator.is_valid(1) and not validator.is_valid("1")
 
 
@@ -1119,8 +1119,8 @@ def test_a_too_deep_schema_is_compiled_at_once() -> None:
     schema: dict[str, Any] = {"type": "integer"}
     for _ in range(40):
         schema = {"items": schema}
-    validator = input_module.compile_schema(schema, "schema", InvalidInputRequestError)
-    assert not isinstance(validator, input_module._CompiledOnFirstUse)  # pyright: ignore[reportPrivateUsage]
+    validator = schema_module.compile_schema(schema, "schema", InvalidInputRequestError)
+    assert not isinstance(validator, schema_module._CompiledOnFirstUse)  # pyright: ignore[reportPrivateUsage]
     assert validator.is_valid([[1]])
 
 
@@ -1134,5 +1134,5 @@ def test_pydantic_output_schemas_of_plain_types_are_deferred() -> None:
 
     for declared in (int, float, bool, list[int], dict[str, int], int | None, Point):
         schema = TypeAdapter(declared).json_schema(mode="serialization")
-        validator = input_module.compile_schema(schema, "output schema", InvalidOutputError)
-        assert isinstance(validator, input_module._CompiledOnFirstUse), declared  # pyright: ignore[reportPrivateUsage]
+        validator = schema_module.compile_schema(schema, "output schema", InvalidOutputError)
+        assert isinstance(validator, schema_module._CompiledOnFirstUse), declared  # pyright: ignore[reportPrivateUsage]

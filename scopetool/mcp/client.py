@@ -99,11 +99,12 @@ except ImportError as _missing:
 from .._contract import Contract, Invocation
 from .._definition import NAME_PATTERN, Definition, Effect
 from .._errors import InvalidInvocationError, InvalidOutputError, InvalidToolError, ScopetoolError
-from .._input import InputRequest, compile_schema
+from .._input import InputRequest
 from .._json import canonical_json, is_array, is_object
 from .._outcome import Failure, FailureKind
 from .._output import ContentBlock, MediaBlock, Output, Result, TextBlock
 from .._progress import Progress, report_progress
+from .._schema import compile_schema
 from ._transport import (
     MAX_DEFINITION_DEPTH,
     MAX_MESSAGE_BYTES,
