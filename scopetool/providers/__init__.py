@@ -20,7 +20,6 @@ own serializer (``model_dump`` or ``to_dict``).
 from __future__ import annotations
 
 from ._common import (
-    Change,
     Export,
     PortabilityReport,
     ProviderError,
@@ -30,6 +29,7 @@ from ._common import (
     outcome_output,
     run_call,
 )
+from ._transform import Change
 
 __all__ = [
     "Change",

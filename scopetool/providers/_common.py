@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import FunctionType, MappingProxyType
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypeGuard, cast, final
+from typing import Any, Final, TypeAlias, TypeGuard, cast, final
 
 import orjson
 
@@ -24,12 +24,9 @@ from .._registry import Registry
 from .._rejection import classify_input_rejection
 from .._run import call_outcome
 from .._timeout import TIMED_OUT_UNKNOWN, ToolTimeoutError
-
-if TYPE_CHECKING:
-    from ._transform import Transformed
+from ._transform import Change, Transformed, allows_null, resolve_ref
 
 __all__ = [
-    "Change",
     "Export",
     "PortabilityReport",
     "ProviderError",
@@ -37,14 +34,12 @@ __all__ = [
     "ToolReport",
     "Tools",
     "UnknownToolError",
-    "allows_null",
     "check_export",
     "definitions_of",
     "is_iterable",
     "is_mapping",
     "outcome_output",
     "plain",
-    "resolve_ref",
     "run_call",
     "tool_call_list",
 ]
@@ -187,28 +182,6 @@ class ToolCall:
     def name(self) -> str:
         """The tool the model asked for."""
         return self.request.name
-
-
-ChangeAction = Literal["dropped", "described", "closed", "nullable", "inlined", "converted", "required"]
-
-
-@final
-@dataclass(frozen=True, slots=True)
-class Change:
-    """One change an export made to a tool's schema so the provider accepts it."""
-
-    path: str
-    """Where, as a JSON path into the schema (``$`` is the root, ``$defs`` names a definition)."""
-    action: ChangeAction
-    """What was done: dropped, moved into the description, closed, made nullable, inlined, converted,
-    or marked required."""
-    keyword: str
-    """The JSON Schema keyword concerned."""
-    reason: str
-    """Why, in a few words."""
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.keyword} {self.action} ({self.reason})"
 
 
 @final
@@ -701,32 +674,3 @@ def _object_schemas(schema: Any, root: JsonObject, depth: int) -> list[JsonObjec
         for choice in schema.get(keyword, []):
             found.extend(_object_schemas(choice, root, depth + 1))
     return found
-
-
-def allows_null(schema: Any, root: JsonObject, depth: int) -> bool:
-    """Whether `schema` admits ``null`` (local ``$ref``s followed, `depth` bounding the walk)."""
-    if schema is True or schema == {}:
-        return True
-    if not is_object(schema) or depth > 32:
-        return False
-    kind = schema.get("type")
-    if kind == "null" or (isinstance(kind, list) and "null" in kind):
-        return True
-    if None in schema.get("enum", [1]) or ("const" in schema and schema["const"] is None):
-        return True
-    ref = schema.get("$ref")
-    if isinstance(ref, str) and allows_null(resolve_ref(ref, root), root, depth + 1):
-        return True
-    return any(allows_null(choice, root, depth + 1) for choice in schema.get("anyOf", []) + schema.get("oneOf", []))
-
-
-def resolve_ref(ref: str, root: JsonObject) -> Any:
-    """The node a local ``$ref`` (``#`` or a JSON pointer ``#/...``) names in `root`, or None."""
-    if ref == "#":
-        return root
-    if not ref.startswith("#/"):
-        return None
-    node: Any = root
-    for part in ref[2:].split("/"):
-        node = node.get(part.replace("~1", "/").replace("~0", "~")) if is_object(node) else None
-    return node

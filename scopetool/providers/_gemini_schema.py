@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from .._json import JsonObject, is_array, is_object, json_type
-from ._common import ProviderError, resolve_ref
-from ._transform import ANNOTATIONS, Edit, Transformed, describe, subschemas
+from ._common import ProviderError
+from ._transform import ANNOTATIONS, Edit, Transformed, describe, resolve_ref, subschemas
 
 __all__ = ["GeminiTransformed", "json_schema", "openapi"]
 

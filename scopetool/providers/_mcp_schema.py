@@ -25,8 +25,7 @@ import json
 from typing import Any, Final
 
 from .._json import is_array, is_object
-from ._common import Change, resolve_ref
-from ._transform import subschemas
+from ._transform import Change, resolve_ref, subschemas
 
 __all__ = ["INLINE_LIMIT", "client_schema"]
 

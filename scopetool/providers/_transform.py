@@ -11,12 +11,46 @@ import copy
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Literal, final
 
 from .._json import JsonObject, is_array, is_object
-from ._common import Change, ChangeAction, allows_null
 
-__all__ = ["Edit", "Transformed", "close_object", "openai_strict", "same_typed_tuple", "subschemas", "to_items"]
+__all__ = [
+    "Change",
+    "ChangeAction",
+    "Edit",
+    "Transformed",
+    "allows_null",
+    "close_object",
+    "openai_strict",
+    "resolve_ref",
+    "same_typed_tuple",
+    "subschemas",
+    "to_items",
+]
+
+
+ChangeAction = Literal["dropped", "described", "closed", "nullable", "inlined", "converted", "required"]
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One change an export made to a tool's schema so the provider accepts it."""
+
+    path: str
+    """Where, as a JSON path into the schema (``$`` is the root, ``$defs`` names a definition)."""
+    action: ChangeAction
+    """What was done: dropped, moved into the description, closed, made nullable, inlined, converted,
+    or marked required."""
+    keyword: str
+    """The JSON Schema keyword concerned."""
+    reason: str
+    """Why, in a few words."""
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.keyword} {self.action} ({self.reason})"
+
 
 ANNOTATIONS: Final = (
     "$schema",
@@ -369,3 +403,32 @@ def walk(node: Any, visit: Callable[[dict[str, Any], str], None], path: str = "$
     visit(node, path)
     for child_path, child in list(subschemas(node, path)):
         walk(child, visit, child_path)
+
+
+def allows_null(schema: Any, root: JsonObject, depth: int) -> bool:
+    """Whether `schema` admits ``null`` (local ``$ref``s followed, `depth` bounding the walk)."""
+    if schema is True or schema == {}:
+        return True
+    if not is_object(schema) or depth > 32:
+        return False
+    kind = schema.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    if None in schema.get("enum", [1]) or ("const" in schema and schema["const"] is None):
+        return True
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and allows_null(resolve_ref(ref, root), root, depth + 1):
+        return True
+    return any(allows_null(choice, root, depth + 1) for choice in schema.get("anyOf", []) + schema.get("oneOf", []))
+
+
+def resolve_ref(ref: str, root: JsonObject) -> Any:
+    """The node a local ``$ref`` (``#`` or a JSON pointer ``#/...``) names in `root`, or None."""
+    if ref == "#":
+        return root
+    if not ref.startswith("#/"):
+        return None
+    node: Any = root
+    for part in ref[2:].split("/"):
+        node = node.get(part.replace("~1", "/").replace("~0", "~")) if is_object(node) else None
+    return node

@@ -36,7 +36,6 @@ from .._contract import Request
 from .._json import is_array, is_object
 from .._output import MediaBlock, Output, Result, TextBlock
 from ._common import (
-    Change,
     Export,
     ProviderError,
     ToolCall,
@@ -56,6 +55,7 @@ from ._common import (
     tool_entry,
 )
 from ._gemini_schema import GeminiTransformed, json_schema, openapi
+from ._transform import Change
 
 __all__ = [
     "CallingMode",

@@ -59,7 +59,6 @@ from .._definition import Effect
 from .._json import is_array, is_object
 from .._output import MediaBlock, Result, TextBlock
 from ._common import (
-    Change,
     Export,
     ProviderError,
     ToolCall,
@@ -77,7 +76,7 @@ from ._common import (
     run_call,
 )
 from ._mcp_schema import client_schema
-from ._transform import subschemas
+from ._transform import Change, subschemas
 
 __all__ = [
     "NAME_PATTERN",

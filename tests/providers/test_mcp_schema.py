@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from schema_values import ANY_JSON, values
 
 from scopetool.providers import ProviderError, mcp
-from scopetool.providers._common import Change
 from scopetool.providers._mcp_schema import INLINE_LIMIT, client_schema
+from scopetool.providers._transform import Change
 
 ADDRESS = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 HAND_MADE: dict[str, dict[str, Any]] = {
