@@ -321,3 +321,15 @@ def test_serve_tool_search_refuses_a_target_with_a_tool_of_its_names(
     assert capsys.readouterr().err == (
         "scopetool: --tool-search lists its own 'search_tools': rename TARGET's tool of that name\n"
     )
+
+
+def test_serve_tool_search_hands_run_stdio_a_tool_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In process: --tool-search with --always-show reaches run_stdio as a ToolSearch; without it, none is passed."""
+    import scopetool.mcp.server  # noqa: PLC0415 - the module main imports, patched where it looks
+
+    given: list[dict[str, Any]] = []
+    monkeypatch.setattr(scopetool.mcp.server, "run_stdio", lambda registry, **options: given.append(options))
+    assert main(["serve", f"{FIXTURE}:registry", "--tool-search", "--always-show", "add", "--always-show", "greet"]) == 0
+    assert main(["serve", f"{FIXTURE}:registry"]) == 0
+    assert given[0]["tool_search"] == ToolSearch(always_show=("add", "greet"))
+    assert "tool_search" not in given[1]
