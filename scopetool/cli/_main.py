@@ -163,6 +163,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--always-show", action="append", metavar="NAME", help="with --tool-search: list this tool too (repeatable)"
     )
+    serve.add_argument(
+        "--reveal",
+        action="store_true",
+        help="with --tool-search: list each tool search_tools finds for the rest of the session "
+        "(notifications/tools/list_changed; 2025 sessions)",
+    )
     _http_settings(serve)
 
     proxy = commands.add_parser(

@@ -45,8 +45,9 @@ def run(args: argparse.Namespace) -> int:
     """
     address = None if args.http is None else http_address(args.http)
     _settings_need_http(args)
-    if args.always_show and not args.tool_search:
-        raise UsageError("--always-show applies to --tool-search only")
+    for flag, given in (("--always-show", args.always_show), ("--reveal", args.reveal)):
+        if given and not args.tool_search:
+            raise UsageError(f"{flag} applies to --tool-search only")
     if args.page_size is not None and args.page_size < 1:
         raise UsageError(f"--page-size must be a positive integer, not {args.page_size}")
     interactive = sys.stdin is not None and sys.stdin.isatty()
@@ -60,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
         count = len(registry)
         served = f"serving {count} tool{'' if count == 1 else 's'} as MCP server {args.name!r}"
         if args.tool_search:
-            options["tool_search"] = module.ToolSearch(always_show=_always_shown(registry, args.always_show or []))
+            shown = _always_shown(registry, args.always_show or [])
+            options["tool_search"] = module.ToolSearch(always_show=shown, reveal=args.reveal)
             served += " behind search_tools and call_tool"
         if address is None:
 

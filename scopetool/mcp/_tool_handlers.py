@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import json
 import math
+import weakref
 from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias, TypedDict, final
@@ -20,7 +21,8 @@ from typing import Any, Final, TypeAlias, TypedDict, final
 import anyio
 from mcp import types as mcp_types
 from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel import Server
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
@@ -113,11 +115,27 @@ def create_server(
     if tool_search is not False:
         search = SearchFront(registry, export, ToolSearch() if tool_search is True else tool_search, tool_fields)
     tools = _Tools(registry, export, page_size, on_call, search)
-    server: Server[Any] = Server(name, version=version, instructions=instructions)
+    server_class = _ListChangingServer if search is not None and search.reveal else Server
+    server: Server[Any] = server_class(name, version=version, instructions=instructions)
     server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=name))
     server.add_request_handler("tools/list", mcp_types.PaginatedRequestParams, tools.list_tools)
     server.add_request_handler("tools/call", mcp_types.CallToolRequestParams, tools.call_tool)
     return server
+
+
+class _ListChangingServer(Server[Any]):
+    """A server that declares ``tools.listChanged``: tool search that reveals found tools changes the list."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        """The SDK's options, with ``tools.listChanged`` declared unless told otherwise."""
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True), experimental_capabilities, extensions
+        )
 
 
 class ServerOptions(TypedDict, total=False):
@@ -177,7 +195,7 @@ class _Ended(Exception):  # noqa: N818 - a control signal: the call ends with th
 class _Tools:
     """The ``tools/list`` and ``tools/call`` handlers of one server."""
 
-    __slots__ = ("_export", "_listed", "_names", "_on_call", "_page_size", "_registry", "_search")
+    __slots__ = ("_export", "_listed", "_names", "_on_call", "_page_size", "_registry", "_revealed", "_search")
 
     def __init__(
         self,
@@ -194,6 +212,11 @@ class _Tools:
         self._page_size = page_size
         self._on_call = on_call
         self._search = search
+        # Per 2025 connection, the tools search revealed to it (`ToolSearch.reveal`), in the order found. The
+        # connection is known by the identity of its `initialize` params, one object for its whole life (the SDK
+        # makes a new ServerSession per request and gives no public handle on the connection); its entry goes
+        # when they do.
+        self._revealed: dict[int, list[str]] = {}
 
     async def list_tools(self, ctx: _Context, params: mcp_types.PaginatedRequestParams | None) -> dict[str, Any]:
         """One page of the tool list, in the registry's order; the cursor is where the page starts.
@@ -202,15 +225,18 @@ class _Tools:
             MCPError: ``-32602`` for a cursor this server did not give.
         """
         tools, cursor = self._listed.tools, None if params is None else params.cursor
+        client = ctx.session.client_params
+        revealed = None if client is None else self._revealed.get(id(client))
+        if revealed and self._search is not None:
+            tools += self._search.entries(revealed)
         start = 0
         if cursor is not None:
             start = int(cursor) if cursor.isdecimal() and cursor.isascii() else 0
             size = self._page_size
             if size is None or str(start) != cursor or not 0 < start < len(tools) or start % size:
                 raise MCPError(mcp_types.INVALID_PARAMS, "Invalid params: unknown cursor")
-        if self._page_size is None:
-            return list_tools_result(self._listed)
-        end = start + self._page_size
+        size = self._page_size or len(tools)
+        end = start + size
         result = list_tools_result(self._listed, next_cursor=str(end) if end < len(tools) else None)
         result["tools"] = tools[start:end]
         return result
@@ -242,7 +268,10 @@ class _Tools:
                 return _error(_NOT_JSON, name)
         if search is not None and name == SEARCH_TOOLS:
             call = ToolCall(call_id, Request(name, arguments))
-            return result_message(call, await run_call(search.searching, call), search.listed)
+            found = await run_call(search.searching, call)
+            if search.reveal and isinstance(found, Result) and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+                await self._reveal(ctx.session, search.unlisted(found))
+            return result_message(call, found, search.listed)
         if search is not None and name == CALL_TOOL:
             inner = search.unwrap(call_id, arguments)
             if not isinstance(inner, ToolCall):  # call_tool's own arguments were rejected
@@ -274,6 +303,20 @@ class _Tools:
                 admission = Admission(continuation=form.continuation(await _elicit(ctx, form)))
         except _Ended as ended:
             return _error(ended.text, name)
+
+    async def _reveal(self, session: ServerSession, names: list[str]) -> None:
+        """List `names` for the rest of the connection, after what it lists already; tell the client when that grew."""
+        client = session.client_params
+        if client is None:  # pragma: no cover - a 2025 handshake always identifies the client
+            return
+        revealed = self._revealed.get(id(client))
+        if revealed is None:
+            revealed = self._revealed[id(client)] = []
+            weakref.finalize(client, self._revealed.pop, id(client), None)
+        new = [name for name in names if name not in revealed]
+        if new:
+            revealed.extend(new)
+            await session.send_tool_list_changed()
 
     def _unknown(self, call_id: str | None, name: str) -> None:
         """Tell the observers of a call to a tool this server does not have."""

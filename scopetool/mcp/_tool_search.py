@@ -124,6 +124,9 @@ class ToolSearch:
     always_show: Sequence[str] = ()
     """The tools listed beside the two, by name (each must be a tool of the catalog; kept as a tuple); the rest
     are found by search."""
+    reveal: bool = False
+    """List each tool ``search_tools`` finds, for the rest of the session, after those listed from the start, and
+    send ``notifications/tools/list_changed`` (2025 sessions: a 2026-07-28 request has no session to keep them)."""
 
     def __post_init__(self) -> None:
         given: object = self.always_show
@@ -134,6 +137,8 @@ class ToolSearch:
             if not isinstance(name, str):
                 raise TypeError(f"always_show must hold tool names (strings), not {type(name).__name__}")
         object.__setattr__(self, "always_show", names)
+        if not isinstance(self.reveal, bool):
+            raise TypeError(f"reveal must be True or False, not {type(self.reveal).__name__}")
 
 
 @final
@@ -165,7 +170,7 @@ class SearchFront:
             `ToolSearch.always_show` names a tool the catalog does not have.
     """
 
-    __slots__ = ("_call_contract", "_names", "listed", "searching")
+    __slots__ = ("_call_contract", "_entries", "_listed_names", "_names", "listed", "reveal", "searching")
 
     def __init__(
         self,
@@ -185,6 +190,10 @@ class SearchFront:
         entries = {entry["name"]: entry for entry in export.tools}
         catalog = registry.definitions()
         self._names = names
+        self._entries = entries
+        self._listed_names = shown | _OWN_NAMES
+        self.reveal = options.reveal
+        """Whether found tools are listed for the rest of the session (`ToolSearch.reveal`)."""
         self._call_contract = Contract(_CALL_DEFINITION)
         self.searching = Registry(bind(_Searcher(ToolIndex(catalog), entries)))
         """The registry ``search_tools`` calls run in."""
@@ -212,6 +221,16 @@ class SearchFront:
             return error
         name: str = loads_exact(invocation.arguments)["name"]
         return ToolCall(call_id, Request(name, inner))
+
+    def unlisted(self, result: Result) -> list[str]:
+        """The tools a ``search_tools`` result found that are not listed from the start, best first."""
+        details = result.output.details
+        found: list[dict[str, Any]] = [] if details is None else json.loads(details)["tools"]
+        return [entry["name"] for entry in found if entry["name"] not in self._listed_names]
+
+    def entries(self, names: Iterable[str]) -> list[dict[str, Any]]:
+        """The catalog's MCP entries of `names`, in that order."""
+        return [self._entries[name] for name in names]
 
     def unknown(self, name: str) -> str:
         """The text answering a ``call_tool`` call that names no tool of the catalog."""

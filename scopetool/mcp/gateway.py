@@ -48,7 +48,7 @@ import unicodedata
 import weakref
 from collections import Counter
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, Literal, TextIO, cast, final
 
@@ -391,7 +391,7 @@ def _http_settings(gateway: Mapping[str, Any], source: str) -> HttpSettings:
 
 
 def _tool_search(value: object, source: str) -> ToolSearch | None:
-    """``gateway.toolSearch``: true, false, or ``{"alwaysShow": [SERVED_NAME, ...]}``."""
+    """``gateway.toolSearch``: true, false, or ``{"alwaysShow": [SERVED_NAME, ...], "reveal": BOOL}``."""
     if isinstance(value, bool):
         return ToolSearch() if value else None
     if not isinstance(value, dict):
@@ -399,8 +399,11 @@ def _tool_search(value: object, source: str) -> ToolSearch | None:
             f'{source}: gateway.toolSearch: must be true, false or {{"alwaysShow": [...]}}, not {_kind(value)}'
         )
     entry = cast("dict[str, Any]", value)
-    _known(entry, frozenset({"alwaysShow"}), source, "gateway.toolSearch")
-    return ToolSearch(always_show=_strings(entry.get("alwaysShow", []), source, "gateway.toolSearch.alwaysShow"))
+    _known(entry, frozenset({"alwaysShow", "reveal"}), source, "gateway.toolSearch")
+    return ToolSearch(
+        always_show=_strings(entry.get("alwaysShow", []), source, "gateway.toolSearch.alwaysShow"),
+        reveal=_bool(entry.get("reveal", False), source, "gateway.toolSearch.reveal"),
+    )
 
 
 def _strings(value: object, source: str, where: str) -> tuple[str, ...]:
@@ -976,7 +979,7 @@ async def open_gateway(config: GatewayConfig, *, errlog: TextIO | None = None) -
                 shown = [name for name in config.tool_search.always_show if name in gateway.registry.names()]
                 for name in sorted(set(config.tool_search.always_show).difference(shown)):
                     _say(out, f"gateway.toolSearch.alwaysShow: no tool {name!r} is served")
-                gateway.tool_search = ToolSearch(always_show=shown)
+                gateway.tool_search = replace(config.tool_search, always_show=shown)
             try:
                 yield gateway
             finally:

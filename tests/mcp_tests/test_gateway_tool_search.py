@@ -179,6 +179,7 @@ def test_the_audit_names_each_inner_tool_and_no_search(seen: Seen) -> None:
         (False, None),
         ({"alwaysShow": ["git_status"]}, ToolSearch(always_show=("git_status",))),
         ({}, ToolSearch()),
+        ({"reveal": True}, ToolSearch(reveal=True)),
     ],
 )
 def test_tool_search_config_values(value: object, expected: ToolSearch | None) -> None:
@@ -191,7 +192,8 @@ def test_tool_search_config_values(value: object, expected: ToolSearch | None) -
     ("value", "message"),
     [
         ("yes", 'config: gateway.toolSearch: must be true, false or {"alwaysShow": [...]}, not a string'),
-        ({"alwaysshow": []}, "config: gateway.toolSearch: unknown key 'alwaysshow' (expected alwaysShow)"),
+        ({"alwaysshow": []}, "config: gateway.toolSearch: unknown key 'alwaysshow' (expected alwaysShow, reveal)"),
+        ({"reveal": "yes"}, "config: gateway.toolSearch.reveal: must be true or false, not a string"),
         ({"alwaysShow": "git_status"}, "config: gateway.toolSearch.alwaysShow: must be a list of strings"),
     ],
 )

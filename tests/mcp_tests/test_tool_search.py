@@ -187,6 +187,40 @@ async def test_the_inner_tools_result_cap_applies() -> None:
     assert large.is_error and text(large) == text(plain) and "64" in text(large)
 
 
+async def test_reveal_lists_found_tools_for_the_rest_of_a_2025_session() -> None:
+    """With reveal: listChanged declared; each search that finds new tools grows the list once and says so."""
+    notes: list[object] = []
+
+    async def record(message: object) -> None:
+        notes.append(message)
+
+    server = create_server(registry, tool_search=ToolSearch(always_show=["add"], reveal=True))
+    async with Client(server, mode="legacy", message_handler=record) as client:
+        capabilities = client.server_capabilities
+        await client.call_tool("search_tools", {"query": "tomorrow forecast city", "limit": 1})
+        first = [t.name for t in (await client.list_tools()).tools]
+        await client.call_tool("search_tools", {"query": "tomorrow forecast city", "limit": 1})
+        await client.call_tool("search_tools", {"query": "add two integers greet someone", "limit": 3})
+        second = [t.name for t in (await client.list_tools()).tools]
+        greeted = await client.call_tool("greet", {"name": "Ada"})
+    async with Client(server, mode="legacy") as other:
+        fresh = [t.name for t in (await other.list_tools()).tools]
+    assert capabilities is not None and capabilities.tools is not None and capabilities.tools.list_changed is True
+    assert first == ["search_tools", "call_tool", "add", "forecast"]
+    assert second[:4] == first and "greet" in second[4:] and second.count("add") == 1
+    assert len([n for n in notes if isinstance(n, types.ToolListChangedNotification)]) == 2
+    assert (greeted.is_error, text(greeted)) == (False, "hello Ada")
+    assert fresh == ["search_tools", "call_tool", "add"]
+
+
+async def test_reveal_changes_nothing_for_a_2026_client_and_is_off_by_default() -> None:
+    """A 2026-07-28 request has no session to keep revealed tools; without reveal no 2025 list changes either."""
+    for mode, options in (("2026-07-28", ToolSearch(reveal=True)), ("legacy", ToolSearch())):
+        async with Client(create_server(registry, tool_search=options), mode=mode) as client:
+            await client.call_tool("search_tools", {"query": "forecast"})
+            assert [t.name for t in (await client.list_tools()).tools] == ["search_tools", "call_tool"]
+
+
 def test_tool_search_is_refused_when_it_cannot_list_what_it_should() -> None:
     """A catalog tool named call_tool, an always-shown name the catalog lacks, and bad option types."""
 
@@ -205,6 +239,8 @@ def test_tool_search_is_refused_when_it_cannot_list_what_it_should() -> None:
         ToolSearch(always_show="add")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="always_show must hold tool names"):
         ToolSearch(always_show=[1])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="reveal must be True or False, not str"):
+        ToolSearch(reveal="yes")  # type: ignore[arg-type]
 
 
 # --- `scopetool serve --tool-search`, as a user runs it ------------------------------------------
@@ -295,6 +331,7 @@ async def test_scopetool_serve_tool_search_over_http() -> None:
     ("arguments", "said"),
     [
         (["--always-show", "add"], "scopetool: --always-show applies to --tool-search only\n"),
+        (["--reveal"], "scopetool: --reveal applies to --tool-search only\n"),
         (
             ["--tool-search", "--always-show", "nope"],
             "scopetool: --always-show nope: TARGET has no tool of that name\n",
@@ -325,11 +362,19 @@ def test_serve_tool_search_refuses_a_target_with_a_tool_of_its_names(
 
 def test_serve_tool_search_hands_run_stdio_a_tool_search(monkeypatch: pytest.MonkeyPatch) -> None:
     """In process: --tool-search with --always-show reaches run_stdio as a ToolSearch; without it, none is passed."""
-    import scopetool.mcp.server  # noqa: PLC0415 - the module main imports, patched where it looks
+    import scopetool.mcp.server
 
     given: list[dict[str, Any]] = []
-    monkeypatch.setattr(scopetool.mcp.server, "run_stdio", lambda registry, **options: given.append(options))
-    assert main(["serve", f"{FIXTURE}:registry", "--tool-search", "--always-show", "add", "--always-show", "greet"]) == 0
+
+    def run_stdio(registry: Registry, **options: Any) -> None:
+        given.append(options)
+
+    monkeypatch.setattr(scopetool.mcp.server, "run_stdio", run_stdio)
+    assert (
+        main(["serve", f"{FIXTURE}:registry", "--tool-search", "--always-show", "add", "--always-show", "greet"]) == 0
+    )
+    assert main(["serve", f"{FIXTURE}:registry", "--tool-search", "--reveal"]) == 0
     assert main(["serve", f"{FIXTURE}:registry"]) == 0
     assert given[0]["tool_search"] == ToolSearch(always_show=("add", "greet"))
-    assert "tool_search" not in given[1]
+    assert given[1]["tool_search"] == ToolSearch(reveal=True)
+    assert "tool_search" not in given[2]
