@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,10 +19,10 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client, types
+from mcp import Client, StdioServerParameters, types
 from third_party import everything_server
 
-from scopetool.mcp.gateway import ConfigError, load_config, open_gateway, parse_config
+from scopetool.mcp.gateway import ConfigError, load_config, open_gateway, parse_config, serve_gateway
 from scopetool.mcp.pins import fingerprint
 from scopetool.mcp.server import ToolSearch, create_server
 
@@ -218,3 +219,60 @@ async def test_a_served_tool_named_like_a_tool_search_tool_is_skipped(tmp_path: 
     plain = parse_config({"scopetool": {"tools": [f"{target}:call_tool"]}})
     async with open_gateway(plain, errlog=io.StringIO()) as gateway:
         assert gateway.registry.names() == ["call_tool"] and gateway.tool_search is False
+
+
+def test_serve_gateway_over_http_serves_tool_search(tmp_path: Path) -> None:
+    """serve_gateway with http and toolSearch: the SDK client over HTTP sees the two tools and calls through them."""
+    config = parse_config(
+        {"scopetool": {"tools": [f"{FIXTURE}:registry"]}, "gateway": {"toolSearch": True, "audit": "audit.jsonl"}},
+        base=tmp_path,
+    )
+    said = io.StringIO()
+    seen: list[Any] = []
+
+    async def session() -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(lambda: serve_gateway(config, http=("127.0.0.1", 0), errlog=said))
+            with anyio.fail_after(30):
+                while " at http://" not in said.getvalue():
+                    await anyio.sleep(0.05)
+            url = said.getvalue().split(" at ")[-1].split()[0]
+            async with Client(url) as client:
+                seen.append([tool.name for tool in (await client.list_tools()).tools])
+                seen.append(await client.call_tool("call_tool", {"name": "echo", "arguments": {"message": "hi"}}))
+            group.cancel_scope.cancel()
+
+    anyio.run(session)
+    assert seen[0] == ["search_tools", "call_tool"]
+    assert text(seen[1]) == "local: hi"
+    audit = lines(tmp_path / "audit.jsonl")
+    assert [(entry["event"], entry.get("name")) for entry in audit] == [
+        ("server", None),
+        ("call", "echo"),
+        ("stop", None),
+    ]
+
+
+async def test_scopetool_proxy_serves_tool_search_over_stdio(tmp_path: Path) -> None:
+    """``scopetool proxy CONFIG`` run as a client runs it: the everything server's tools behind search over stdio."""
+    config = {
+        "mcpServers": {"everything": {"command": everything_server()[0], "deny": ["get-env"]}},
+        "gateway": {"toolSearch": {"alwaysShow": ["echo"]}},
+    }
+    (tmp_path / "gateway.json").write_text(json.dumps(config))
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "scopetool", "proxy", str(tmp_path / "gateway.json")],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    async with Client(server) as client:
+        names = [tool.name for tool in (await client.list_tools()).tools]
+        found = await client.call_tool("search_tools", {"query": "sum two numbers"})
+        summed = await client.call_tool("call_tool", {"name": "get-sum", "arguments": {"a": 2, "b": 3}})
+        rejected = await client.call_tool("call_tool", {"name": "get-sum", "arguments": {"a": 2}})
+        denied = await client.call_tool("call_tool", {"name": "get-env", "arguments": {}})
+    assert names == ["search_tools", "call_tool", "echo"]
+    assert found_names(found)[0] == "get-sum"
+    assert text(summed) == "The sum of 2 and 3 is 5."
+    assert text(rejected) == "invalid arguments for tool 'get-sum' (1 problem):\n- $.b: missing required field"
+    assert text(denied) == 'error: there is no tool "get-env"; search_tools finds tools by what they do'
