@@ -22,10 +22,15 @@ import pytest
 from mcp import Client, StdioServerParameters, types
 from mcp.client.session import ClientRequestContext
 from mcp_fixture_tools import SECRET, registry
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from scopetool import Registry, tool
 from scopetool.cli import main
+from scopetool.mcp import server as server_module
 from scopetool.mcp.server import ToolSearch, create_server
+from scopetool.otel import instrument
 from scopetool.providers import ToolCall
 from scopetool.providers._common import ProviderError
 
@@ -362,14 +367,12 @@ def test_serve_tool_search_refuses_a_target_with_a_tool_of_its_names(
 
 def test_serve_tool_search_hands_run_stdio_a_tool_search(monkeypatch: pytest.MonkeyPatch) -> None:
     """In process: --tool-search with --always-show reaches run_stdio as a ToolSearch; without it, none is passed."""
-    import scopetool.mcp.server
-
     given: list[dict[str, Any]] = []
 
     def run_stdio(registry: Registry, **options: Any) -> None:
         given.append(options)
 
-    monkeypatch.setattr(scopetool.mcp.server, "run_stdio", run_stdio)
+    monkeypatch.setattr(server_module, "run_stdio", run_stdio)
     assert (
         main(["serve", f"{FIXTURE}:registry", "--tool-search", "--always-show", "add", "--always-show", "greet"]) == 0
     )
@@ -378,3 +381,19 @@ def test_serve_tool_search_hands_run_stdio_a_tool_search(monkeypatch: pytest.Mon
     assert given[0]["tool_search"] == ToolSearch(always_show=("add", "greet"))
     assert given[1]["tool_search"] == ToolSearch(reveal=True)
     assert "tool_search" not in given[2]
+
+
+async def test_tracing_names_the_inner_tool() -> None:
+    """With scopetool.otel: a call through call_tool is traced as the inner tool's admit and execute spans."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    with instrument(tracer_provider=provider):
+        async with searching() as client:
+            await client.call_tool("call_tool", {"name": "greet", "arguments": {"name": SECRET}})
+            await client.call_tool("call_tool", {"name": "forcast", "arguments": {}})
+    spans = {span.name: span for span in exporter.get_finished_spans()}
+    assert {"admit_tool greet", "execute_tool greet", "admit_tool"} <= set(spans)
+    assert not [name for name in spans if "call_tool" in name]
+    assert (spans["admit_tool"].attributes or {})["error.type"] == "unknown_tool"
+    assert all(SECRET not in span.to_json() for span in spans.values())
