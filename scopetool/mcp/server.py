@@ -44,7 +44,8 @@ What a client sees:
 This module names the public entry points; each concern has a private module beside it:
 ``_tool_handlers`` (`create_server`, ``tools/list`` and ``tools/call``), ``_stdio_server``,
 ``_http_server`` (with `HttpSettings`' bounds), ``_strict_messages`` (the I-JSON screening both
-transports share) and ``_elicitation`` (`requested_schema`).
+transports share), ``_elicitation`` (`requested_schema`) and ``_tool_search`` (`ToolSearch`: ``search_tools``
+and ``call_tool``, which the gateway serves too).
 
 Example:
     ```python
