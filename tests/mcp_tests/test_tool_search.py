@@ -25,6 +25,7 @@ from mcp_fixture_tools import SECRET, registry
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from third_party import inspector_cli
 
 from scopetool import Registry, tool
 from scopetool.cli import main
@@ -397,3 +398,34 @@ async def test_tracing_names_the_inner_tool() -> None:
     assert not [name for name in spans if "call_tool" in name]
     assert (spans["admit_tool"].attributes or {})["error.type"] == "unknown_tool"
     assert all(SECRET not in span.to_json() for span in spans.values())
+
+
+async def test_the_mcp_inspector_searches_and_calls_through_serve_tool_search() -> None:
+    """The official Inspector's CLI over stdio: the two tools listed; call_tool's object argument sent as JSON."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "mcp_server.py"
+    target = ["-e", f"PYTHONPATH={os.pathsep.join(sys.path)}", sys.executable, "-m", "scopetool", "serve"]
+    target += [f"{example}:registry", "--tool-search"]
+
+    async def inspect(*arguments: str) -> dict[str, Any]:
+        process = await asyncio.create_subprocess_exec(
+            *inspector_cli(), *target, *arguments, "--format", "json", "-q", stdout=subprocess.PIPE
+        )
+        out, _ = await asyncio.wait_for(process.communicate(), 120)
+        found: dict[str, Any] = json.loads(out)
+        return found
+
+    listed, saved, rejected = await asyncio.gather(
+        inspect("--method", "tools/list"),
+        inspect(
+            "--method", "tools/call", "--tool-name", "call_tool", "--tool-arg", "name=save_note",
+            "--tool-arg", 'arguments={"title": "groceries", "text": "Eggs"}',
+        ),
+        inspect(
+            "--method", "tools/call", "--tool-name", "call_tool", "--tool-arg", "name=save_note",
+            "--tool-arg", 'arguments={"title": "groceries"}',
+        ),
+    )  # fmt: skip
+    assert [tool["name"] for tool in listed["result"]["tools"]] == ["search_tools", "call_tool"]
+    assert saved["result"]["isError"] is False and saved["result"]["content"][0]["text"].startswith("saved 'groceries'")
+    assert rejected["result"]["isError"] is True
+    assert rejected["result"]["content"][0]["text"].startswith("invalid arguments for tool 'save_note'")
