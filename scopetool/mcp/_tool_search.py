@@ -224,8 +224,7 @@ class SearchFront:
 
     def unlisted(self, result: Result) -> list[str]:
         """The tools a ``search_tools`` result found that are not listed from the start, best first."""
-        details = result.output.details
-        found: list[dict[str, Any]] = [] if details is None else json.loads(details)["tools"]
+        found: list[dict[str, Any]] = result.output.details_value()["tools"]  # what `_Searcher.call` made
         return [entry["name"] for entry in found if entry["name"] not in self._listed_names]
 
     def entries(self, names: Iterable[str]) -> list[dict[str, Any]]:
