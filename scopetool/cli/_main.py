@@ -154,6 +154,21 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--page-size", metavar="N", type=int, help="list the tools N to a tools/list page (default: all on one)"
     )
+    serve.add_argument(
+        "--tool-search",
+        action="store_true",
+        help="list search_tools and call_tool in place of the whole catalog; each found tool's call is still "
+        "admitted by its own contract",
+    )
+    serve.add_argument(
+        "--always-show", action="append", metavar="NAME", help="with --tool-search: list this tool too (repeatable)"
+    )
+    serve.add_argument(
+        "--reveal",
+        action="store_true",
+        help="with --tool-search: list each tool search_tools finds for the rest of the session "
+        "(notifications/tools/list_changed; 2025 sessions)",
+    )
     _http_settings(serve)
 
     proxy = commands.add_parser(

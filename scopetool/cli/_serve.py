@@ -9,6 +9,7 @@ import ipaddress
 import sys
 from typing import TYPE_CHECKING, Any, Final
 
+from .._registry import Registry
 from .._stdio import reserved_stdin
 from .._target import load_registry
 from ._common import ExitCode, UsageError, describe, say
@@ -44,6 +45,9 @@ def run(args: argparse.Namespace) -> int:
     """
     address = None if args.http is None else http_address(args.http)
     _settings_need_http(args)
+    for flag, given in (("--always-show", args.always_show), ("--reveal", args.reveal)):
+        if given and not args.tool_search:
+            raise UsageError(f"{flag} applies to --tool-search only")
     if args.page_size is not None and args.page_size < 1:
         raise UsageError(f"--page-size must be a positive integer, not {args.page_size}")
     interactive = sys.stdin is not None and sys.stdin.isatty()
@@ -56,6 +60,10 @@ def run(args: argparse.Namespace) -> int:
         options: dict[str, Any] = {"name": args.name, "instructions": args.instructions, "page_size": args.page_size}
         count = len(registry)
         served = f"serving {count} tool{'' if count == 1 else 's'} as MCP server {args.name!r}"
+        if args.tool_search:
+            shown = _always_shown(registry, args.always_show or [])
+            options["tool_search"] = module.ToolSearch(always_show=shown, reveal=args.reveal)
+            served += " behind search_tools and call_tool"
         if address is None:
 
             def waiting() -> None:
@@ -74,6 +82,21 @@ def run(args: argparse.Namespace) -> int:
         except OSError as error:
             raise UsageError(f"--http {args.http}: cannot listen there: {describe(error)}") from None
     return ExitCode.OK
+
+
+def _always_shown(registry: Registry, names: list[str]) -> list[str]:
+    """The ``--always-show`` names, each a tool of TARGET, checked with the two names tool search lists.
+
+    Raises:
+        UsageError: a name TARGET does not have, or a tool of TARGET that tool search's own names shadow.
+    """
+    for own in ("search_tools", "call_tool"):
+        if registry.resolve(own) is not None:
+            raise UsageError(f"--tool-search lists its own {own!r}: rename TARGET's tool of that name")
+    for name in names:
+        if registry.resolve(name) is None:
+            raise UsageError(f"--always-show {name}: TARGET has no tool of that name")
+    return names
 
 
 def _settings_need_http(args: argparse.Namespace) -> None:

@@ -18,7 +18,7 @@ from .._registry import Registry
 from ..driver._identity import KeyMinter
 from ..providers._common import outcome_output, output_text
 
-__all__ = ["CallKeys", "Tools", "registry_of", "shown"]
+__all__ = ["CallKeys", "Tools", "registry_of", "shown", "shown_names"]
 
 Tools: TypeAlias = Registry | Iterable[Binding | Tool] | Binding | Tool
 """What an integration takes: a registry, or tools and bindings to register in a new one."""
@@ -43,6 +43,23 @@ def shown(name: str, outcome: Result | BaseException) -> tuple[str, bool]:
     """
     output, is_error = outcome_output(name, outcome)
     return output_text(output), is_error
+
+
+def shown_names(always_show: Iterable[str], deferred: bool) -> frozenset[str]:
+    """The names an integration's ``always_show`` gives, checked: names, and only beside deferral.
+
+    Raises:
+        TypeError: `always_show` is a string, or holds something other than names.
+        ValueError: `always_show` names tools while nothing is deferred.
+    """
+    if isinstance(always_show, str) or not isinstance(always_show, Iterable):
+        raise TypeError(f"always_show must be a list of tool names, not {type(always_show).__name__}")
+    names = frozenset(always_show)
+    if not all(isinstance(name, str) for name in names):
+        raise TypeError("always_show must hold tool names (strings)")
+    if names and not deferred:
+        raise ValueError("always_show applies only when tools are deferred (defer_loading=True)")
+    return names
 
 
 class CallKeys:

@@ -37,11 +37,11 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Final, TypeAlias
 
 try:
-    from agents import FunctionTool, RunContextWrapper
+    from agents import FunctionTool, RunContextWrapper, tool_namespace
     from agents.tool_context import ToolContext
 except ImportError as _missing:
     raise ImportError(
@@ -57,7 +57,7 @@ from .._input import InputRequest
 from .._output import Result
 from ..providers import openai_responses
 from ..providers._common import Export, repair_nulls
-from ._common import CallKeys, Tools, registry_of, shown
+from ._common import CallKeys, Tools, registry_of, shown, shown_names
 
 __all__ = ["MAX_INPUT_ROUNDS", "Answer", "NeedsApproval", "function_tools"]
 
@@ -80,6 +80,9 @@ def function_tools(
     answer: Answer | None = None,
     needs_approval: Mapping[str, NeedsApproval] | None = None,
     key_secret: bytes | None = None,
+    defer_loading: bool = False,
+    always_show: Iterable[str] = (),
+    namespace: tuple[str, str] | None = None,
 ) -> list[FunctionTool]:
     """One `FunctionTool` per tool, in name order, each admitting its calls through the tool's contract.
 
@@ -92,10 +95,17 @@ def function_tools(
             person's approval before the call runs (see the SDK's `RunState.approve`).
         key_secret: The secret each call's idempotency key is minted under, from the call id; pass the
             same one to every process that may resume a call (a random one otherwise).
+        defer_loading: Hide the tools' definitions until the Responses API's tool search loads them
+            (the SDK's ``defer_loading``; give the agent a `ToolSearchTool` too). A loaded tool's call
+            is admitted by its contract as any other.
+        always_show: With `defer_loading`, the tools (by name) whose definitions are sent from the start.
+        namespace: ``(name, description)``: group the tools in one Responses namespace (the SDK's
+            `tool_namespace`), which tool search can load as a whole.
 
     Raises:
         ProviderError: a tool cannot be exported to the OpenAI Responses API (its name, say).
-        KeyError: `needs_approval` names a tool that is not among `tools`.
+        KeyError: `needs_approval` or `always_show` names a tool that is not among `tools`.
+        ValueError: `always_show` is given without `defer_loading`.
     """
     registry = registry_of(tools)
     export = openai_responses.export_tools(registry, strict=True, output_schema=False)
@@ -103,6 +113,10 @@ def function_tools(
     unknown = sorted(set(approvals) - set(registry.names()))
     if unknown:
         raise KeyError(f"needs_approval names tools that are not registered: {', '.join(unknown)}")
+    shown_from_start = shown_names(always_show, defer_loading)
+    unknown = sorted(shown_from_start - set(registry.names()))
+    if unknown:
+        raise KeyError(f"always_show names tools that are not registered: {', '.join(unknown)}")
     keys = CallKeys(key_secret)
     serial = _Serial()
     made: list[FunctionTool] = []
@@ -120,8 +134,11 @@ def function_tools(
                 ),
                 strict_json_schema=entry["strict"],
                 needs_approval=approvals.get(name, False),
+                defer_loading=defer_loading and name not in shown_from_start,
             )
         )
+    if namespace is not None:
+        return tool_namespace(name=namespace[0], description=namespace[1], tools=made)
     return made
 
 

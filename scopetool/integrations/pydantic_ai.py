@@ -38,7 +38,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from contextvars import ContextVar
 from typing import Any, Final, Generic, NoReturn
 
@@ -65,7 +65,7 @@ from .._errors import InvalidInvocationError
 from .._input import Continuation, InputRequest
 from .._rejection import classify_input_rejection
 from ..providers._common import ProviderError, UnknownToolError, is_mapping, object_arguments
-from ._common import CallKeys, Tools, registry_of, shown
+from ._common import CallKeys, Tools, registry_of, shown, shown_names
 
 __all__ = ["METADATA_KEY", "ScopetoolToolset", "answer_requests", "input_requests"]
 
@@ -194,6 +194,14 @@ class ScopetoolToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         key_secret: The secret each call's idempotency key is minted under, from the run's
             conversation id and the call id; pass the same one to every process that may resume a
             call (a random one otherwise).
+        defer_loading: Hide the tools from the model until pydantic-ai's tool search (its `ToolSearch`
+            capability, in every agent) reveals them: the provider's native search where the model
+            has one, a local ``search_tools`` tool elsewhere. A revealed tool's call is admitted by
+            its contract as any other.
+        always_show: With `defer_loading`, the tools (by name) shown from the start all the same.
+
+    Raises:
+        ValueError: `always_show` is given without `defer_loading`.
     """
 
     def __init__(
@@ -203,12 +211,16 @@ class ScopetoolToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         id: str | None = None,  # noqa: A002 - as pydantic-ai's toolsets name it
         max_retries: int = 1,
         key_secret: bytes | None = None,
+        defer_loading: bool = False,
+        always_show: Iterable[str] = (),
     ) -> None:
         self._registry = registry_of(tools)
         self._id = id
         self._max_retries = max_retries
         self._keys = CallKeys(key_secret)
         self._tools: dict[Binding, ToolsetTool[AgentDepsT]] = {}
+        self._shown = shown_names(always_show, defer_loading)
+        self._defer = defer_loading
 
     @property
     def id(self) -> str | None:
@@ -231,6 +243,7 @@ class ScopetoolToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
                     parameters_json_schema=definition.input_schema,
                     description=definition.description or None,
                     sequential=definition.effect is not Effect.SAFE,
+                    defer_loading=self._defer and definition.name not in self._shown,
                 ),
                 max_retries=self._max_retries,
                 args_validator=validator,

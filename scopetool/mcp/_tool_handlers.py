@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import json
 import math
+import weakref
 from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias, TypedDict, final
@@ -20,7 +21,8 @@ from typing import Any, Final, TypeAlias, TypedDict, final
 import anyio
 from mcp import types as mcp_types
 from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel import Server
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
@@ -37,6 +39,7 @@ from ..providers._common import Export, ProviderError, ToolCall, UnknownToolErro
 from ..providers.mcp import export_tools, list_tools_result, result_message
 from ._elicitation import ANSWER, requested_schema
 from ._strict_messages import ARGUMENTS, RawArguments
+from ._tool_search import CALL_TOOL, SEARCH_TOOLS, SearchFront, ToolSearch
 
 __all__ = ["MAX_INPUT_ROUNDS", "CallObserver", "ServerOptions", "create_server"]
 
@@ -74,6 +77,7 @@ def create_server(
     page_size: int | None = None,
     tool_fields: Mapping[str, Mapping[str, Any]] | None = None,
     on_call: CallObserver | None = None,
+    tool_search: ToolSearch | bool = False,
 ) -> Server[Any]:
     """An MCP server (the SDK's low-level `Server`) exposing every tool of `registry`.
 
@@ -89,22 +93,49 @@ def create_server(
         tool_fields: Per tool name, its MCP ``title``, ``icons`` and ``_meta``
             (`scopetool.providers.mcp.export_tools`).
         on_call: Told each call's outcome (see `CallObserver`).
+        tool_search: True or a `ToolSearch`: list ``search_tools`` and ``call_tool`` (and the tools
+            `ToolSearch.always_show` names) in place of the whole catalog. ``search_tools`` answers with
+            the best matching tools' entries; ``call_tool``'s inner call is admitted, run and answered
+            exactly as a direct call of the inner tool (which stays callable by its own name too).
 
     Raises:
-        TypeError: `registry` is not a `Registry`.
+        TypeError: `registry` is not a `Registry`, or `tool_search` is not a bool or a `ToolSearch`.
         ValueError: `page_size` is not a positive integer.
-        ProviderError: A tool name breaks MCP's name rule, or `tool_fields` is not of its shape.
+        ProviderError: A tool name breaks MCP's name rule, `tool_fields` is not of its shape, or
+            tool search cannot list its two tools or the tools it should always show.
     """
     if not isinstance(registry, Registry):
         raise TypeError(f"create_server needs a Registry, not {type(registry).__name__}")
     if page_size is not None and (isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1):
         raise ValueError(f"page_size must be a positive integer or None, not {page_size!r}")
-    tools = _Tools(registry, export_tools(registry, tool_fields=tool_fields), page_size, on_call)
-    server: Server[Any] = Server(name, version=version, instructions=instructions)
+    if not isinstance(tool_search, ToolSearch | bool):
+        raise TypeError(f"tool_search must be True, False or a ToolSearch, not {type(tool_search).__name__}")
+    export = export_tools(registry, tool_fields=tool_fields)
+    search = None
+    if tool_search is not False:
+        search = SearchFront(registry, export, ToolSearch() if tool_search is True else tool_search, tool_fields)
+    tools = _Tools(registry, export, page_size, on_call, search)
+    server_class = _ListChangingServer if search is not None and search.reveal else Server
+    server: Server[Any] = server_class(name, version=version, instructions=instructions)
     server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=name))
     server.add_request_handler("tools/list", mcp_types.PaginatedRequestParams, tools.list_tools)
     server.add_request_handler("tools/call", mcp_types.CallToolRequestParams, tools.call_tool)
     return server
+
+
+class _ListChangingServer(Server[Any]):
+    """A server that declares ``tools.listChanged``: tool search that reveals found tools changes the list."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        """The SDK's options, with ``tools.listChanged`` declared unless told otherwise."""
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True), experimental_capabilities, extensions
+        )
 
 
 class ServerOptions(TypedDict, total=False):
@@ -116,6 +147,7 @@ class ServerOptions(TypedDict, total=False):
     page_size: int | None
     tool_fields: Mapping[str, Mapping[str, Any]] | None
     on_call: CallObserver | None
+    tool_search: ToolSearch | bool
 
 
 @final
@@ -163,16 +195,28 @@ class _Ended(Exception):  # noqa: N818 - a control signal: the call ends with th
 class _Tools:
     """The ``tools/list`` and ``tools/call`` handlers of one server."""
 
-    __slots__ = ("_export", "_names", "_on_call", "_page_size", "_registry")
+    __slots__ = ("_export", "_listed", "_names", "_on_call", "_page_size", "_registry", "_revealed", "_search")
 
     def __init__(
-        self, registry: Registry, export: Export, page_size: int | None = None, on_call: CallObserver | None = None
+        self,
+        registry: Registry,
+        export: Export,
+        page_size: int | None = None,
+        on_call: CallObserver | None = None,
+        search: SearchFront | None = None,
     ) -> None:
         self._registry = registry
         self._export = export
+        self._listed = export if search is None else search.listed
         self._names = frozenset(entry["name"] for entry in export.tools)
         self._page_size = page_size
         self._on_call = on_call
+        self._search = search
+        # Per 2025 connection, the tools search revealed to it (`ToolSearch.reveal`), in the order found. The
+        # connection is known by the identity of its `initialize` params, one object for its whole life (the SDK
+        # makes a new ServerSession per request and gives no public handle on the connection); its entry goes
+        # when they do.
+        self._revealed: dict[int, list[str]] = {}
 
     async def list_tools(self, ctx: _Context, params: mcp_types.PaginatedRequestParams | None) -> dict[str, Any]:
         """One page of the tool list, in the registry's order; the cursor is where the page starts.
@@ -180,17 +224,20 @@ class _Tools:
         Raises:
             MCPError: ``-32602`` for a cursor this server did not give.
         """
-        tools, cursor = self._export.tools, None if params is None else params.cursor
+        tools, cursor = self._listed.tools, None if params is None else params.cursor
+        client = ctx.session.client_params
+        revealed = None if client is None else self._revealed.get(id(client))
+        if revealed and self._search is not None:
+            tools += self._search.entries(revealed)
         start = 0
         if cursor is not None:
             start = int(cursor) if cursor.isdecimal() and cursor.isascii() else 0
             size = self._page_size
             if size is None or str(start) != cursor or not 0 < start < len(tools) or start % size:
                 raise MCPError(mcp_types.INVALID_PARAMS, "Invalid params: unknown cursor")
-        if self._page_size is None:
-            return list_tools_result(self._export)
-        end = start + self._page_size
-        result = list_tools_result(self._export, next_cursor=str(end) if end < len(tools) else None)
+        size = self._page_size or len(tools)
+        end = start + size
+        result = list_tools_result(self._listed, next_cursor=str(end) if end < len(tools) else None)
         result["tools"] = tools[start:end]
         return result
 
@@ -199,15 +246,16 @@ class _Tools:
     ) -> dict[str, Any] | mcp_types.InputRequiredResult:
         """Admit, run and answer one call, asking the client for input as often as the tool needs it.
 
+        With tool search, a ``search_tools`` call is answered from the catalog, and a ``call_tool`` call
+        is unwrapped and goes on as its inner call (an unknown inner name is an error result).
+
         Raises:
             MCPError: ``-32602`` for a tool this server does not have (MCP 2026-07-28: a protocol error).
         """
         name, call_id = params.name, None if ctx.request_id is None else str(ctx.request_id)
-        if name not in self._names:
-            observer = _observe.current
-            if observer is not None:
-                observer.unknown(name, call_id)
-            self._tell_on_call(ToolCall(call_id, Request(name)), UnknownToolError(name))
+        search = self._search
+        if name not in self._names and (search is None or name not in (SEARCH_TOOLS, CALL_TOOL)):
+            self._unknown(call_id, name)
             raise MCPError(mcp_types.INVALID_PARAMS, f"Unknown tool: {name}")
         raw = _exact_arguments(ctx.request)
         arguments: str | bytes
@@ -218,6 +266,20 @@ class _Tools:
                 arguments = object_arguments(params.arguments or {}, "tools/call")
             except ProviderError:
                 return _error(_NOT_JSON, name)
+        if search is not None and name == SEARCH_TOOLS:
+            call = ToolCall(call_id, Request(name, arguments))
+            found = await run_call(search.searching, call)
+            if search.reveal and isinstance(found, Result) and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+                await self._reveal(ctx.session, search.unlisted(found))
+            return result_message(call, found, search.listed)
+        if search is not None and name == CALL_TOOL:
+            inner = search.unwrap(call_id, arguments)
+            if not isinstance(inner, ToolCall):  # call_tool's own arguments were rejected
+                return result_message(ToolCall(call_id, Request(name, arguments)), inner)
+            name, arguments = inner.name, inner.request.arguments
+            if name not in self._names:
+                self._unknown(call_id, name)
+                return _error_text(search.unknown(name))
         call = ToolCall(call_id, Request(name, arguments))
         try:
             admission, rounds = Admission(), 0
@@ -241,6 +303,27 @@ class _Tools:
                 admission = Admission(continuation=form.continuation(await _elicit(ctx, form)))
         except _Ended as ended:
             return _error(ended.text, name)
+
+    async def _reveal(self, session: ServerSession, names: list[str]) -> None:
+        """List `names` for the rest of the connection, after what it lists already; tell the client when that grew."""
+        client = session.client_params
+        if client is None:  # pragma: no cover - a 2025 handshake always identifies the client
+            return
+        revealed = self._revealed.get(id(client))
+        if revealed is None:
+            revealed = self._revealed[id(client)] = []
+            weakref.finalize(client, self._revealed.pop, id(client), None)
+        new = [name for name in names if name not in revealed]
+        if new:
+            revealed.extend(new)
+            await session.send_tool_list_changed()
+
+    def _unknown(self, call_id: str | None, name: str) -> None:
+        """Tell the observers of a call to a tool this server does not have."""
+        observer = _observe.current
+        if observer is not None:
+            observer.unknown(name, call_id)
+        self._tell_on_call(ToolCall(call_id, Request(name)), UnknownToolError(name))
 
     def _tell_on_call(self, call: ToolCall, outcome: Result | BaseException) -> None:
         if self._on_call is not None:
@@ -312,12 +395,13 @@ def _accepted(answer: mcp_types.ElicitResult) -> mcp_types.ElicitResult:
 
 
 def _error(template: str, name: str) -> dict[str, Any]:
-    """An ``isError`` result with one fixed text."""
-    return {
-        "content": [{"type": "text", "text": template.format(name=name)}],
-        "isError": True,
-        "resultType": "complete",
-    }
+    """An ``isError`` result with one fixed text (a template taking the tool's name)."""
+    return _error_text(template.format(name=name))
+
+
+def _error_text(text: str) -> dict[str, Any]:
+    """An ``isError`` result with one text."""
+    return {"content": [{"type": "text", "text": text}], "isError": True, "resultType": "complete"}
 
 
 @contextlib.asynccontextmanager

@@ -23,6 +23,10 @@ the reference is ``docs/mcp-gateway.md``). What the gateway promises:
   config asks for them.
 * A server that fails to start, or dies, is reported and the others are served; one bad call never
   ends the gateway.
+* Tool search (``"toolSearch": true``): ``search_tools`` and ``call_tool`` are listed in place of the
+  served tools (`scopetool.mcp.server.ToolSearch`); a ``call_tool`` call is the call of its inner tool
+  in every respect above: admitted by that tool's contract, guarded, pinned and audited under its
+  served name. A tool denied, refused or unknown is not found and cannot be called through it.
 * Time: each server's start, tools listing and every call are bounded (``startTimeout``,
   ``listTimeout``, ``callTimeout``, for all servers and per server); a call whose server does not
   answer in time is an error result naming the tool as served.
@@ -44,7 +48,7 @@ import unicodedata
 import weakref
 from collections import Counter
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, Literal, TextIO, cast, final
 
@@ -66,6 +70,7 @@ from .._output import Output, Result, TextBlock
 from .._registry import Registry
 from .._target import TargetError, load_object, load_registry
 from ..providers._common import ToolCall
+from ._tool_search import CALL_TOOL, SEARCH_TOOLS
 from .client import (
     CALL_TIMEOUT,
     LIST_TIMEOUT,
@@ -80,7 +85,7 @@ from .client import (
 )
 from .pins import PinError, PinFile
 from .screening import Finding, remove_invisible, screen_definition
-from .server import HttpSettings, serve_http, serve_stdio
+from .server import HttpSettings, ToolSearch, serve_http, serve_stdio
 
 __all__ = [
     "LOCAL",
@@ -122,6 +127,7 @@ _GATEWAY_KEYS: Final = frozenset(
         *_TIMEOUT_KEYS,
         "maxMessageBytes",
         "maxDescriptionBytes",
+        "toolSearch",
     }
 )
 _HTTP_KEYS: Final = {
@@ -256,6 +262,9 @@ class GatewayConfig:
     poisoning: Literal["flag", "refuse"] = "flag"
     """A tool with a screening finding: ``flag`` serves it without its invisible characters and says what was
     found; ``refuse`` does not serve it (`scopetool.mcp.screening`)."""
+    tool_search: ToolSearch | None = None
+    """``toolSearch``: serve ``search_tools`` and ``call_tool`` (and the served tools its ``alwaysShow`` names) in
+    place of the whole list (`scopetool.mcp.server.ToolSearch`); None serves the whole list."""
     base: Path = Path()
     """The folder relative paths and targets were resolved against (the config file's)."""
     source: str = "config"
@@ -290,8 +299,9 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
     ``instructions``, ``pins``, ``audit``, ``auditArguments``, ``allow``, ``deny``, ``policy``, ``prefix``
     (``"collisions"`` or ``"always"``), ``poisoning`` (``"flag"`` or ``"refuse"``), the timeouts every
     server gets unless its entry says otherwise: ``startTimeout``, ``listTimeout``, ``callTimeout``
-    (seconds > 0), the caps ``maxMessageBytes`` and ``maxDescriptionBytes``, and its HTTP server's
-    settings (`scopetool.mcp.server.HttpSettings`): ``sessionIdleTimeout``, ``maxSessions``,
+    (seconds > 0), the caps ``maxMessageBytes`` and ``maxDescriptionBytes``, ``toolSearch`` (true, or
+    ``{"alwaysShow": [SERVED_NAME, ...]}``: ``search_tools`` and ``call_tool`` in place of the list), and
+    its HTTP server's settings (`scopetool.mcp.server.HttpSettings`): ``sessionIdleTimeout``, ``maxSessions``,
     ``headerTimeout``, ``bodyTimeout``, ``keepAliveTimeout``, ``maxConnections``, ``allowedHosts``,
     ``allowedOrigins``. No two servers may have the same prefix. Relative paths (pins, audit, file
     targets, ``cwd``) are taken from `base`.
@@ -360,6 +370,7 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
         max_description_bytes=description_bytes,
         http_settings=_http_settings(gateway, source),
         poisoning=_poisoning(gateway.get("poisoning"), source, "gateway.poisoning") or "flag",
+        tool_search=_tool_search(gateway.get("toolSearch", False), source),
         base=base,
         source=source,
     )
@@ -377,6 +388,22 @@ def _http_settings(gateway: Mapping[str, Any], source: str) -> HttpSettings:
             except ValueError as error:
                 raise ConfigError(f"{source}: gateway.{key}: {str(error).partition(' ')[2]}") from None
     return HttpSettings(**given)
+
+
+def _tool_search(value: object, source: str) -> ToolSearch | None:
+    """``gateway.toolSearch``: true, false, or ``{"alwaysShow": [SERVED_NAME, ...], "reveal": BOOL}``."""
+    if isinstance(value, bool):
+        return ToolSearch() if value else None
+    if not isinstance(value, dict):
+        raise ConfigError(
+            f'{source}: gateway.toolSearch: must be true, false or {{"alwaysShow": [...]}}, not {_kind(value)}'
+        )
+    entry = cast("dict[str, Any]", value)
+    _known(entry, frozenset({"alwaysShow", "reveal"}), source, "gateway.toolSearch")
+    return ToolSearch(
+        always_show=_strings(entry.get("alwaysShow", []), source, "gateway.toolSearch.alwaysShow"),
+        reveal=_bool(entry.get("reveal", False), source, "gateway.toolSearch.reveal"),
+    )
 
 
 def _strings(value: object, source: str, where: str) -> tuple[str, ...]:
@@ -761,7 +788,7 @@ class _PolicyGate:
 class Gateway:
     """The running gateway's tools (made by `open_gateway`): what is served, and the audit of each call."""
 
-    __slots__ = ("_hidden", "_refusals", "_served", "audit", "registry", "skipped")
+    __slots__ = ("_hidden", "_refusals", "_served", "audit", "registry", "skipped", "tool_search")
 
     def __init__(
         self,
@@ -777,6 +804,8 @@ class Gateway:
         """The ``(server, tool)`` pairs that passed the guards but whose served name was taken or invalid."""
         self.audit = AuditLog(None)
         """Where `observe` writes (`open_gateway` sets the config's log)."""
+        self.tool_search: ToolSearch | bool = False
+        """The server's ``tool_search`` (`open_gateway` sets the config's, with only the always-shown names served)."""
         self._served = dict(served)
         self._hidden = dict(hidden)
         self._refusals = refusals
@@ -946,6 +975,11 @@ async def open_gateway(config: GatewayConfig, *, errlog: TextIO | None = None) -
                 _say(out, f"skipped: tool {tool!r} of {server!r}: its served name is taken or invalid (set a prefix)")
                 audit.write("skipped", server=server, tool=tool)
             gateway.audit = audit
+            if config.tool_search is not None:
+                shown = [name for name in config.tool_search.always_show if name in gateway.registry.names()]
+                for name in sorted(set(config.tool_search.always_show).difference(shown)):
+                    _say(out, f"gateway.toolSearch.alwaysShow: no tool {name!r} is served")
+                gateway.tool_search = replace(config.tool_search, always_show=shown)
             try:
                 yield gateway
             finally:
@@ -982,7 +1016,7 @@ def _assemble(
     skipped: list[tuple[str, str]] = []
     for section, tool, own in passing:
         name = names[_safe_prefix(section), own]
-        if name is None:
+        if name is None or (config.tool_search is not None and name in (SEARCH_TOOLS, CALL_TOOL)):
             skipped.append((section.name, own))
             continue
         middlewares: list[CallMiddleware] = [
@@ -1084,7 +1118,11 @@ async def serve_gateway(
         if http is None:  # pragma: no cover - run in a subprocess by the tests (this process's stdio)
             _say(out, f"{served} over stdio")
             await serve_stdio(
-                gateway.registry, name=config.name, instructions=config.instructions, on_call=gateway.observe
+                gateway.registry,
+                name=config.name,
+                instructions=config.instructions,
+                on_call=gateway.observe,
+                tool_search=gateway.tool_search,
             )
             return
         host, port = http
@@ -1095,6 +1133,7 @@ async def serve_gateway(
             name=config.name,
             instructions=config.instructions,
             on_call=gateway.observe,
+            tool_search=gateway.tool_search,
             settings=config.http_settings,
             ready=lambda url: _say(out, f"{served} at {url} (Streamable HTTP)"),
             warn=lambda text: _say(out, text),

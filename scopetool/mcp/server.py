@@ -28,6 +28,13 @@ What a client sees:
   2026-07-28 connection it answers with an ``input_required`` result and resumes when the client
   retries. Anything else (a declined or cancelled form, a schema elicitation cannot express, a client
   without the elicitation capability) ends the call with a fixed ``isError`` text.
+* Tool search (``tool_search=True`` or a `ToolSearch`; ``scopetool serve --tool-search``): ``tools/list``
+  lists ``search_tools`` and ``call_tool`` (and the tools `ToolSearch.always_show` names) in place of
+  the whole catalog. ``search_tools`` answers with the best matching tools' entries, as ``tools/list``
+  would have listed them (structured content, and the same JSON as text); a ``call_tool`` call is
+  unwrapped and its inner call admitted by the inner tool's own contract and run as a direct call
+  would be (guards, approvals, progress, the observer, tracing and the result cap are the inner
+  tool's). An inner name the catalog lacks is an ``isError`` result suggesting the nearest name.
 * End of stdin: every request already read is still answered before `serve_stdio` returns, within
   `SHUTDOWN_GRACE` seconds for calls still running.
 * Over HTTP, what a client can hold is bounded (`HttpSettings`: sessions, their idle time, the time
@@ -37,7 +44,8 @@ What a client sees:
 This module names the public entry points; each concern has a private module beside it:
 ``_tool_handlers`` (`create_server`, ``tools/list`` and ``tools/call``), ``_stdio_server``,
 ``_http_server`` (with `HttpSettings`' bounds), ``_strict_messages`` (the I-JSON screening both
-transports share) and ``_elicitation`` (`requested_schema`).
+transports share), ``_elicitation`` (`requested_schema`) and ``_tool_search`` (`ToolSearch`: ``search_tools``
+and ``call_tool``, which the gateway serves too).
 
 Example:
     ```python
@@ -74,6 +82,7 @@ try:  # each part imports the SDK; named after it, whichever of its modules (or 
     from ._stdio_server import run_stdio, serve_stdio
     from ._tool_handlers import MAX_INPUT_ROUNDS as MAX_INPUT_ROUNDS  # noqa: PLC0414 - public, outside __all__
     from ._tool_handlers import CallObserver, ServerOptions, create_server
+    from ._tool_search import ToolSearch
 except ImportError as _missing:
     raise ImportError(
         "scopetool.mcp.server needs the MCP Python SDK (mcp 2.3 or newer): pip install 'scopetool[mcp]'", name="mcp"
@@ -86,6 +95,7 @@ __all__ = [
     "CallObserver",
     "HttpSettings",
     "ServerOptions",
+    "ToolSearch",
     "create_server",
     "http_app",
     "is_loopback",
