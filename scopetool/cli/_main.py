@@ -155,6 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--page-size", metavar="N", type=int, help="list the tools N to a tools/list page (default: all on one)"
     )
     _http_settings(serve)
+    _principal_flags(serve)
 
     proxy = commands.add_parser(
         "proxy",
@@ -172,6 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio (HOST defaults to 127.0.0.1)",
     )
     _http_settings(proxy, " (over the config's gateway section)")
+    _principal_flags(proxy, " (over the config's gateway.principal)")
     _pins.add_parser(commands)
     for name, command in commands.choices.items():
         if name == "pins":  # it loads no code of the user's
@@ -210,6 +212,16 @@ def _http_settings(command: argparse.ArgumentParser, over: str = "") -> None:
         "--keep-alive-timeout", type=float, metavar="SECONDS", help="close an idle connection after (default 5)"
     )
     group.add_argument("--max-connections", type=int, metavar="N", help="connections at once at most (default 2000)")
+
+
+def _principal_flags(command: argparse.ArgumentParser, over: str = "") -> None:
+    """The flags naming the caller of a stdio server (`scopetool.Principal`), whom policies and scopes see."""
+    group = command.add_argument_group(f"over stdio, who the caller is{over}")
+    group.add_argument("--principal", metavar="SUBJECT", help="run every request as this caller (stdio only)")
+    group.add_argument("--principal-client", metavar="ID", help="the caller's client id (with --principal)")
+    group.add_argument(
+        "--principal-scope", action="append", metavar="SCOPE", help="a scope the caller holds (repeatable)"
+    )
 
 
 def _jobs(text: str) -> int:

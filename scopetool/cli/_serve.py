@@ -9,6 +9,7 @@ import ipaddress
 import sys
 from typing import TYPE_CHECKING, Any, Final
 
+from .._principal import Principal
 from .._stdio import reserved_stdin
 from .._target import load_registry
 from ._common import ExitCode, UsageError, describe, say
@@ -16,7 +17,7 @@ from ._common import ExitCode, UsageError, describe, say
 if TYPE_CHECKING:
     from ..mcp.server import HttpSettings
 
-__all__ = ["MISSING_SDK", "http_address", "http_settings", "import_problem", "run"]
+__all__ = ["MISSING_SDK", "http_address", "http_settings", "import_problem", "principal", "run"]
 
 MISSING_SDK: Final = "scopetool serve needs the MCP SDK: pip install 'scopetool[mcp]'"
 """What ``serve`` says when the ``mcp`` package is not installed."""
@@ -44,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
     """
     address = None if args.http is None else http_address(args.http)
     _settings_need_http(args)
+    caller = principal(args)
     if args.page_size is not None and args.page_size < 1:
         raise UsageError(f"--page-size must be a positive integer, not {args.page_size}")
     interactive = sys.stdin is not None and sys.stdin.isatty()
@@ -61,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
             def waiting() -> None:
                 say(f"{served} over stdio; waiting for a client on standard input (Ctrl-C stops)")
 
-            module.run_stdio(registry, ready=waiting if interactive else None, **options)
+            module.run_stdio(registry, ready=waiting if interactive else None, principal=caller, **options)
             return ExitCode.OK
         host, port = address
 
@@ -81,6 +83,26 @@ def _settings_need_http(args: argparse.Namespace) -> None:
         given = [flag for flag, _ in _SETTINGS if getattr(args, flag) is not None]
         if given:
             raise UsageError(f"--{given[0].replace('_', '-')} applies to --http only")
+
+
+def principal(args: argparse.Namespace) -> Principal | None:
+    """The caller ``--principal`` names (with its ``--principal-client`` and ``--principal-scope``), or None.
+
+    Raises:
+        UsageError: a ``--principal-*`` flag without ``--principal``, or ``--principal`` with ``--http``
+            (over HTTP each caller is authenticated, never named by the operator).
+    """
+    if args.principal is None:
+        given = "--principal-client" if args.principal_client is not None else None
+        given = given or ("--principal-scope" if args.principal_scope else None)
+        if given is not None:
+            raise UsageError(f"{given} needs --principal SUBJECT")
+        return None
+    if args.http is not None:
+        raise UsageError("--principal applies to stdio only: over --http each caller is authenticated")
+    if not args.principal.strip():
+        raise UsageError("--principal needs a non-empty SUBJECT")
+    return Principal(args.principal, args.principal_client, frozenset(args.principal_scope or ()))
 
 
 def http_settings(args: argparse.Namespace, base: HttpSettings) -> HttpSettings:

@@ -74,6 +74,7 @@ def create_server(
     page_size: int | None = None,
     tool_fields: Mapping[str, Mapping[str, Any]] | None = None,
     on_call: CallObserver | None = None,
+    visible: Callable[[str], bool] | None = None,
 ) -> Server[Any]:
     """An MCP server (the SDK's low-level `Server`) exposing every tool of `registry`.
 
@@ -89,6 +90,10 @@ def create_server(
         tool_fields: Per tool name, its MCP ``title``, ``icons`` and ``_meta``
             (`scopetool.providers.mcp.export_tools`).
         on_call: Told each call's outcome (see `CallObserver`).
+        visible: Asked, in each request's context (where `scopetool.current_principal` is its caller),
+            whether the caller may see and call the tool of this name: a tool it says no to is left out
+            of that caller's ``tools/list`` and a call to it is answered as for an unknown tool
+            (``-32602``). None: every tool is every caller's.
 
     Raises:
         TypeError: `registry` is not a `Registry`.
@@ -99,7 +104,7 @@ def create_server(
         raise TypeError(f"create_server needs a Registry, not {type(registry).__name__}")
     if page_size is not None and (isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1):
         raise ValueError(f"page_size must be a positive integer or None, not {page_size!r}")
-    tools = _Tools(registry, export_tools(registry, tool_fields=tool_fields), page_size, on_call)
+    tools = _Tools(registry, export_tools(registry, tool_fields=tool_fields), page_size, on_call, visible)
     server: Server[Any] = Server(name, version=version, instructions=instructions)
     server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=name))
     server.add_request_handler("tools/list", mcp_types.PaginatedRequestParams, tools.list_tools)
@@ -116,6 +121,7 @@ class ServerOptions(TypedDict, total=False):
     page_size: int | None
     tool_fields: Mapping[str, Mapping[str, Any]] | None
     on_call: CallObserver | None
+    visible: Callable[[str], bool] | None
 
 
 @final
@@ -163,24 +169,33 @@ class _Ended(Exception):  # noqa: N818 - a control signal: the call ends with th
 class _Tools:
     """The ``tools/list`` and ``tools/call`` handlers of one server."""
 
-    __slots__ = ("_export", "_names", "_on_call", "_page_size", "_registry")
+    __slots__ = ("_export", "_names", "_on_call", "_page_size", "_registry", "_visible")
 
     def __init__(
-        self, registry: Registry, export: Export, page_size: int | None = None, on_call: CallObserver | None = None
+        self,
+        registry: Registry,
+        export: Export,
+        page_size: int | None = None,
+        on_call: CallObserver | None = None,
+        visible: Callable[[str], bool] | None = None,
     ) -> None:
         self._registry = registry
         self._export = export
         self._names = frozenset(entry["name"] for entry in export.tools)
         self._page_size = page_size
         self._on_call = on_call
+        self._visible = visible
 
     async def list_tools(self, ctx: _Context, params: mcp_types.PaginatedRequestParams | None) -> dict[str, Any]:
-        """One page of the tool list, in the registry's order; the cursor is where the page starts.
+        """One page of the caller's tool list, in the registry's order; the cursor is where the page starts.
 
         Raises:
             MCPError: ``-32602`` for a cursor this server did not give.
         """
         tools, cursor = self._export.tools, None if params is None else params.cursor
+        visible = self._visible
+        if visible is not None:
+            tools = [entry for entry in tools if visible(entry["name"])]
         start = 0
         if cursor is not None:
             start = int(cursor) if cursor.isdecimal() and cursor.isascii() else 0
@@ -188,7 +203,9 @@ class _Tools:
             if size is None or str(start) != cursor or not 0 < start < len(tools) or start % size:
                 raise MCPError(mcp_types.INVALID_PARAMS, "Invalid params: unknown cursor")
         if self._page_size is None:
-            return list_tools_result(self._export)
+            result = list_tools_result(self._export)
+            result["tools"] = tools
+            return result
         end = start + self._page_size
         result = list_tools_result(self._export, next_cursor=str(end) if end < len(tools) else None)
         result["tools"] = tools[start:end]
@@ -203,7 +220,7 @@ class _Tools:
             MCPError: ``-32602`` for a tool this server does not have (MCP 2026-07-28: a protocol error).
         """
         name, call_id = params.name, None if ctx.request_id is None else str(ctx.request_id)
-        if name not in self._names:
+        if name not in self._names or (self._visible is not None and not self._visible(name)):
             observer = _observe.current
             if observer is not None:
                 observer.unknown(name, call_id)

@@ -10,6 +10,10 @@ the reference is ``docs/mcp-gateway.md``). What the gateway promises:
 * Guards: ``allow`` / ``deny`` lists of tool-name patterns, per server and for all of them, decide
   which tools exist at all (fail-closed: a tool not allowed is neither listed nor callable); a
   ``policy`` (a scopetool `Authorizer`, ``module:function``) is asked before each call it guards.
+* Callers: ``scopes`` and ``toolScopes`` name the scopes a caller needs, per server and per tool; a
+  caller (`scopetool.current_principal`: authenticated over HTTP, named by ``gateway.principal`` or
+  ``--principal`` over stdio) sees and calls only the tools whose scopes it holds, and a tool that
+  needs any scope is nobody's when no caller is known (fail-closed). A policy reads the caller too.
 * Names: a tool keeps its server's name unless another server has the same one, or the name holds
   ``__``; then it is served as ``PREFIX__NAME`` (the prefix is the server's name, or its ``prefix``).
   A served name belongs to one server whatever its tools are called, see `served_names`.
@@ -63,9 +67,10 @@ from .._guard import AuthorizationError, Authorizer, Guard
 from .._json import MAX_INPUT_BYTES, syntax_problem
 from .._outcome import Failure, classify_failure
 from .._output import Output, Result, TextBlock
+from .._principal import Principal, current_principal
 from .._registry import Registry
 from .._target import TargetError, load_object, load_registry
-from ..providers._common import ToolCall
+from ..providers._common import ToolCall, UnknownToolError
 from .client import (
     CALL_TIMEOUT,
     LIST_TIMEOUT,
@@ -105,11 +110,17 @@ SEPARATOR: Final = "__"
 
 _TIMEOUT_KEYS: Final = ("startTimeout", "listTimeout", "callTimeout")
 """The time bounds of a remote server, in the ``gateway`` section and in each ``mcpServers`` entry."""
-_SECTION_KEYS: Final = frozenset({"allow", "deny", "policy", "prefix", "trusted", "poisoning", *_TIMEOUT_KEYS})
-_LOCAL_KEYS: Final = frozenset({"tools", "allow", "deny", "policy", "prefix"})
+_SECTION_KEYS: Final = frozenset(
+    {"allow", "deny", "policy", "prefix", "trusted", "poisoning", "scopes", "toolScopes", *_TIMEOUT_KEYS}
+)
+_LOCAL_KEYS: Final = frozenset({"tools", "allow", "deny", "policy", "prefix", "scopes", "toolScopes"})
+_PRINCIPAL_KEYS: Final = frozenset({"subject", "clientId", "scopes"})
+_SCOPE: Final = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
+"""An OAuth scope token (RFC 6749, section 3.3): printable ASCII but space, double quote and backslash."""
 _GATEWAY_KEYS: Final = frozenset(
     {
         "name",
+        "principal",
         "instructions",
         "pins",
         "audit",
@@ -216,6 +227,17 @@ class Section:
     """Seconds each call waits for the server's answer; None: the gateway's."""
     poisoning: Literal["flag", "refuse"] | None = None
     """What a screening finding does to this server's tools; None: the gateway's `GatewayConfig.poisoning`."""
+    scopes: frozenset[str] = frozenset()
+    """The scopes a caller needs for every tool of this server (``scopes``)."""
+    tool_scopes: tuple[tuple[str, frozenset[str]], ...] = ()
+    """``toolScopes``: per tool-name pattern (matched as a ``deny`` pattern is: whatever the case), the
+    scopes a caller needs, besides `scopes`, for each tool it matches."""
+
+    def required_scopes(self, tool: str) -> frozenset[str]:
+        """The scopes a caller needs for this server's tool `tool` (its own name): `scopes`, and each match's."""
+        folded = _folded(tool)
+        matching = (scopes for pattern, scopes in self.tool_scopes if fnmatch.fnmatchcase(folded, _folded(pattern)))
+        return self.scopes.union(*matching)
 
 
 @final
@@ -229,6 +251,8 @@ class GatewayConfig:
     """The server name the gateway's clients are told."""
     instructions: str | None = None
     """Instructions for the clients' model, or None."""
+    principal: Principal | None = None
+    """The caller every request runs as over stdio (``gateway.principal``); None: no caller is known there."""
     pins: Path | None = None
     """The lock file the remote tools are pinned in, or None to pin nothing."""
     audit: Path | None = None
@@ -284,10 +308,12 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
 
     The shape: ``{"mcpServers": {NAME: ENTRY, ...}, "scopetool": {...}, "gateway": {...}}``. Each ENTRY
     is what MCP clients take (``command`` / ``args`` / ``env`` / ``cwd``, or ``url`` / ``headers``)
-    plus the gateway's ``allow``, ``deny``, ``policy``, ``prefix``, ``trusted``, ``poisoning`` and the
+    plus the gateway's ``allow``, ``deny``, ``policy``, ``prefix``, ``trusted``, ``poisoning``,
+    ``scopes`` (a list of OAuth scopes), ``toolScopes`` (``{PATTERN: [SCOPE, ...]}``) and the
     server's own ``startTimeout``, ``listTimeout`` and ``callTimeout``; ``scopetool`` lists local
-    ``tools`` targets (with ``allow``, ``deny``, ``policy``, ``prefix``); ``gateway`` holds ``name``,
-    ``instructions``, ``pins``, ``audit``, ``auditArguments``, ``allow``, ``deny``, ``policy``, ``prefix``
+    ``tools`` targets (with ``allow``, ``deny``, ``policy``, ``prefix``, ``scopes``, ``toolScopes``);
+    ``gateway`` holds ``name``, ``instructions``, ``principal`` (``{"subject", "clientId", "scopes"}``:
+    the caller over stdio), ``pins``, ``audit``, ``auditArguments``, ``allow``, ``deny``, ``policy``, ``prefix``
     (``"collisions"`` or ``"always"``), ``poisoning`` (``"flag"`` or ``"refuse"``), the timeouts every
     server gets unless its entry says otherwise: ``startTimeout``, ``listTimeout``, ``callTimeout``
     (seconds > 0), the caps ``maxMessageBytes`` and ``maxDescriptionBytes``, and its HTTP server's
@@ -347,6 +373,7 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
         sections=tuple(sections),
         name=_string(gateway.get("name", "scopetool-gateway"), source, "gateway.name"),
         instructions=_optional_string(gateway.get("instructions"), source, "gateway.instructions"),
+        principal=_principal(gateway.get("principal"), source),
         pins=None if pins is None else base / _string(pins, source, "gateway.pins"),
         audit=None if audit is None else base / _string(audit, source, "gateway.audit"),
         audit_arguments=_bool(gateway.get("auditArguments", False), source, "gateway.auditArguments"),
@@ -401,6 +428,8 @@ def _local(value: object, base: Path, source: str) -> Section:
         filter=_filter(entry, source, LOCAL),
         policy=_target(entry.get("policy"), base, source, f"{LOCAL}.policy"),
         prefix=_prefix(entry.get("prefix"), source, f"{LOCAL}.prefix"),
+        scopes=_scopes(entry.get("scopes", []), source, f"{LOCAL}.scopes"),
+        tool_scopes=_tool_scopes(entry.get("toolScopes", {}), source, f"{LOCAL}.toolScopes"),
     )
 
 
@@ -432,6 +461,8 @@ def _remote(name: str, value: object, base: Path, source: str, where: str) -> Se
         list_timeout=_optional_seconds(entry.get("listTimeout"), source, f"{where}.listTimeout"),
         call_timeout=_optional_seconds(entry.get("callTimeout"), source, f"{where}.callTimeout"),
         poisoning=_poisoning(entry.get("poisoning"), source, f"{where}.poisoning"),
+        scopes=_scopes(entry.get("scopes", []), source, f"{where}.scopes"),
+        tool_scopes=_tool_scopes(entry.get("toolScopes", {}), source, f"{where}.toolScopes"),
     )
 
 
@@ -467,6 +498,38 @@ def _patterns(value: object, source: str, where: str) -> tuple[str, ...]:
     if items is None or not all(isinstance(item, str) and item for item in items):
         raise ConfigError(f"{source}: {where}: must be a list of tool-name patterns (non-empty strings)")
     return tuple(cast("list[str]", items))
+
+
+def _scopes(value: object, source: str, where: str) -> frozenset[str]:
+    items = cast("list[object]", value) if isinstance(value, list) else None
+    if items is None or not all(isinstance(item, str) and _SCOPE.fullmatch(item) for item in items):
+        raise ConfigError(
+            f'{source}: {where}: must be a list of scopes (OAuth scope tokens: printable ASCII without spaces, " or \\)'
+        )
+    return frozenset(cast("list[str]", items))
+
+
+def _tool_scopes(value: object, source: str, where: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    entry = _object(value, source, where)
+    found: list[tuple[str, frozenset[str]]] = []
+    for pattern, scopes in entry.items():
+        if not pattern:
+            raise ConfigError(f"{source}: {where}: a tool-name pattern must be a non-empty string")
+        found.append((pattern, _scopes(scopes, source, f"{where}.{pattern}")))
+    return tuple(found)
+
+
+def _principal(value: object, source: str) -> Principal | None:
+    if value is None:
+        return None
+    where = "gateway.principal"
+    entry = _object(value, source, where)
+    _known(entry, _PRINCIPAL_KEYS, source, where)
+    return Principal(
+        _string(entry.get("subject"), source, f"{where}.subject"),
+        _optional_string(entry.get("clientId"), source, f"{where}.clientId"),
+        _scopes(entry.get("scopes", []), source, f"{where}.scopes"),
+    )
 
 
 def _prefix(value: object, source: str, where: str) -> str | None:
@@ -595,16 +658,17 @@ def _safe_prefix(section: Section) -> str:
 class AuditLog:
     """The gateway's audit log: one JSON object a line, appended and flushed as each event happens.
 
-    A call's line: ``{"time", "event": "call", "id", "server", "tool", "name", "admitted",
-    "reason", "outcome"}``. ``server`` and ``tool`` are the server's own names, ``name`` the name
-    served; ``admitted`` is whether the call was sent on (run, for a local tool); ``reason`` says why
-    not (`REASONS`); ``outcome`` is ``"result"``, ``"failed"``, ``"rejected"`` or ``"error"`` for a
-    call that was sent on, else null. ``"arguments"`` (the argument text as received) is there only
-    when the config asks for it. Other events: ``"server"`` (a server started, with its tool count,
-    or did not, with ``"error"``), ``"flagged"`` (what screening found in a tool's definition:
-    ``"findings"``, each ``{"at", "kind", "detail"}``, and ``"poisoning"``, ``"flag"`` or
-    ``"refuse"``: what the config does with it), ``"refused"`` (a tool not served: pinned and
-    changed, not enforceable, or flagged under ``"poisoning": "refuse"``), ``"skipped"`` (a tool
+    A call's line: ``{"time", "event": "call", "id", "server", "tool", "name", "subject", "clientId",
+    "admitted", "reason", "outcome"}``. ``server`` and ``tool`` are the server's own names, ``name`` the
+    name served; ``subject`` and ``clientId`` are the caller's (`scopetool.Principal`; null when no
+    caller is known), never its token; ``admitted`` is whether the call was sent on (run, for a local
+    tool); ``reason`` says why not (`REASONS`); ``outcome`` is ``"result"``, ``"failed"``,
+    ``"rejected"`` or ``"error"`` for a call that was sent on, else null. ``"arguments"`` (the argument
+    text as received) is there only when the config asks for it. Other events: ``"server"`` (a server
+    started, with its tool count, or did not, with ``"error"``), ``"flagged"`` (what screening found in
+    a tool's definition: ``"findings"``, each ``{"at", "kind", "detail"}``, and ``"poisoning"``,
+    ``"flag"`` or ``"refuse"``: what the config does with it), ``"refused"`` (a tool not served: pinned
+    and changed, not enforceable, or flagged under ``"poisoning": "refuse"``), ``"skipped"`` (a tool
     whose served name is taken or invalid) and ``"stop"``.
     """
 
@@ -615,12 +679,14 @@ class AuditLog:
         "denied",
         "refused",
         "unknown",
+        "scope",
         "policy",
         "policy_error",
     )
     """Why a call was not sent on: its arguments were over the size cap, not I-JSON, or broke the
     schema (or the tool's own validation); the tool is denied by the config, refused at start (a pin
-    or an unenforceable schema), or unknown; the policy refused the call, or raised."""
+    or an unenforceable schema), unknown, or needs scopes the caller does not hold (or no caller is
+    known); the policy refused the call, or raised."""
 
     __slots__ = ("_arguments", "_stream")
 
@@ -645,13 +711,16 @@ class AuditLog:
         tool: str | None,
         reason: str | None,
         outcome: str | None,
+        caller: Principal | None = None,
     ) -> None:
-        """Append one call's line (see the class docstring)."""
+        """Append one call's line (see the class docstring); `caller` is who made it, when known."""
         fields: dict[str, Any] = {
             "id": call.id,
             "server": server,
             "tool": tool,
             "name": call.name,
+            "subject": None if caller is None else caller.subject,
+            "clientId": None if caller is None else caller.client_id,
             "admitted": reason is None,
             "reason": reason,
             "outcome": outcome,
@@ -672,6 +741,8 @@ class _Served:
 
     server: str
     tool: str
+    scopes: frozenset[str] = frozenset()
+    """The scopes a caller needs to see and call it."""
 
 
 @final
@@ -786,30 +857,46 @@ class Gateway:
         found = self._served.get(name)
         return None if found is None else (found.server, found.tool)
 
+    def allows(self, name: str) -> bool:
+        """Whether the caller of the request being served may see and call served tool `name`.
+
+        The caller is `scopetool.current_principal`. A tool that needs no scope is everyone's; one that
+        needs scopes is a caller's only when it holds every one, and nobody's when no caller is known
+        (no authentication over HTTP, no ``principal`` over stdio): fail-closed. A name not served is
+        left to the server, which answers it as unknown.
+        """
+        found = self._served.get(name)
+        if found is None or not found.scopes:
+            return True
+        caller = current_principal()
+        return caller is not None and caller.has_scopes(found.scopes)
+
     def origins(self) -> list[tuple[str, str]]:
         """The ``(server, tool)`` behind every served tool, in the registry's (name) order."""
         return [(self._served[name].server, self._served[name].tool) for name in self.registry.names()]
 
     def observe(self, call: ToolCall, outcome: Result | BaseException) -> None:
-        """Write the audit line of one call's outcome (the server's `CallObserver`)."""
+        """Write the audit line of one call's outcome, with its caller (the server's `CallObserver`)."""
+        caller = current_principal()
         served = self._served.get(call.name)
         if served is None:
             hidden = self._hidden.get(call.name)
             server, tool = (None, None) if hidden is None else (hidden[0].server, hidden[0].tool)
-            self.audit.call(
-                call, server=server, tool=tool, reason="unknown" if hidden is None else hidden[1], outcome=None
-            )
+            why = "unknown" if hidden is None else hidden[1]
+            self.audit.call(call, server=server, tool=tool, reason=why, outcome=None, caller=caller)
             return
         reason: str | None = None
         kind: str | None = "result"
-        if isinstance(outcome, InvalidInvocationError):
+        if isinstance(outcome, UnknownToolError):  # served, but not to this caller (`allows`)
+            reason, kind = "scope", None
+        elif isinstance(outcome, InvalidInvocationError):
             reason, kind = _rejection_reason(call.request.arguments), None
         elif outcome in self._refusals:
             reason, kind = ("policy" if isinstance(outcome, Failure) else "policy_error"), None
         elif isinstance(outcome, BaseException):
             failure = classify_failure(outcome)
             kind = "error" if failure is None else str(failure.kind)
-        self.audit.call(call, server=served.server, tool=served.tool, reason=reason, outcome=kind)
+        self.audit.call(call, server=served.server, tool=served.tool, reason=reason, outcome=kind, caller=caller)
 
 
 def _rejection_reason(arguments: str | bytes) -> str:
@@ -994,7 +1081,7 @@ def _assemble(
             bindings.append(bind(tool, *middlewares))
         else:
             bindings.append(bind(_Forwarded(tool if isinstance(tool, Binding) else bind(tool), name), *middlewares))
-        served[name] = _Served(section.name, own)
+        served[name] = _Served(section.name, own, section.required_scopes(own))
     for name in served:
         hidden.pop(name, None)
     return Gateway(Registry(*bindings), served, hidden, refusals, tuple(skipped))
@@ -1077,14 +1164,28 @@ async def serve_gateway(
     """Serve the gateway of `config` over stdio until the client disconnects, or over HTTP at `http` until cancelled.
 
     `http` is ``(host, port)``: the endpoint is ``http://HOST:PORT/mcp`` (`scopetool.mcp.server.serve_http`).
+    Over stdio every request runs as ``config.principal``; over HTTP each caller is its own.
+
+    Raises:
+        ConfigError: a ``gateway.principal`` with `http` (over HTTP callers are authenticated, never named).
     """
     out = errlog or sys.stderr
+    if http is not None and config.principal is not None:
+        raise ConfigError(
+            f"{config.source}: gateway.principal: names the caller over stdio only; over HTTP each caller is "
+            "authenticated"
+        )
     async with open_gateway(config, errlog=out) as gateway:
         served = f"serving {_tools(len(gateway.registry))} as MCP server {config.name!r}"
         if http is None:  # pragma: no cover - run in a subprocess by the tests (this process's stdio)
             _say(out, f"{served} over stdio")
             await serve_stdio(
-                gateway.registry, name=config.name, instructions=config.instructions, on_call=gateway.observe
+                gateway.registry,
+                name=config.name,
+                instructions=config.instructions,
+                on_call=gateway.observe,
+                visible=gateway.allows,
+                principal=config.principal,
             )
             return
         host, port = http
@@ -1095,6 +1196,7 @@ async def serve_gateway(
             name=config.name,
             instructions=config.instructions,
             on_call=gateway.observe,
+            visible=gateway.allows,
             settings=config.http_settings,
             ready=lambda url: _say(out, f"{served} at {url} (Streamable HTTP)"),
             warn=lambda text: _say(out, text),

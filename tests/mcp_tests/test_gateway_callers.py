@@ -1,0 +1,241 @@
+"""Who is calling, at the gateway: each caller's tool list and decisions (scopes, a policy), and its audit lines.
+
+In process under `acting_as` (the official SDK client over memory streams), and over stdio with the
+caller named by the operator: ``scopetool proxy --principal``, the config's ``gateway.principal`` and
+``scopetool serve --principal``, each a subprocess spoken to over raw stdio.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, MCPError, types
+
+from scopetool import Principal, acting_as
+from scopetool.cli import main
+from scopetool.mcp.gateway import ConfigError, Gateway, load_config, open_gateway, parse_config
+from scopetool.mcp.server import create_server
+
+HERE = Path(__file__).resolve().parent
+FIXTURE = HERE / "gateway_fixture.py"
+ROOT_DIR = HERE.parents[1]
+TEAM = {
+    "tools": [f"{FIXTURE}:team"],
+    "scopes": ["notes:read"],
+    "toolScopes": {"write_*": ["notes:write"], "DELETE_*": ["notes:admin"]},  # matched whatever the case
+    "policy": f"{FIXTURE}:owners_only",
+}
+CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("read_notes", {}),
+    ("write_note", {"text": "hi"}),
+    ("delete_note", {"owner": "alice"}),
+    ("whoami", {}),
+]
+ALICE = Principal("alice", "cli-a", frozenset({"notes:read", "notes:write"}))
+BOB = Principal("bob", None, frozenset({"notes:read"}))
+ROOT = Principal("root", "ops", frozenset({"notes:read", "notes:write", "notes:admin"}))
+UNKNOWN = "-32602"
+"""How a call to a tool the caller may not see is answered: as an unknown tool."""
+EXPECTED: dict[str, tuple[set[str], list[str]]] = {
+    "alice": (
+        {"read_notes", "write_note", "whoami"},
+        ["notes", "written: hi", UNKNOWN, "alice via cli-a with ['notes:read', 'notes:write']"],
+    ),
+    "bob": ({"read_notes", "whoami"}, ["notes", UNKNOWN, UNKNOWN, "bob via None with ['notes:read']"]),
+    "root": (
+        {"read_notes", "write_note", "delete_note", "whoami"},
+        [
+            "notes",
+            "written: hi",
+            'isError: error: tool "delete_note" is not authorized',
+            "root via ops with ['notes:admin', 'notes:read', 'notes:write']",
+        ],
+    ),
+    "nobody": (set(), [UNKNOWN] * 4),
+}
+
+
+def text(result: types.CallToolResult) -> str:
+    """A result's text, marked when it is an error result."""
+    joined = "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
+    return f"isError: {joined}" if result.is_error else joined
+
+
+async def as_caller(gateway: Gateway, caller: Principal | None) -> tuple[set[str], list[str]]:
+    """The tools `caller` is listed, and what each of `CALLS` gives it, through the SDK client in process."""
+    outcomes: list[str] = []
+    with acting_as(caller):
+        async with Client(create_server(gateway.registry, on_call=gateway.observe, visible=gateway.allows)) as client:
+            listed = {tool.name for tool in (await client.list_tools()).tools}
+            for name, arguments in CALLS:
+                try:
+                    outcomes.append(text(await client.call_tool(name, arguments)))
+                except MCPError as error:
+                    outcomes.append(str(error.code))
+    return listed, outcomes
+
+
+async def test_each_caller_sees_and_may_call_only_what_its_scopes_and_the_policy_give(tmp_path: Path) -> None:
+    """Four callers, four lists and four sets of decisions; with no caller, scopes required means nothing is served."""
+    audit = tmp_path / "audit.jsonl"
+    config = parse_config({"scopetool": TEAM, "gateway": {"audit": str(audit)}})
+    seen: dict[str, tuple[set[str], list[str]]] = {}
+    async with open_gateway(config, errlog=io.StringIO()) as gateway:
+        for caller in (ALICE, BOB, ROOT, None):
+            seen["nobody" if caller is None else caller.subject] = await as_caller(gateway, caller)
+    assert seen == EXPECTED
+    calls = [json.loads(line) for line in audit.read_text().splitlines() if '"event":"call"' in line]
+    summary = [(c["subject"], c["clientId"], c["name"], c["reason"]) for c in calls]
+    assert summary[4:8] == [  # bob's
+        ("bob", None, "read_notes", None),
+        ("bob", None, "write_note", "scope"),
+        ("bob", None, "delete_note", "scope"),
+        ("bob", None, "whoami", None),
+    ]
+    assert summary[10] == ("root", "ops", "delete_note", "policy")
+    assert summary[12:] == [(None, None, name, "scope") for name, _ in CALLS]
+    assert "notes:" not in audit.read_text()  # no scope, no claim, no token: the subject and client id only
+
+
+def raw_session(command: list[str]) -> tuple[dict[int, dict[str, Any]], str]:
+    """Run `command` (a stdio MCP server), send it initialize, tools/list and `CALLS`; its answers by id, its stderr."""
+    initialize = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+    sent = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        *(
+            {"jsonrpc": "2.0", "id": 10 + index, "method": "tools/call", "params": {"name": name, "arguments": args}}
+            for index, (name, args) in enumerate(CALLS)
+        ),
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "scopetool", *command],
+        input="".join(json.dumps(message) + "\n" for message in sent).encode(),
+        capture_output=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT_DIR)},
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    return {answer["id"]: answer for answer in map(json.loads, done.stdout.decode().splitlines())}, done.stderr.decode()
+
+
+def summary(answers: dict[int, dict[str, Any]]) -> tuple[set[str], list[str]]:
+    """The tools listed and each call's outcome, as `as_caller` gives them."""
+    listed = {tool["name"] for tool in answers[2]["result"]["tools"]}
+    outcomes: list[str] = []
+    for index in range(len(CALLS)):
+        answer = answers[10 + index]
+        if "error" in answer:
+            outcomes.append(str(answer["error"]["code"]))
+            continue
+        result = answer["result"]
+        joined = "\n".join(block["text"] for block in result["content"])
+        outcomes.append(f"isError: {joined}" if result.get("isError") else joined)
+    return listed, outcomes
+
+
+def test_over_stdio_the_operator_names_the_caller_by_flag_or_config(tmp_path: Path) -> None:
+    """``proxy --principal`` (alice) and ``gateway.principal`` (bob): each its own list, decisions and audit subject."""
+    bob = {"subject": "bob", "scopes": ["notes:read"]}
+    config = tmp_path / "gateway.json"
+    config.write_text(json.dumps({"scopetool": TEAM, "gateway": {"audit": "audit.jsonl", "principal": bob}}))
+    flags = ["--principal", "alice", "--principal-client", "cli-a", "--principal-scope", "notes:read"]
+    as_alice, _ = raw_session(["proxy", str(config), *flags, "--principal-scope", "notes:write"])
+    as_bob, _ = raw_session(["proxy", str(config)])
+    assert (summary(as_alice), summary(as_bob)) == (EXPECTED["alice"], EXPECTED["bob"])
+    audit = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    calls = sorted((entry["subject"], entry["id"], entry["reason"]) for entry in audit if entry["event"] == "call")
+    assert calls == [  # by request id: calls over stdio run at once, and their lines come as they end
+        ("alice", "10", None),
+        ("alice", "11", None),
+        ("alice", "12", "scope"),
+        ("alice", "13", None),
+        ("bob", "10", None),
+        ("bob", "11", "scope"),
+        ("bob", "12", "scope"),
+        ("bob", "13", None),
+    ]
+
+
+def test_serve_runs_every_request_as_the_named_caller() -> None:
+    """``serve --principal`` reaches the tool itself (`current_principal`); without it, nobody is calling."""
+    named, _ = raw_session(["serve", f"{FIXTURE}:team", "--principal", "carol", "--principal-scope", "x"])
+    anonymous, _ = raw_session(["serve", f"{FIXTURE}:team"])
+    assert summary(named)[1][3] == "carol via None with ['x']"
+    assert summary(anonymous)[1][3] == "nobody"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["serve", "x:y", "--principal-scope", "a"], "scopetool: --principal-scope needs --principal SUBJECT"),
+        (["serve", "x:y", "--principal-client", "c"], "scopetool: --principal-client needs --principal SUBJECT"),
+        (["serve", "x:y", "--principal", " "], "scopetool: --principal needs a non-empty SUBJECT"),
+        (
+            ["proxy", "c.json", "--principal", "a", "--http", "0"],
+            "scopetool: --principal applies to stdio only: over --http each caller is authenticated",
+        ),
+    ],
+)
+def test_a_principal_flag_mistake_is_one_line(
+    arguments: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A --principal-* flag alone, a blank subject, or --principal with --http: one line, the usage exit code."""
+    assert main(arguments) == 2
+    assert capsys.readouterr().err.strip() == message
+
+
+def test_a_config_principal_over_http_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``gateway.principal`` names a stdio caller: ``proxy --http`` refuses it in one line, before serving."""
+    config = tmp_path / "gateway.json"
+    config.write_text(json.dumps({"scopetool": TEAM, "gateway": {"principal": {"subject": "bob"}}}))
+    assert load_config(config).principal == Principal("bob")
+    assert main(["proxy", str(config), "--http", "127.0.0.1:0"]) == 2
+    assert (
+        capsys.readouterr()
+        .err.strip()
+        .endswith(
+            "gateway.json: gateway.principal: names the caller over stdio only; over HTTP each caller is authenticated"
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    ("section", "gateway", "message"),
+    [
+        ({"scopes": "notes:read"}, {}, "config: scopetool.scopes: must be a list of scopes (OAuth scope tokens"),
+        ({"scopes": ["notes read"]}, {}, "config: scopetool.scopes: must be a list of scopes"),
+        ({"toolScopes": ["a"]}, {}, "config: scopetool.toolScopes: must be a JSON object, not an array"),
+        ({"toolScopes": {"": ["a"]}}, {}, "config: scopetool.toolScopes: a tool-name pattern must be a non-empty"),
+        ({"toolScopes": {"w*": [""]}}, {}, "config: scopetool.toolScopes.w*: must be a list of scopes"),
+        ({}, {"principal": "bob"}, "config: gateway.principal: must be a JSON object, not a string"),
+        ({}, {"principal": {}}, "config: gateway.principal.subject: must be a non-empty string, not null"),
+        ({}, {"principal": {"subject": "b", "scope": []}}, "config: gateway.principal: unknown key 'scope'"),
+        ({}, {"principal": {"subject": "b", "scopes": [1]}}, "config: gateway.principal.scopes: must be a list"),
+    ],
+)
+def test_a_bad_scope_or_principal_key_is_one_line_naming_it(
+    section: dict[str, Any], gateway: dict[str, Any], message: str
+) -> None:
+    """Scopes must be OAuth scope tokens; a principal needs a subject and no other keys than its own."""
+    with pytest.raises(ConfigError) as raised:
+        parse_config({"scopetool": {"tools": ["a:b"], **section}, "gateway": gateway})
+    assert str(raised.value).startswith(message)
+
+
+def test_a_server_entry_takes_scopes_and_tool_scopes() -> None:
+    """An mcpServers entry's scopes apply to each of its tools, its toolScopes patterns to the tools they match."""
+    entry = {"command": "x", "scopes": ["repo:read"], "toolScopes": {"git_commit": ["repo:write"], "git_*": ["git"]}}
+    (git,) = parse_config({"mcpServers": {"git": entry}}).sections
+    assert git.required_scopes("git_status") == {"repo:read", "git"}
+    assert git.required_scopes("GIT_COMMIT") == {"repo:read", "repo:write", "git"}
+    assert git.required_scopes("log") == {"repo:read"}
