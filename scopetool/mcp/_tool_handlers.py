@@ -36,7 +36,8 @@ from .._registry import Registry
 from ..providers._common import Export, ProviderError, ToolCall, UnknownToolError, object_arguments, run_call
 from ..providers.mcp import export_tools, list_tools_result, result_message
 from ._elicitation import ANSWER, requested_schema
-from ._strict_messages import ARGUMENTS, RawArguments
+from ._strict_messages import ARGUMENTS, LIMITED, RawArguments
+from .limits import RATE_LIMITED, Limiter, LimitError
 
 __all__ = ["MAX_INPUT_ROUNDS", "CallObserver", "ServerOptions", "create_server"]
 
@@ -75,6 +76,7 @@ def create_server(
     tool_fields: Mapping[str, Mapping[str, Any]] | None = None,
     on_call: CallObserver | None = None,
     visible: Callable[[str], bool] | None = None,
+    limiter: Limiter | None = None,
 ) -> Server[Any]:
     """An MCP server (the SDK's low-level `Server`) exposing every tool of `registry`.
 
@@ -94,6 +96,9 @@ def create_server(
             whether the caller may see and call the tool of this name: a tool it says no to is left out
             of that caller's ``tools/list`` and a call to it is answered as for an unknown tool
             (``-32602``). None: every tool is every caller's.
+        limiter: Counts each ``tools/call`` against its limits (`scopetool.mcp.limits`): a call over one
+            is answered with the JSON-RPC error `RATE_LIMITED` and never runs. Over HTTP the
+            transport counts it first, and answers ``429``.
 
     Raises:
         TypeError: `registry` is not a `Registry`.
@@ -104,7 +109,8 @@ def create_server(
         raise TypeError(f"create_server needs a Registry, not {type(registry).__name__}")
     if page_size is not None and (isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1):
         raise ValueError(f"page_size must be a positive integer or None, not {page_size!r}")
-    tools = _Tools(registry, export_tools(registry, tool_fields=tool_fields), page_size, on_call, visible)
+    export = export_tools(registry, tool_fields=tool_fields)
+    tools = _Tools(registry, export, page_size, on_call=on_call, visible=visible, limiter=limiter)
     server: Server[Any] = Server(name, version=version, instructions=instructions)
     server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=name))
     server.add_request_handler("tools/list", mcp_types.PaginatedRequestParams, tools.list_tools)
@@ -122,6 +128,7 @@ class ServerOptions(TypedDict, total=False):
     tool_fields: Mapping[str, Mapping[str, Any]] | None
     on_call: CallObserver | None
     visible: Callable[[str], bool] | None
+    limiter: Limiter | None
 
 
 @final
@@ -169,15 +176,17 @@ class _Ended(Exception):  # noqa: N818 - a control signal: the call ends with th
 class _Tools:
     """The ``tools/list`` and ``tools/call`` handlers of one server."""
 
-    __slots__ = ("_export", "_names", "_on_call", "_page_size", "_registry", "_visible")
+    __slots__ = ("_export", "_limiter", "_names", "_on_call", "_page_size", "_registry", "_visible")
 
     def __init__(
         self,
         registry: Registry,
         export: Export,
         page_size: int | None = None,
+        *,
         on_call: CallObserver | None = None,
         visible: Callable[[str], bool] | None = None,
+        limiter: Limiter | None = None,
     ) -> None:
         self._registry = registry
         self._export = export
@@ -185,6 +194,7 @@ class _Tools:
         self._page_size = page_size
         self._on_call = on_call
         self._visible = visible
+        self._limiter = limiter
 
     async def list_tools(self, ctx: _Context, params: mcp_types.PaginatedRequestParams | None) -> dict[str, Any]:
         """One page of the caller's tool list, in the registry's order; the cursor is where the page starts.
@@ -214,11 +224,29 @@ class _Tools:
     async def call_tool(
         self, ctx: _Context, params: mcp_types.CallToolRequestParams
     ) -> dict[str, Any] | mcp_types.InputRequiredResult:
-        """Admit, run and answer one call, asking the client for input as often as the tool needs it.
+        """Admit, run and answer one call within the limits, asking the client for input as often as the tool needs it.
 
         Raises:
-            MCPError: ``-32602`` for a tool this server does not have (MCP 2026-07-28: a protocol error).
+            MCPError: ``-32602`` for a tool this server does not have (MCP 2026-07-28: a protocol error);
+                `RATE_LIMITED` (or ``-32603`` when the limit's store did not answer) for a call over a limit.
         """
+        if self._limiter is None or _counted(ctx.request):
+            return await self._call_tool(ctx, params)
+        found = await self._limiter.enter(params.name)
+        if isinstance(found, LimitError):
+            self._tell_on_call(
+                ToolCall(None if ctx.request_id is None else str(ctx.request_id), Request(params.name)), found
+            )
+            code = RATE_LIMITED if found.status == RATE_LIMITED else mcp_types.INTERNAL_ERROR
+            raise MCPError(code, str(found), {"retryAfterSeconds": found.retry_after})
+        try:
+            return await self._call_tool(ctx, params)
+        finally:
+            found.release()
+
+    async def _call_tool(
+        self, ctx: _Context, params: mcp_types.CallToolRequestParams
+    ) -> dict[str, Any] | mcp_types.InputRequiredResult:
         name, call_id = params.name, None if ctx.request_id is None else str(ctx.request_id)
         if name not in self._names or (self._visible is not None and not self._visible(name)):
             observer = _observe.current
@@ -301,6 +329,12 @@ def _exact_arguments(request: object) -> RawArguments | None:
     scope: object = getattr(request, "scope", None)  # HTTP: the Starlette request of the POST
     found = scope.get(ARGUMENTS) if is_object(scope) else None
     return found if isinstance(found, RawArguments) else None
+
+
+def _counted(request: object) -> bool:
+    """Whether the transport already counted this call against the limits (an HTTP request it admitted)."""
+    scope: object = getattr(request, "scope", None)
+    return is_object(scope) and scope.get(LIMITED) is True
 
 
 def _can_elicit(session: ServerSession) -> bool:

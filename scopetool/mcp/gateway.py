@@ -14,6 +14,8 @@ the reference is ``docs/mcp-gateway.md``). What the gateway promises:
   caller (`scopetool.current_principal`: authenticated over HTTP, named by ``gateway.principal`` or
   ``--principal`` over stdio) sees and calls only the tools whose scopes it holds, and a tool that
   needs any scope is nobody's when no caller is known (fail-closed). A policy reads the caller too.
+* Limits: rate and concurrency limits per caller and per tool (``gateway.limits``, a server's
+  ``limits``; `scopetool.mcp.limits`); a call over one never reaches its server (HTTP ``429``).
 * Names: a tool keeps its server's name unless another server has the same one, or the name holds
   ``__``; then it is served as ``PREFIX__NAME`` (the prefix is the server's name, or its ``prefix``).
   A served name belongs to one server whatever its tools are called, see `served_names`.
@@ -38,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import datetime
 import fnmatch
 import json
@@ -83,6 +86,7 @@ from .client import (
     connect,
     server_spec,
 )
+from .limits import LIMIT_STORE_TIMEOUT, Limit, Limiter, LimitError, Limits
 from .pins import PinError, PinFile
 from .screening import Finding, remove_invisible, screen_definition
 from .server import HttpSettings, serve_http, serve_stdio
@@ -111,9 +115,11 @@ SEPARATOR: Final = "__"
 _TIMEOUT_KEYS: Final = ("startTimeout", "listTimeout", "callTimeout")
 """The time bounds of a remote server, in the ``gateway`` section and in each ``mcpServers`` entry."""
 _SECTION_KEYS: Final = frozenset(
-    {"allow", "deny", "policy", "prefix", "trusted", "poisoning", "scopes", "toolScopes", *_TIMEOUT_KEYS}
+    {"allow", "deny", "policy", "prefix", "trusted", "poisoning", "scopes", "toolScopes", "limits", *_TIMEOUT_KEYS}
 )
-_LOCAL_KEYS: Final = frozenset({"tools", "allow", "deny", "policy", "prefix", "scopes", "toolScopes"})
+_LOCAL_KEYS: Final = frozenset({"tools", "allow", "deny", "policy", "prefix", "scopes", "toolScopes", "limits"})
+_LIMIT_KEYS: Final = frozenset({"rate", "concurrency"})
+_LIMITS_KEYS: Final = frozenset({"caller", "tool", "tools", "redis", "storeTimeout"})
 _PRINCIPAL_KEYS: Final = frozenset({"subject", "clientId", "scopes"})
 _SCOPE: Final = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
 """An OAuth scope token (RFC 6749, section 3.3): printable ASCII but space, double quote and backslash."""
@@ -121,6 +127,7 @@ _GATEWAY_KEYS: Final = frozenset(
     {
         "name",
         "principal",
+        "limits",
         "instructions",
         "pins",
         "audit",
@@ -233,6 +240,9 @@ class Section:
     """``toolScopes``: per tool-name pattern (matched as a ``deny`` pattern is: whatever the case), the
     scopes a caller needs, besides `scopes`, for each tool it matches."""
 
+    limits: Limit | None = None
+    """The limit of each of this server's tools (``limits``), unless ``gateway.limits.tools`` names it."""
+
     def required_scopes(self, tool: str) -> frozenset[str]:
         """The scopes a caller needs for this server's tool `tool` (its own name): `scopes`, and each match's."""
         folded = _folded(tool)
@@ -253,6 +263,8 @@ class GatewayConfig:
     """Instructions for the clients' model, or None."""
     principal: Principal | None = None
     """The caller every request runs as over stdio (``gateway.principal``); None: no caller is known there."""
+    limits: Limits = field(default_factory=Limits)
+    """``gateway.limits``: per caller, per tool (every tool, and by served name), and where rates are counted."""
     pins: Path | None = None
     """The lock file the remote tools are pinned in, or None to pin nothing."""
     audit: Path | None = None
@@ -307,20 +319,22 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
     """Check a config's JSON value and make it a `GatewayConfig`; every unknown key is an error.
 
     The shape: ``{"mcpServers": {NAME: ENTRY, ...}, "scopetool": {...}, "gateway": {...}}``. Each ENTRY
-    is what MCP clients take (``command`` / ``args`` / ``env`` / ``cwd``, or ``url`` / ``headers``)
-    plus the gateway's ``allow``, ``deny``, ``policy``, ``prefix``, ``trusted``, ``poisoning``,
-    ``scopes`` (a list of OAuth scopes), ``toolScopes`` (``{PATTERN: [SCOPE, ...]}``) and the
-    server's own ``startTimeout``, ``listTimeout`` and ``callTimeout``; ``scopetool`` lists local
-    ``tools`` targets (with ``allow``, ``deny``, ``policy``, ``prefix``, ``scopes``, ``toolScopes``);
-    ``gateway`` holds ``name``, ``instructions``, ``principal`` (``{"subject", "clientId", "scopes"}``:
-    the caller over stdio), ``pins``, ``audit``, ``auditArguments``, ``allow``, ``deny``, ``policy``, ``prefix``
-    (``"collisions"`` or ``"always"``), ``poisoning`` (``"flag"`` or ``"refuse"``), the timeouts every
-    server gets unless its entry says otherwise: ``startTimeout``, ``listTimeout``, ``callTimeout``
-    (seconds > 0), the caps ``maxMessageBytes`` and ``maxDescriptionBytes``, and its HTTP server's
-    settings (`scopetool.mcp.server.HttpSettings`): ``sessionIdleTimeout``, ``maxSessions``,
-    ``headerTimeout``, ``bodyTimeout``, ``keepAliveTimeout``, ``maxConnections``, ``allowedHosts``,
-    ``allowedOrigins``. No two servers may have the same prefix. Relative paths (pins, audit, file
-    targets, ``cwd``) are taken from `base`.
+    is what MCP clients take (``command`` / ``args`` / ``env`` / ``cwd``, or ``url`` / ``headers``) plus
+    the gateway's ``allow``, ``deny``, ``policy``, ``prefix``, ``trusted``, ``poisoning``, ``scopes`` (a
+    list of OAuth scopes), ``toolScopes`` (``{PATTERN: [SCOPE, ...]}``) and the server's own
+    ``startTimeout``, ``listTimeout`` and ``callTimeout``; ``scopetool`` lists local ``tools`` targets
+    (with ``allow``, ``deny``, ``policy``, ``prefix``, ``scopes``, ``toolScopes``); ``gateway`` holds
+    ``name``, ``instructions``, ``principal`` (``{"subject", "clientId", "scopes"}``: the caller over
+    stdio), ``limits`` (``{"caller": LIMIT, "tool": LIMIT, "tools": {NAME: LIMIT}, "redis": URL,
+    "storeTimeout": SECONDS}``, each LIMIT ``{"rate": "10/second", "concurrency": 4}``; a server entry's
+    ``limits`` is one LIMIT for each of its tools), ``pins``, ``audit``, ``auditArguments``, ``allow``,
+    ``deny``, ``policy``, ``prefix`` (``"collisions"`` or ``"always"``), ``poisoning`` (``"flag"`` or
+    ``"refuse"``), the timeouts every server gets unless its entry says otherwise: ``startTimeout``,
+    ``listTimeout``, ``callTimeout`` (seconds > 0), the caps ``maxMessageBytes`` and
+    ``maxDescriptionBytes``, and its HTTP server's settings (`scopetool.mcp.server.HttpSettings`):
+    ``sessionIdleTimeout``, ``maxSessions``, ``headerTimeout``, ``bodyTimeout``, ``keepAliveTimeout``,
+    ``maxConnections``, ``allowedHosts``, ``allowedOrigins``. No two servers may have the same prefix.
+    Relative paths (pins, audit, file targets, ``cwd``) are taken from `base`.
 
     Raises:
         ConfigError: one line naming the key and where it is (`source`).
@@ -374,6 +388,7 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
         name=_string(gateway.get("name", "scopetool-gateway"), source, "gateway.name"),
         instructions=_optional_string(gateway.get("instructions"), source, "gateway.instructions"),
         principal=_principal(gateway.get("principal"), source),
+        limits=_limits(gateway.get("limits"), source),
         pins=None if pins is None else base / _string(pins, source, "gateway.pins"),
         audit=None if audit is None else base / _string(audit, source, "gateway.audit"),
         audit_arguments=_bool(gateway.get("auditArguments", False), source, "gateway.auditArguments"),
@@ -430,6 +445,7 @@ def _local(value: object, base: Path, source: str) -> Section:
         prefix=_prefix(entry.get("prefix"), source, f"{LOCAL}.prefix"),
         scopes=_scopes(entry.get("scopes", []), source, f"{LOCAL}.scopes"),
         tool_scopes=_tool_scopes(entry.get("toolScopes", {}), source, f"{LOCAL}.toolScopes"),
+        limits=None if "limits" not in entry else _limit(entry["limits"], source, f"{LOCAL}.limits"),
     )
 
 
@@ -463,6 +479,7 @@ def _remote(name: str, value: object, base: Path, source: str, where: str) -> Se
         poisoning=_poisoning(entry.get("poisoning"), source, f"{where}.poisoning"),
         scopes=_scopes(entry.get("scopes", []), source, f"{where}.scopes"),
         tool_scopes=_tool_scopes(entry.get("toolScopes", {}), source, f"{where}.toolScopes"),
+        limits=None if "limits" not in entry else _limit(entry["limits"], source, f"{where}.limits"),
     )
 
 
@@ -517,6 +534,39 @@ def _tool_scopes(value: object, source: str, where: str) -> tuple[tuple[str, fro
             raise ConfigError(f"{source}: {where}: a tool-name pattern must be a non-empty string")
         found.append((pattern, _scopes(scopes, source, f"{where}.{pattern}")))
     return tuple(found)
+
+
+def _limit(value: object, source: str, where: str) -> Limit:
+    entry = _object(value, source, where)
+    _known(entry, _LIMIT_KEYS, source, where)
+    for key in ("rate", "concurrency"):
+        if key in entry:
+            try:
+                Limit(**{key: entry[key]})  # its checks, for this key alone: the error names it
+            except ValueError as error:
+                raise ConfigError(f"{source}: {where}.{key}: {error}") from None
+    return Limit(rate=entry.get("rate"), concurrency=entry.get("concurrency"))
+
+
+def _limits(value: object, source: str) -> Limits:
+    if value is None:
+        return Limits()
+    where = "gateway.limits"
+    entry = _object(value, source, where)
+    _known(entry, _LIMITS_KEYS, source, where)
+    tools = _object(entry.get("tools", {}), source, f"{where}.tools")
+    redis = entry.get("redis")
+    try:
+        Limits(redis=redis)
+    except ValueError as error:
+        raise ConfigError(f"{source}: {where}.redis: {str(error).partition(' ')[2]}") from None
+    return Limits(
+        caller=_limit(entry.get("caller", {}), source, f"{where}.caller"),
+        tool=_limit(entry.get("tool", {}), source, f"{where}.tool"),
+        tools={name: _limit(limit, source, f"{where}.tools.{name}") for name, limit in tools.items()},
+        redis=redis,
+        store_timeout=_seconds(entry.get("storeTimeout", LIMIT_STORE_TIMEOUT), source, f"{where}.storeTimeout"),
+    )
 
 
 def _principal(value: object, source: str) -> Principal | None:
@@ -680,13 +730,14 @@ class AuditLog:
         "refused",
         "unknown",
         "scope",
+        "limited",
         "policy",
         "policy_error",
     )
     """Why a call was not sent on: its arguments were over the size cap, not I-JSON, or broke the
     schema (or the tool's own validation); the tool is denied by the config, refused at start (a pin
     or an unenforceable schema), unknown, or needs scopes the caller does not hold (or no caller is
-    known); the policy refused the call, or raised."""
+    known); a limit refused it (or its store did not answer); the policy refused the call, or raised."""
 
     __slots__ = ("_arguments", "_stream")
 
@@ -832,7 +883,7 @@ class _PolicyGate:
 class Gateway:
     """The running gateway's tools (made by `open_gateway`): what is served, and the audit of each call."""
 
-    __slots__ = ("_hidden", "_refusals", "_served", "audit", "registry", "skipped")
+    __slots__ = ("_hidden", "_refusals", "_served", "audit", "limiter", "registry", "skipped")
 
     def __init__(
         self,
@@ -848,6 +899,8 @@ class Gateway:
         """The ``(server, tool)`` pairs that passed the guards but whose served name was taken or invalid."""
         self.audit = AuditLog(None)
         """Where `observe` writes (`open_gateway` sets the config's log)."""
+        self.limiter: Limiter | None = None
+        """What counts each call against the config's limits (`open_gateway` sets it), or None for no limit."""
         self._served = dict(served)
         self._hidden = dict(hidden)
         self._refusals = refusals
@@ -889,6 +942,8 @@ class Gateway:
         kind: str | None = "result"
         if isinstance(outcome, UnknownToolError):  # served, but not to this caller (`allows`)
             reason, kind = "scope", None
+        elif isinstance(outcome, LimitError):
+            reason, kind = "limited", None
         elif isinstance(outcome, InvalidInvocationError):
             reason, kind = _rejection_reason(call.request.arguments), None
         elif outcome in self._refusals:
@@ -1033,6 +1088,9 @@ async def open_gateway(config: GatewayConfig, *, errlog: TextIO | None = None) -
                 _say(out, f"skipped: tool {tool!r} of {server!r}: its served name is taken or invalid (set a prefix)")
                 audit.write("skipped", server=server, tool=tool)
             gateway.audit = audit
+            gateway.limiter = _limiter(config, gateway)
+            for name in config.limits.tools.keys() - set(gateway.registry.names()):
+                _say(out, f"gateway.limits.tools: no tool is served as {name!r}; its limit applies to nothing")
             try:
                 yield gateway
             finally:
@@ -1085,6 +1143,24 @@ def _assemble(
     for name in served:
         hidden.pop(name, None)
     return Gateway(Registry(*bindings), served, hidden, refusals, tuple(skipped))
+
+
+def _limiter(config: GatewayConfig, gateway: Gateway) -> Limiter | None:
+    """The limiter of the config's limits, each server's ``limits`` given to its tools by served name."""
+    sections = {section.name: section for section in config.sections}
+    per_tool: dict[str, Limit] = {}
+    for name in gateway.registry.names():
+        origin = gateway.origin(name)
+        limit = None if origin is None else sections[origin[0]].limits
+        if limit is not None:
+            per_tool[name] = limit
+    limits = dataclasses.replace(config.limits, tools={**per_tool, **config.limits.tools})
+    if not limits.limited:
+        return None
+    try:
+        return Limiter(limits)
+    except ValueError as error:
+        raise ConfigError(f"{config.source}: gateway.limits: {error}") from None
 
 
 def _poisoned(section: Section, tool: str) -> str:
@@ -1185,6 +1261,7 @@ async def serve_gateway(
                 instructions=config.instructions,
                 on_call=gateway.observe,
                 visible=gateway.allows,
+                limiter=gateway.limiter,
                 principal=config.principal,
             )
             return
@@ -1197,6 +1274,7 @@ async def serve_gateway(
             instructions=config.instructions,
             on_call=gateway.observe,
             visible=gateway.allows,
+            limiter=gateway.limiter,
             settings=config.http_settings,
             ready=lambda url: _say(out, f"{served} at {url} (Streamable HTTP)"),
             warn=lambda text: _say(out, text),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 from scopetool import Authorization, Registry, current_principal, tool
@@ -70,3 +71,13 @@ def owners_only(authorization: Authorization) -> bool:
         return True
     caller = current_principal()
     return caller is not None and json.loads(authorization.arguments)["owner"] == caller.subject
+
+
+@tool
+async def slow() -> str:
+    """Take a little while (for the concurrency limits)."""
+    await asyncio.sleep(0.5)
+    return "done"
+
+
+slow_tools = Registry(slow, read_notes)
