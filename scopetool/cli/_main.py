@@ -212,6 +212,12 @@ def _http_settings(command: argparse.ArgumentParser, over: str = "") -> None:
         "--keep-alive-timeout", type=float, metavar="SECONDS", help="close an idle connection after (default 5)"
     )
     group.add_argument("--max-connections", type=int, metavar="N", help="connections at once at most (default 2000)")
+    group.add_argument(
+        "--stateless",
+        action="store_true",
+        default=None,
+        help="serve 2025 clients without sessions too, for instances behind a load balancer",
+    )
 
 
 def _principal_flags(command: argparse.ArgumentParser, over: str = "") -> None:

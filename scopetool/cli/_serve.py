@@ -31,6 +31,7 @@ _SETTINGS: Final = (
     ("body_timeout", "body_timeout"),
     ("keep_alive_timeout", "keep_alive_timeout"),
     ("max_connections", "max_connections"),
+    ("stateless", "stateless"),
 )
 """Each ``--http`` settings flag (its argparse name) and the `HttpSettings` field it sets."""
 

@@ -128,6 +128,10 @@ class HttpSettings:
     allowed_origins: tuple[str, ...] = ()
     """Browser origins (``https://app.example.com``) allowed besides those of an allowed host; a
     request with any other ``Origin`` header is refused ``403`` when the protection is on."""
+    stateless: bool = False
+    """Serve 2025 clients without sessions too: each POST stands alone (no ``Mcp-Session-Id``, no GET
+    stream, no request from the server such as a 2025 elicitation), so any instance behind a load
+    balancer can answer any request. A 2026-07-28 request is stateless whatever this says."""
     _hosts: frozenset[tuple[str, int | None]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -271,6 +275,7 @@ class _EvictingSessions(StreamableHTTPSessionManager):
             server,
             session_idle_timeout=settings.session_idle_timeout,
             max_sessions=settings.max_sessions,
+            stateless=settings.stateless,
             # `_Hosts` checks Host and Origin for every request, with loopback ranges the SDK's patterns cannot say
             security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )

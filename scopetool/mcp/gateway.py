@@ -151,6 +151,7 @@ _HTTP_KEYS: Final = {
     "maxConnections": "max_connections",
     "allowedHosts": "allowed_hosts",
     "allowedOrigins": "allowed_origins",
+    "stateless": "stateless",
 }
 """The ``gateway`` keys of its HTTP server's settings (``proxy --http``), and the `HttpSettings` field of each."""
 _TOP_KEYS: Final = frozenset({"mcpServers", LOCAL, "gateway"})
@@ -333,7 +334,7 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
     ``listTimeout``, ``callTimeout`` (seconds > 0), the caps ``maxMessageBytes`` and
     ``maxDescriptionBytes``, and its HTTP server's settings (`scopetool.mcp.server.HttpSettings`):
     ``sessionIdleTimeout``, ``maxSessions``, ``headerTimeout``, ``bodyTimeout``, ``keepAliveTimeout``,
-    ``maxConnections``, ``allowedHosts``, ``allowedOrigins``. No two servers may have the same prefix.
+    ``maxConnections``, ``allowedHosts``, ``allowedOrigins``, ``stateless``. No two servers may have the same prefix.
     Relative paths (pins, audit, file targets, ``cwd``) are taken from `base`.
 
     Raises:
@@ -413,6 +414,8 @@ def _http_settings(gateway: Mapping[str, Any], source: str) -> HttpSettings:
     for key, name in _HTTP_KEYS.items():
         if key in gateway:
             value = gateway[key]
+            if name == "stateless":
+                value = _bool(value, source, f"gateway.{key}")
             given[name] = _strings(value, source, f"gateway.{key}") if name.startswith("allowed_") else value
             try:
                 HttpSettings(**{name: given[name]})  # its checks, for this key alone: the error names it
