@@ -1025,6 +1025,7 @@ async def open_gateway(config: GatewayConfig, *, errlog: TextIO | None = None) -
     out = errlog or sys.stderr
     policies = _policies(config)
     local = _local_tools(config)
+    _limiter(config, {section.name: section.limits for section in config.sections if section.limits is not None})
     with contextlib.ExitStack() as files:
         stream = None if config.audit is None else files.enter_context(config.audit.open("a", encoding="utf-8"))
         audit = AuditLog(stream, arguments=config.audit_arguments)
@@ -1091,7 +1092,7 @@ async def open_gateway(config: GatewayConfig, *, errlog: TextIO | None = None) -
                 _say(out, f"skipped: tool {tool!r} of {server!r}: its served name is taken or invalid (set a prefix)")
                 audit.write("skipped", server=server, tool=tool)
             gateway.audit = audit
-            gateway.limiter = _limiter(config, gateway)
+            gateway.limiter = _limiter(config, _served_limits(config, gateway))
             for name in config.limits.tools.keys() - set(gateway.registry.names()):
                 _say(out, f"gateway.limits.tools: no tool is served as {name!r}; its limit applies to nothing")
             try:
@@ -1148,15 +1149,12 @@ def _assemble(
     return Gateway(Registry(*bindings), served, hidden, refusals, tuple(skipped))
 
 
-def _limiter(config: GatewayConfig, gateway: Gateway) -> Limiter | None:
-    """The limiter of the config's limits, each server's ``limits`` given to its tools by served name."""
-    sections = {section.name: section for section in config.sections}
-    per_tool: dict[str, Limit] = {}
-    for name in gateway.registry.names():
-        origin = gateway.origin(name)
-        limit = None if origin is None else sections[origin[0]].limits
-        if limit is not None:
-            per_tool[name] = limit
+def _limiter(config: GatewayConfig, per_tool: Mapping[str, Limit]) -> Limiter | None:
+    """The limiter of the config's limits, with `per_tool` (each server's ``limits``, by served name) under them.
+
+    `open_gateway` calls it once before any server starts (with each section's limit under its name: a
+    store the limits cannot reach is said before anything runs), then with the tools served.
+    """
     limits = dataclasses.replace(config.limits, tools={**per_tool, **config.limits.tools})
     if not limits.limited:
         return None
@@ -1164,6 +1162,17 @@ def _limiter(config: GatewayConfig, gateway: Gateway) -> Limiter | None:
         return Limiter(limits)
     except ValueError as error:
         raise ConfigError(f"{config.source}: gateway.limits: {error}") from None
+
+
+def _served_limits(config: GatewayConfig, gateway: Gateway) -> dict[str, Limit]:
+    """Each served tool's server's ``limits``, by served name (tools whose server has none are left out)."""
+    sections = {section.name: section for section in config.sections}
+    found: dict[str, Limit] = {}
+    for name, (server, _) in zip(gateway.registry.names(), gateway.origins(), strict=True):
+        limit = sections[server].limits
+        if limit is not None:
+            found[name] = limit
+    return found
 
 
 def _poisoned(section: Section, tool: str) -> str:

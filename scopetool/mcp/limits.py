@@ -219,11 +219,6 @@ class Limiter:
         self._items = {rate: _rate_item(rate) for rate in rates if rate is not None}
         self._rates: MovingWindowRateLimiter | None = None if not self._items else _moving_window(limits.redis)
 
-    @property
-    def limits(self) -> Limits:
-        """What it counts against."""
-        return self._limits
-
     async def enter(self, tool: str) -> Admitted | LimitError:
         """Admit one call of `tool` by the current caller, or say which limit refuses it (nothing is held then)."""
         caller = current_principal()

@@ -7,6 +7,7 @@ caller named by the operator: ``scopetool proxy --principal``, the config's ``ga
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import os
@@ -20,7 +21,8 @@ from mcp import Client, MCPError, types
 
 from scopetool import Principal, acting_as
 from scopetool.cli import main
-from scopetool.mcp.gateway import ConfigError, Gateway, load_config, open_gateway, parse_config
+from scopetool.cli._serve import principal
+from scopetool.mcp.gateway import ConfigError, Gateway, GatewayConfig, load_config, open_gateway, parse_config
 from scopetool.mcp.server import create_server
 
 HERE = Path(__file__).resolve().parent
@@ -239,3 +241,33 @@ def test_a_server_entry_takes_scopes_and_tool_scopes() -> None:
     assert git.required_scopes("git_status") == {"repo:read", "git"}
     assert git.required_scopes("GIT_COMMIT") == {"repo:read", "repo:write", "git"}
     assert git.required_scopes("log") == {"repo:read"}
+
+
+def test_the_principal_flags_make_one_principal() -> None:
+    """--principal with its client and scopes is one Principal; without --principal there is none."""
+    flags = {"http": None, "principal_client": "cli", "principal_scope": ["a", "b", "a"]}
+    assert principal(argparse.Namespace(principal="carol", **flags)) == Principal("carol", "cli", frozenset("ab"))
+    assert principal(argparse.Namespace(principal=None, http=None, principal_client=None, principal_scope=None)) is None
+
+
+def test_proxy_principal_takes_the_place_of_the_configs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``proxy --principal`` overrides ``gateway.principal``, and the config is otherwise the file's."""
+    config = tmp_path / "gateway.json"
+    config.write_text(json.dumps({"scopetool": TEAM, "gateway": {"principal": {"subject": "bob"}, "stateless": True}}))
+    served: list[GatewayConfig] = []
+
+    def run_gateway(config: GatewayConfig, *, http: tuple[str, int] | None = None) -> None:
+        served.append(config)
+
+    monkeypatch.setattr("scopetool.mcp.gateway.run_gateway", run_gateway)
+    assert main(["proxy", str(config), "--principal", "alice", "--principal-scope", "notes:read"]) == 0
+    assert main(["proxy", str(config)]) == 0
+    alice = Principal("alice", None, frozenset({"notes:read"}))
+    assert [entry.principal for entry in served] == [alice, Principal("bob")]
+    assert served[0].http_settings.stateless is True
+
+
+def test_stateless_is_true_or_false() -> None:
+    """``gateway.stateless`` is a boolean, named when it is not."""
+    with pytest.raises(ConfigError, match=r"^config: gateway.stateless: must be true or false, not a string"):
+        parse_config({"scopetool": TEAM, "gateway": {"stateless": "yes"}})

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,13 +19,15 @@ import anyio
 import httpx
 import pytest
 from mcp import Client, MCPError
+from starlette.types import Receive, Scope, Send
 from test_gateway import calls_received, recorded
 from third_party import everything_server
 
 from scopetool import Principal, acting_as
+from scopetool.mcp import _http_server
 from scopetool.mcp.gateway import ConfigError, GatewayConfig, open_gateway, parse_config, serve_gateway
 from scopetool.mcp.limits import RATE_LIMITED, Admitted, Limit, Limiter, LimitError, Limits
-from scopetool.mcp.server import create_server
+from scopetool.mcp.server import HttpSettings, create_server
 
 HERE = Path(__file__).resolve().parent
 FIXTURE = HERE / "gateway_fixture.py"
@@ -206,3 +209,77 @@ async def test_over_http_a_call_over_a_limit_is_429_and_never_reaches_the_server
     assert busy.headers["retry-after"] == "1" and "1 in flight at once" in busy.json()["error"]["message"]
     audit = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
     assert [entry["reason"] for entry in audit if entry["event"] == "call"] == [None, None, "limited", "limited", None]
+
+
+def test_without_the_limits_package_a_rate_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rate needs the limits package (an extra): its absence is one line naming the extra; a concurrency does not."""
+    monkeypatch.setitem(sys.modules, "limits", None)
+    with pytest.raises(ValueError, match=r"^rate limits need the limits package: pip install 'scopetool\[limits\]'"):
+        Limit(rate="1/second")
+    assert Limit(concurrency=1).limited
+
+
+def test_without_a_redis_client_a_shared_limit_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rates in Redis need the package's Redis client: the gateway says so in one line, naming gateway.limits."""
+    monkeypatch.setitem(sys.modules, "coredis", None)
+    config = parse_config(
+        {
+            "scopetool": {"tools": [f"{FIXTURE}:team"]},
+            "gateway": {"limits": {"redis": "redis://127.0.0.1:9/0", "tool": {"rate": "1/second"}}},
+        }
+    )
+
+    async def start() -> None:
+        async with open_gateway(config, errlog=io.StringIO()):
+            pass  # pragma: no cover - it does not start
+
+    with pytest.raises(ConfigError, match=r"^config: gateway.limits: redis limits need the Redis client: pip install"):
+        anyio.run(start)
+
+
+async def test_a_limit_for_a_name_nothing_is_served_as_is_said_at_start() -> None:
+    """``gateway.limits.tools`` names served tools: a name no tool is served as is said on stderr at start."""
+    limits = {"tools": {"read_note": {"rate": "1/second"}}}
+    config = parse_config({"scopetool": {"tools": [f"{FIXTURE}:team"]}, "gateway": {"limits": limits}})
+    said = io.StringIO()
+    async with open_gateway(config, errlog=said) as gateway:
+        assert gateway.limiter is not None
+    assert (
+        "scopetool proxy: gateway.limits.tools: no tool is served as 'read_note'; its limit applies to nothing\n"
+        in said.getvalue()
+    )
+
+
+async def test_the_http_transport_holds_a_slot_until_the_answer_and_then_gives_it_back() -> None:
+    """In front of any ASGI app: a tools/call holds its concurrency slot while answered, other messages none."""
+    release = anyio.Event()
+    seen: list[bool] = []
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        seen.append(scope.get("scopetool.limited", False))
+        if scope["path"] == "/slow":
+            await release.wait()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    limiter = Limiter(Limits(tool=Limit(concurrency=1)))
+    hook = _http_server._Limits(limiter, None)  # pyright: ignore[reportPrivateUsage] - the hook itself
+    front = _http_server._StrictBodies(app, HttpSettings(), hook)  # pyright: ignore[reportPrivateUsage]
+    call = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t", "arguments": {}}})
+    ping = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+    transport = httpx.ASGITransport(app=front)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+        statuses: list[int] = []
+        async with anyio.create_task_group() as group:
+
+            async def slow() -> None:
+                statuses.append((await client.post("/slow", content=call)).status_code)
+
+            group.start_soon(slow)
+            await anyio.sleep(0.1)
+            statuses.append((await client.post("/fast", content=call)).status_code)  # the slot is held: 429
+            statuses.append((await client.post("/fast", content=ping)).status_code)  # not a call: not counted
+            release.set()
+        statuses.append((await client.post("/fast", content=call)).status_code)  # given back: admitted
+    assert statuses == [429, 200, 200, 200]
+    assert seen == [True, False, True]
