@@ -156,6 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _http_settings(serve)
     _principal_flags(serve)
+    _limit_flags(serve)
 
     proxy = commands.add_parser(
         "proxy",
@@ -228,6 +229,16 @@ def _principal_flags(command: argparse.ArgumentParser, over: str = "") -> None:
     group.add_argument(
         "--principal-scope", action="append", metavar="SCOPE", help="a scope the caller holds (repeatable)"
     )
+
+
+def _limit_flags(command: argparse.ArgumentParser) -> None:
+    """The flags of ``serve``'s call limits (`scopetool.mcp.limits.Limits`): a call over one is refused."""
+    group = command.add_argument_group("limits (a call over one is refused: 429 over HTTP)")
+    group.add_argument("--caller-rate", metavar="RATE", help="each caller's calls, e.g. 10/second or 100 per minute")
+    group.add_argument("--caller-concurrency", type=int, metavar="N", help="each caller's calls in flight at once")
+    group.add_argument("--tool-rate", metavar="RATE", help="each tool's calls, all callers together")
+    group.add_argument("--tool-concurrency", type=int, metavar="N", help="each tool's calls in flight at once")
+    group.add_argument("--limits-redis", metavar="URL", help="count the rates in this Redis (redis://HOST:PORT/DB)")
 
 
 def _jobs(text: str) -> int:

@@ -15,6 +15,7 @@ from .._target import load_registry
 from ._common import ExitCode, UsageError, describe, say
 
 if TYPE_CHECKING:
+    from ..mcp.limits import Limit, Limits
     from ..mcp.server import HttpSettings
 
 __all__ = ["MISSING_SDK", "http_address", "http_settings", "import_problem", "principal", "run"]
@@ -47,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     address = None if args.http is None else http_address(args.http)
     _settings_need_http(args)
     caller = principal(args)
+    limits = _limits(args)
     if args.page_size is not None and args.page_size < 1:
         raise UsageError(f"--page-size must be a positive integer, not {args.page_size}")
     interactive = sys.stdin is not None and sys.stdin.isatty()
@@ -57,6 +59,10 @@ def run(args: argparse.Namespace) -> int:
         except ImportError as error:
             raise UsageError(import_problem(error)) from None
         options: dict[str, Any] = {"name": args.name, "instructions": args.instructions, "page_size": args.page_size}
+        if limits is not None:
+            from ..mcp.limits import Limiter  # noqa: PLC0415 - loaded with the server, which needs the MCP SDK
+
+            options["limiter"] = Limiter(limits)
         count = len(registry)
         served = f"serving {count} tool{'' if count == 1 else 's'} as MCP server {args.name!r}"
         if address is None:
@@ -104,6 +110,43 @@ def principal(args: argparse.Namespace) -> Principal | None:
     if not args.principal.strip():
         raise UsageError("--principal needs a non-empty SUBJECT")
     return Principal(args.principal, args.principal_client, frozenset(args.principal_scope or ()))
+
+
+def _limits(args: argparse.Namespace) -> Limits | None:
+    """The `Limits` the limit flags give, or None when none is given.
+
+    Raises:
+        UsageError: a rate, a concurrency or the Redis URL out of its range (named as a flag), or
+            ``--limits-redis`` with no rate to count there.
+    """
+    from ..mcp.limits import Limits  # noqa: PLC0415 - only a server with limits needs it
+
+    flags = ("caller_rate", "caller_concurrency", "tool_rate", "tool_concurrency")
+    if all(getattr(args, flag) is None for flag in flags):
+        if args.limits_redis is not None:
+            raise UsageError("--limits-redis needs a rate to count there: --caller-rate or --tool-rate")
+        return None
+    try:
+        return Limits(
+            caller=_limit(args.caller_rate, args.caller_concurrency, "--caller"),
+            tool=_limit(args.tool_rate, args.tool_concurrency, "--tool"),
+            redis=args.limits_redis,
+        )
+    except ValueError as error:
+        raise UsageError(f"--limits-redis: {str(error).partition(' ')[2]}") from None
+
+
+def _limit(rate: str | None, concurrency: int | None, flag: str) -> Limit:
+    from ..mcp.limits import Limit  # noqa: PLC0415 - only a server with limits needs it
+
+    try:
+        Limit(rate=rate)
+    except ValueError as error:
+        raise UsageError(f"{flag}-rate: {error}") from None
+    try:
+        return Limit(rate=rate, concurrency=concurrency)
+    except ValueError as error:
+        raise UsageError(f"{flag}-concurrency: {error}") from None
 
 
 def http_settings(args: argparse.Namespace, base: HttpSettings) -> HttpSettings:

@@ -43,8 +43,6 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Final, final
 from urllib.parse import urlsplit
 
-import anyio
-
 from .._errors import ScopetoolError
 from .._principal import current_principal
 
@@ -247,6 +245,8 @@ class Limiter:
 
     async def _hit(self, rate: str, kind: str, key: str, tool: str) -> LimitError | None:
         """Count one call against `rate` for `key`; the refusal when it is over, or the store did not answer."""
+        import anyio  # noqa: PLC0415 - the servers' event loop library (the MCP SDK brings it); a rate check runs in it
+
         assert self._rates is not None
         item = self._items[rate]
         try:

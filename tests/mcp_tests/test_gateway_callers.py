@@ -106,16 +106,21 @@ async def test_each_caller_sees_and_may_call_only_what_its_scopes_and_the_policy
     assert "notes:" not in audit.read_text()  # no scope, no claim, no token: the subject and client id only
 
 
-def raw_session(command: list[str]) -> tuple[dict[int, dict[str, Any]], str]:
-    """Run `command` (a stdio MCP server), send it initialize, tools/list and `CALLS`; its answers by id, its stderr."""
+def raw_session(command: list[str], calls: list[dict[str, Any]] | None = None) -> tuple[dict[int, dict[str, Any]], str]:
+    """Run `command` (a stdio MCP server), send it initialize, tools/list and `calls`; its answers by id, its stderr.
+
+    The calls (`CALLS` by default) have the ids 10, 11, ...
+    """
+    if calls is None:
+        calls = [{"name": name, "arguments": arguments} for name, arguments in CALLS]
     initialize = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
     sent = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
         *(
-            {"jsonrpc": "2.0", "id": 10 + index, "method": "tools/call", "params": {"name": name, "arguments": args}}
-            for index, (name, args) in enumerate(CALLS)
+            {"jsonrpc": "2.0", "id": 10 + index, "method": "tools/call", "params": call}
+            for index, call in enumerate(calls)
         ),
     ]
     done = subprocess.run(

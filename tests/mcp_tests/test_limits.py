@@ -21,9 +21,11 @@ import pytest
 from mcp import Client, MCPError
 from starlette.types import Receive, Scope, Send
 from test_gateway import calls_received, recorded
+from test_gateway_callers import raw_session
 from third_party import everything_server
 
 from scopetool import Principal, acting_as
+from scopetool.cli import main
 from scopetool.mcp import _http_server
 from scopetool.mcp.gateway import ConfigError, GatewayConfig, open_gateway, parse_config, serve_gateway
 from scopetool.mcp.limits import RATE_LIMITED, Admitted, Limit, Limiter, LimitError, Limits
@@ -283,3 +285,30 @@ async def test_the_http_transport_holds_a_slot_until_the_answer_and_then_gives_i
         statuses.append((await client.post("/fast", content=call)).status_code)  # given back: admitted
     assert statuses == [429, 200, 200, 200]
     assert seen == [True, False, True]
+
+
+def test_serve_takes_limits_as_flags() -> None:
+    """``serve --caller-rate 1/minute`` over stdio: the caller's second call is the JSON-RPC error 429, never run."""
+    calls: list[dict[str, Any]] = [{"name": "whoami", "arguments": {}}] * 2
+    flags = ["--caller-rate", "1/minute", "--tool-concurrency", "2"]
+    answers, _ = raw_session(["serve", f"{FIXTURE}:team", *flags], calls)
+    ran, refused = sorted((answers[10], answers[11]), key=lambda answer: "error" in answer)  # both run at once
+    assert ran["result"]["content"][0]["text"] == "nobody"
+    assert refused["error"]["code"] == RATE_LIMITED and refused["error"]["data"]["retryAfterSeconds"] >= 1
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--caller-rate", "1/sec"], "--caller-rate: rate '1/sec' is not a rate such as '10/second'"),
+        (["--tool-concurrency", "0"], "--tool-concurrency: concurrency must be a whole number >= 1, not 0"),
+        (["--limits-redis", "redis://127.0.0.1/0"], "--limits-redis needs a rate to count there"),
+        (["--tool-rate", "1/second", "--limits-redis", "127.0.0.1"], "--limits-redis: must be a redis:// or rediss://"),
+    ],
+)
+def test_a_serve_limit_flag_mistake_is_one_line(
+    flags: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each limit flag is checked before anything is loaded; a mistake is one line naming the flag."""
+    assert main(["serve", "no_such_module:registry", *flags]) == 2
+    assert capsys.readouterr().err.startswith(f"scopetool: {message}")
