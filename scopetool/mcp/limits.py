@@ -146,8 +146,8 @@ class Limits:
         object.__setattr__(self, "tools", MappingProxyType(dict(self.tools)))
         if self.redis is not None:
             scheme = urlsplit(self.redis).scheme if isinstance(self.redis, str) else ""
-            if scheme not in ("redis", "rediss"):
-                raise ValueError(f"redis must be a redis:// or rediss:// URL, not {self.redis!r}")
+            if scheme not in ("redis", "rediss"):  # the URL itself is not repeated: it may hold a password
+                raise ValueError(f"redis must be a redis:// or rediss:// URL, not one of scheme {scheme!r}")
         timeout = self.store_timeout
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout < math.inf:
             raise ValueError(f"store_timeout must be a number of seconds > 0, not {timeout!r}")

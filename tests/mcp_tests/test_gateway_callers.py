@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gateway_fixture import team
 from mcp import Client, MCPError, types
 
 from scopetool import Principal, acting_as
@@ -276,3 +277,19 @@ def test_stateless_is_true_or_false() -> None:
     """``gateway.stateless`` is a boolean, named when it is not."""
     with pytest.raises(ConfigError, match=r"^config: gateway.stateless: must be true or false, not a string"):
         parse_config({"scopetool": TEAM, "gateway": {"stateless": "yes"}})
+
+
+async def test_a_callers_list_is_paged_over_its_own_tools() -> None:
+    """With pages, a caller's cursors walk its own list: every tool it may see once, in order, and no other."""
+    server = create_server(team, page_size=2, visible=lambda name: name != "write_note")
+    pages: list[list[str]] = []
+    async with Client(server) as client:
+        page = await client.list_tools()
+        pages.append([tool.name for tool in page.tools])
+        while page.next_cursor is not None and len(pages) < 5:
+            page = await client.list_tools(cursor=page.next_cursor)
+            pages.append([tool.name for tool in page.tools])
+        with pytest.raises(MCPError, match="unknown cursor"):
+            await client.list_tools(cursor="4")  # past this caller's three tools
+    seen = [name for name in team.names() if name != "write_note"]
+    assert pages == [seen[:2], seen[2:]]
