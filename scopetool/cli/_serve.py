@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         if limits is not None:
             from ..mcp.limits import Limiter  # noqa: PLC0415 - loaded with the server, which needs the MCP SDK
 
-            options["limiter"] = Limiter(limits)
+            options["limiter"] = Limiter(limits, tools=registry.names())
         count = len(registry)
         served = f"serving {count} tool{'' if count == 1 else 's'} as MCP server {args.name!r}"
         if address is None:

@@ -1092,7 +1092,7 @@ async def open_gateway(config: GatewayConfig, *, errlog: TextIO | None = None) -
                 _say(out, f"skipped: tool {tool!r} of {server!r}: its served name is taken or invalid (set a prefix)")
                 audit.write("skipped", server=server, tool=tool)
             gateway.audit = audit
-            gateway.limiter = _limiter(config, _served_limits(config, gateway))
+            gateway.limiter = _limiter(config, _served_limits(config, gateway), gateway.registry.names())
             for name in config.limits.tools.keys() - set(gateway.registry.names()):
                 _say(out, f"gateway.limits.tools: no tool is served as {name!r}; its limit applies to nothing")
             try:
@@ -1149,8 +1149,10 @@ def _assemble(
     return Gateway(Registry(*bindings), served, hidden, refusals, tuple(skipped))
 
 
-def _limiter(config: GatewayConfig, per_tool: Mapping[str, Limit]) -> Limiter | None:
+def _limiter(config: GatewayConfig, per_tool: Mapping[str, Limit], served: Sequence[str] = ()) -> Limiter | None:
     """The limiter of the config's limits, with `per_tool` (each server's ``limits``, by served name) under them.
+
+    Only the `served` names are counted per tool.
 
     `open_gateway` calls it once before any server starts (with each section's limit under its name: a
     store the limits cannot reach is said before anything runs), then with the tools served.
@@ -1159,7 +1161,7 @@ def _limiter(config: GatewayConfig, per_tool: Mapping[str, Limit]) -> Limiter | 
     if not limits.limited:
         return None
     try:
-        return Limiter(limits)
+        return Limiter(limits, tools=served)
     except ValueError as error:
         raise ConfigError(f"{config.source}: gateway.limits: {error}") from None
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Final, final
@@ -201,17 +201,20 @@ class Limiter:
     """Counts calls against `Limits`: `enter` admits one (or refuses it), `Admitted.release` ends it.
 
     Rates are checked in a moving window by the `limits` package, in memory or in Redis; concurrency
-    in this process. One limiter serves one server (every request of it, in one event loop).
+    in this process. One limiter serves one server (every request of it, in one event loop). `tools`,
+    when given, are the names counted per tool: a call of any other name (one the server will answer
+    as unknown) counts against its caller's limit only, so that made-up names cannot fill the store.
 
     Raises:
         ValueError: a rate is set and the `limits` package (with its Redis client, for `Limits.redis`)
             is missing.
     """
 
-    __slots__ = ("_held", "_items", "_limits", "_rates")
+    __slots__ = ("_held", "_items", "_limits", "_rates", "_tools")
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: Limits, *, tools: Collection[str] | None = None) -> None:
         self._limits = limits
+        self._tools = None if tools is None else frozenset(tools)
         self._held: Counter[tuple[str, str]] = Counter()
         rates = [limits.caller.rate, limits.tool.rate, *(limit.rate for limit in limits.tools.values())]
         self._items = {rate: _rate_item(rate) for rate in rates if rate is not None}
@@ -221,7 +224,8 @@ class Limiter:
         """Admit one call of `tool` by the current caller, or say which limit refuses it (nothing is held then)."""
         caller = current_principal()
         who = _ANONYMOUS if caller is None else caller.subject
-        checks = ((self._limits.caller, "caller", who), (self._limits.for_tool(tool), "tool", tool))
+        per_tool = self._limits.for_tool(tool) if self._tools is None or tool in self._tools else Limit()
+        checks = ((self._limits.caller, "caller", who), (per_tool, "tool", tool))
         taken: list[tuple[str, str]] = []
         for limit, kind, key in checks:
             if limit.concurrency is not None:

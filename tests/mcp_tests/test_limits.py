@@ -312,3 +312,11 @@ def test_a_serve_limit_flag_mistake_is_one_line(
     """Each limit flag is checked before anything is loaded; a mistake is one line naming the flag."""
     assert main(["serve", "no_such_module:registry", *flags]) == 2
     assert capsys.readouterr().err.startswith(f"scopetool: {message}")
+
+
+async def test_only_the_tools_served_are_counted_per_tool() -> None:
+    """Made-up names fill no per-tool count: they meet their caller's limit only."""
+    limiter = Limiter(Limits(tool=Limit(concurrency=1), caller=Limit(concurrency=3)), tools=["search"])
+    made_up = [await limiter.enter(f"no-such-tool-{index}") for index in range(4)]
+    assert [isinstance(found, Admitted) for found in made_up] == [True, True, True, False]
+    assert str(made_up[3]).startswith("Concurrency limit exceeded: this caller's calls are limited to 3")
