@@ -11,20 +11,24 @@ import argparse
 import io
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+import uvicorn
 from gateway_fixture import team
 from mcp import Client, MCPError, types
+from starlette.types import Receive, Scope, Send
 
 from scopetool import Principal, acting_as
 from scopetool.cli import main
 from scopetool.cli._serve import principal
 from scopetool.mcp.gateway import ConfigError, Gateway, GatewayConfig, load_config, open_gateway, parse_config
-from scopetool.mcp.server import create_server
+from scopetool.mcp.server import create_server, http_app
 
 HERE = Path(__file__).resolve().parent
 FIXTURE = HERE / "gateway_fixture.py"
@@ -293,3 +297,40 @@ async def test_a_callers_list_is_paged_over_its_own_tools() -> None:
             await client.list_tools(cursor="4")  # past this caller's three tools
     seen = [name for name in team.names() if name != "write_note"]
     assert pages == [seen[:2], seen[2:]]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_over_http_each_request_sees_the_caller_its_front_set(mode: str) -> None:
+    """The interface HTTP authentication fills: a front that runs each request inside `acting_as` decides its list."""
+    config = parse_config({"scopetool": TEAM})
+    callers = {"alice": ALICE, "bob": BOB}
+    seen: dict[str, tuple[set[str], list[str]]] = {}
+    async with open_gateway(config, errlog=io.StringIO()) as gateway:
+        app = http_app(gateway.registry, on_call=gateway.observe, visible=gateway.allows)
+
+        async def front(scope: Scope, receive: Receive, send: Send) -> None:
+            """What an authenticating front does: the caller of each request (here named in the query)."""
+            name = bytes(scope.get("query_string", b"")).decode().removeprefix("caller=")
+            with acting_as(callers.get(name)):
+                await app(scope, receive, send)
+
+        with socket.create_server(("127.0.0.1", 0)) as listening:
+            server = uvicorn.Server(uvicorn.Config(front, log_config=None, log_level="warning"))
+            port = listening.getsockname()[1]
+            async with anyio.create_task_group() as group:
+                group.start_soon(lambda: server.serve(sockets=[listening]))
+                with anyio.fail_after(10):
+                    while not server.started:
+                        await anyio.sleep(0.02)
+                for name in ("alice", "bob", "nobody"):
+                    outcomes: list[str] = []
+                    async with Client(f"http://127.0.0.1:{port}/mcp?caller={name}", mode=mode) as client:
+                        listed = {tool.name for tool in (await client.list_tools()).tools}
+                        for tool, arguments in CALLS:
+                            try:
+                                outcomes.append(text(await client.call_tool(tool, arguments)))
+                            except MCPError as error:
+                                outcomes.append(str(error.code))
+                    seen[name] = (listed, outcomes)
+                server.should_exit = True
+    assert seen == {name: EXPECTED[name] for name in ("alice", "bob", "nobody")}
