@@ -170,6 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
         "(notifications/tools/list_changed; 2025 sessions)",
     )
     _http_settings(serve)
+    _principal_flags(serve)
+    _limit_flags(serve)
 
     proxy = commands.add_parser(
         "proxy",
@@ -187,6 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio (HOST defaults to 127.0.0.1)",
     )
     _http_settings(proxy, " (over the config's gateway section)")
+    _principal_flags(proxy, " (over the config's gateway.principal)")
     _pins.add_parser(commands)
     for name, command in commands.choices.items():
         if name == "pins":  # it loads no code of the user's
@@ -225,6 +228,32 @@ def _http_settings(command: argparse.ArgumentParser, over: str = "") -> None:
         "--keep-alive-timeout", type=float, metavar="SECONDS", help="close an idle connection after (default 5)"
     )
     group.add_argument("--max-connections", type=int, metavar="N", help="connections at once at most (default 2000)")
+    group.add_argument(
+        "--stateless",
+        action="store_true",
+        default=None,
+        help="serve 2025 clients without sessions too, for instances behind a load balancer",
+    )
+
+
+def _principal_flags(command: argparse.ArgumentParser, over: str = "") -> None:
+    """The flags naming the caller of a stdio server (`scopetool.Principal`), whom policies and scopes see."""
+    group = command.add_argument_group(f"over stdio, who the caller is{over}")
+    group.add_argument("--principal", metavar="SUBJECT", help="run every request as this caller (stdio only)")
+    group.add_argument("--principal-client", metavar="ID", help="the caller's client id (with --principal)")
+    group.add_argument(
+        "--principal-scope", action="append", metavar="SCOPE", help="a scope the caller holds (repeatable)"
+    )
+
+
+def _limit_flags(command: argparse.ArgumentParser) -> None:
+    """The flags of ``serve``'s call limits (`scopetool.mcp.limits.Limits`): a call over one is refused."""
+    group = command.add_argument_group("limits (a call over one is refused: 429 over HTTP)")
+    group.add_argument("--caller-rate", metavar="RATE", help="each caller's calls, e.g. 10/second or 100 per minute")
+    group.add_argument("--caller-concurrency", type=int, metavar="N", help="each caller's calls in flight at once")
+    group.add_argument("--tool-rate", metavar="RATE", help="each tool's calls, all callers together")
+    group.add_argument("--tool-concurrency", type=int, metavar="N", help="each tool's calls in flight at once")
+    group.add_argument("--limits-redis", metavar="URL", help="count the rates in this Redis (redis://HOST:PORT/DB)")
 
 
 def _jobs(text: str) -> int:

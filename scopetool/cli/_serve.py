@@ -9,15 +9,17 @@ import ipaddress
 import sys
 from typing import TYPE_CHECKING, Any, Final
 
+from .._principal import Principal
 from .._registry import Registry
 from .._stdio import reserved_stdin
 from .._target import load_registry
 from ._common import ExitCode, UsageError, describe, say
 
 if TYPE_CHECKING:
+    from ..mcp.limits import Limit, Limits
     from ..mcp.server import HttpSettings
 
-__all__ = ["MISSING_SDK", "http_address", "http_settings", "import_problem", "run"]
+__all__ = ["MISSING_SDK", "http_address", "http_settings", "import_problem", "principal", "run"]
 
 MISSING_SDK: Final = "scopetool serve needs the MCP SDK: pip install 'scopetool[mcp]'"
 """What ``serve`` says when the ``mcp`` package is not installed."""
@@ -31,6 +33,7 @@ _SETTINGS: Final = (
     ("body_timeout", "body_timeout"),
     ("keep_alive_timeout", "keep_alive_timeout"),
     ("max_connections", "max_connections"),
+    ("stateless", "stateless"),
 )
 """Each ``--http`` settings flag (its argparse name) and the `HttpSettings` field it sets."""
 
@@ -48,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
     for flag, given in (("--always-show", args.always_show), ("--reveal", args.reveal)):
         if given and not args.tool_search:
             raise UsageError(f"{flag} applies to --tool-search only")
+    caller = principal(args)
+    limits = _limits(args)
     if args.page_size is not None and args.page_size < 1:
         raise UsageError(f"--page-size must be a positive integer, not {args.page_size}")
     interactive = sys.stdin is not None and sys.stdin.isatty()
@@ -58,6 +63,10 @@ def run(args: argparse.Namespace) -> int:
         except ImportError as error:
             raise UsageError(import_problem(error)) from None
         options: dict[str, Any] = {"name": args.name, "instructions": args.instructions, "page_size": args.page_size}
+        if limits is not None:
+            from ..mcp.limits import Limiter  # noqa: PLC0415 - loaded with the server, which needs the MCP SDK
+
+            options["limiter"] = Limiter(limits, tools=registry.names())
         count = len(registry)
         served = f"serving {count} tool{'' if count == 1 else 's'} as MCP server {args.name!r}"
         if args.tool_search:
@@ -69,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
             def waiting() -> None:
                 say(f"{served} over stdio; waiting for a client on standard input (Ctrl-C stops)")
 
-            module.run_stdio(registry, ready=waiting if interactive else None, **options)
+            module.run_stdio(registry, ready=waiting if interactive else None, principal=caller, **options)
             return ExitCode.OK
         host, port = address
 
@@ -104,6 +113,63 @@ def _settings_need_http(args: argparse.Namespace) -> None:
         given = [flag for flag, _ in _SETTINGS if getattr(args, flag) is not None]
         if given:
             raise UsageError(f"--{given[0].replace('_', '-')} applies to --http only")
+
+
+def principal(args: argparse.Namespace) -> Principal | None:
+    """The caller ``--principal`` names (with its ``--principal-client`` and ``--principal-scope``), or None.
+
+    Raises:
+        UsageError: a ``--principal-*`` flag without ``--principal``, or ``--principal`` with ``--http``
+            (over HTTP each caller is authenticated, never named by the operator).
+    """
+    if args.principal is None:
+        given = "--principal-client" if args.principal_client is not None else None
+        given = given or ("--principal-scope" if args.principal_scope else None)
+        if given is not None:
+            raise UsageError(f"{given} needs --principal SUBJECT")
+        return None
+    if args.http is not None:
+        raise UsageError("--principal applies to stdio only: over --http each caller is authenticated")
+    if not args.principal.strip():
+        raise UsageError("--principal needs a non-empty SUBJECT")
+    return Principal(args.principal, args.principal_client, frozenset(args.principal_scope or ()))
+
+
+def _limits(args: argparse.Namespace) -> Limits | None:
+    """The `Limits` the limit flags give, or None when none is given.
+
+    Raises:
+        UsageError: a rate, a concurrency or the Redis URL out of its range (named as a flag), or
+            ``--limits-redis`` with no rate to count there.
+    """
+    from ..mcp.limits import Limits  # noqa: PLC0415 - only a server with limits needs it
+
+    flags = ("caller_rate", "caller_concurrency", "tool_rate", "tool_concurrency")
+    if all(getattr(args, flag) is None for flag in flags):
+        if args.limits_redis is not None:
+            raise UsageError("--limits-redis needs a rate to count there: --caller-rate or --tool-rate")
+        return None
+    try:
+        return Limits(
+            caller=_limit(args.caller_rate, args.caller_concurrency, "--caller"),
+            tool=_limit(args.tool_rate, args.tool_concurrency, "--tool"),
+            redis=args.limits_redis,
+        )
+    except ValueError as error:
+        raise UsageError(f"--limits-redis: {str(error).partition(' ')[2]}") from None
+
+
+def _limit(rate: str | None, concurrency: int | None, flag: str) -> Limit:
+    from ..mcp.limits import Limit  # noqa: PLC0415 - only a server with limits needs it
+
+    try:
+        Limit(rate=rate)
+    except ValueError as error:
+        raise UsageError(f"{flag}-rate: {error}") from None
+    try:
+        return Limit(rate=rate, concurrency=concurrency)
+    except ValueError as error:
+        raise UsageError(f"{flag}-concurrency: {error}") from None
 
 
 def http_settings(args: argparse.Namespace, base: HttpSettings) -> HttpSettings:

@@ -37,10 +37,14 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .._contract import Request
 from .._json import is_object
 from .._registry import Registry
-from ._strict_messages import ARGUMENTS, BLANK, Passed, screen
-from ._tool_handlers import ServerOptions, create_server
+from ..providers._common import ToolCall
+from ._strict_messages import ARGUMENTS, BLANK, LIMITED, Passed, screen
+from ._tool_handlers import CallObserver, ServerOptions, create_server
+from ._tool_search import counted_name
+from .limits import RATE_LIMITED, Admitted, Limiter
 
 __all__ = [
     "DEFAULT_HOST",
@@ -125,6 +129,10 @@ class HttpSettings:
     allowed_origins: tuple[str, ...] = ()
     """Browser origins (``https://app.example.com``) allowed besides those of an allowed host; a
     request with any other ``Origin`` header is refused ``403`` when the protection is on."""
+    stateless: bool = False
+    """Serve 2025 clients without sessions too: each POST stands alone (no ``Mcp-Session-Id``, no GET
+    stream, no request from the server such as a 2025 elicitation), so any instance behind a load
+    balancer can answer any request. A 2026-07-28 request is stateless whatever this says."""
     _hosts: frozenset[tuple[str, int | None]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -246,7 +254,10 @@ def http_app(
     sessions = _EvictingSessions(create_server(registry, **options), settings)
     # the SDK's `Server.streamable_http_app`, with this session manager: one route, the manager's lifespan
     app = Starlette(routes=[Route(path, StreamableHTTPASGIApp(sessions))], lifespan=lambda _: sessions.run())
-    return _Hosts(_StrictBodies(app, settings), host, settings)
+    limiter = options.get("limiter")
+    searching = options.get("tool_search", False) is not False
+    limits = None if limiter is None else _Limits(limiter, options.get("on_call"), searching)
+    return _Hosts(_StrictBodies(app, settings, limits), host, settings)
 
 
 _logger: Final = logging.getLogger("scopetool.mcp.server")
@@ -266,6 +277,7 @@ class _EvictingSessions(StreamableHTTPSessionManager):
             server,
             session_idle_timeout=settings.session_idle_timeout,
             max_sessions=settings.max_sessions,
+            stateless=settings.stateless,
             # `_Hosts` checks Host and Origin for every request, with loopback ranges the SDK's patterns cannot say
             security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )
@@ -524,11 +536,12 @@ class _StrictBodies:
     would let run to its end.
     """
 
-    __slots__ = ("_app", "_retry_after", "_settings")
+    __slots__ = ("_app", "_limits", "_retry_after", "_settings")
 
-    def __init__(self, app: ASGIApp, settings: HttpSettings) -> None:
+    def __init__(self, app: ASGIApp, settings: HttpSettings, limits: _Limits | None = None) -> None:
         self._app = app
         self._settings = settings
+        self._limits = limits
         self._retry_after = str(math.ceil(settings.session_idle_timeout))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -575,8 +588,20 @@ class _StrictBodies:
                 return
             assert to_server is not None
             body = to_server.message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+        held: Admitted | None = None
+        if self._limits is not None and isinstance(screened, Passed):
+            found = await self._limits.enter(screened.value)
+            if isinstance(found, Response):
+                await found(scope, receive, send)
+                return
+            if found is not None:
+                held, scope = found, {**scope, LIMITED: True}
         replay, answer = _Replay(body, receive), _Answer(send, self._retry_after)
-        await self._app(scope, replay, answer)
+        try:
+            await self._app(scope, replay, answer)
+        finally:
+            if held is not None:
+                held.release()
         request_id = _request_id(screened.value) if isinstance(screened, Passed) else None
         # the client left before the answer: cancel its request, as its client would (2026-07-28 POSTs are cancelled)
         if session is not None and request_id is not None and replay.disconnected and not answer.complete:
@@ -594,6 +619,38 @@ class _StrictBodies:
 
         # the session answers a notification at once (202); the gone client's `receive` says disconnect from here on
         await self._app(cancel, _Replay(body, receive), nowhere)
+
+
+@final
+class _Limits:
+    """The limits of ``tools/call`` requests, counted before the SDK reads them: one over a limit is answered 429."""
+
+    __slots__ = ("_limiter", "_on_call", "_searching")
+
+    def __init__(self, limiter: Limiter, on_call: CallObserver | None, searching: bool = False) -> None:
+        self._limiter = limiter
+        self._on_call = on_call
+        self._searching = searching  # with tool search, a ``call_tool`` call counts against its inner tool
+
+    async def enter(self, value: object) -> Admitted | Response | None:
+        """The slot of the ``tools/call`` request `value`, or the response refusing it; None for any other message."""
+        params = value.get("params") if is_object(value) and value.get("method") == "tools/call" else None
+        name = params.get("name") if is_object(params) else None
+        if not isinstance(name, str):
+            return None
+        if self._searching and is_object(params):
+            name = counted_name(name, params.get("arguments"))
+        found = await self._limiter.enter(name)
+        if isinstance(found, Admitted):
+            return found
+        request_id = _request_id(value)
+        if self._on_call is not None:
+            self._on_call(ToolCall(None if request_id is None else str(request_id), Request(name)), found)
+        code = RATE_LIMITED if found.status == RATE_LIMITED else mcp_types.INTERNAL_ERROR
+        error = mcp_types.ErrorData(code=code, message=str(found), data={"retryAfterSeconds": found.retry_after})
+        text = mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error).model_dump_json(by_alias=True)
+        headers = {"retry-after": str(found.retry_after)}
+        return Response(text, status_code=found.status, media_type="application/json", headers=headers)
 
 
 def _request_id(value: object) -> str | int | None:

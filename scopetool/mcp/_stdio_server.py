@@ -22,6 +22,7 @@ from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
 
+from .._principal import Principal, acting_as
 from .._registry import Registry
 from .._stdio import reserved_stdin, reserved_stdout
 from ._strict_messages import BLANK, Passed, invalid, screen
@@ -38,6 +39,7 @@ async def serve_stdio(
     *,
     shutdown_grace: float = SHUTDOWN_GRACE,
     ready: Callable[[], object] | None = None,
+    principal: Principal | None = None,
     **options: Unpack[ServerOptions],
 ) -> None:
     """Serve `registry` over this process's stdin and stdout until the client disconnects.
@@ -52,8 +54,10 @@ async def serve_stdio(
     running go on for up to `shutdown_grace` seconds (``math.inf``: no bound), then are cancelled and
     answered with a ``Connection closed`` error; a request for input the client can no longer answer
     ends its call with an error result at once. Cancelled (Ctrl-C), it stops at once. `ready` is
-    called once the server reads stdin (from then on, Ctrl-C stops it cleanly). `options` are those
-    of `create_server`.
+    called once the server reads stdin (from then on, Ctrl-C stops it cleanly). `principal` is the
+    caller the operator names for this connection (stdio has no authentication): every request runs
+    inside ``acting_as(principal)``, so policies read it from `scopetool.current_principal`. `options`
+    are those of `create_server`.
 
     Raises:
         ValueError: `shutdown_grace` is negative or NaN.
@@ -70,7 +74,8 @@ async def serve_stdio(
         ):
             if ready is not None:
                 ready()
-            await server.run(received, sent, server.create_initialization_options())
+            with acting_as(principal):  # every request's task is started in this context, and inherits it
+                await server.run(received, sent, server.create_initialization_options())
     except* BrokenPipeError:  # the client closed its end of stdout: a disconnect, nothing can be answered
         pass
 
@@ -80,13 +85,14 @@ def run_stdio(
     *,
     shutdown_grace: float = SHUTDOWN_GRACE,
     ready: Callable[[], object] | None = None,
+    principal: Principal | None = None,
     **options: Unpack[ServerOptions],
 ) -> None:
     """Serve `registry` over stdio, blocking until the client disconnects (what ``scopetool serve`` runs).
 
     Arguments are those of `serve_stdio`.
     """
-    asyncio.run(serve_stdio(registry, shutdown_grace=shutdown_grace, ready=ready, **options))
+    asyncio.run(serve_stdio(registry, shutdown_grace=shutdown_grace, ready=ready, principal=principal, **options))
 
 
 @contextlib.asynccontextmanager

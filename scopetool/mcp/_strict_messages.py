@@ -16,10 +16,12 @@ from mcp.shared.message import SessionMessage
 
 from .._json import is_object, member_spans, parse_lenient, syntax_problem, value_span
 
-__all__ = ["ARGUMENTS", "BLANK", "Passed", "RawArguments", "invalid", "screen"]
+__all__ = ["ARGUMENTS", "BLANK", "LIMITED", "Passed", "RawArguments", "invalid", "screen"]
 
 ARGUMENTS: Final = "scopetool.raw_arguments"
 """The ASGI scope key holding a ``tools/call``'s exact arguments, where they broke I-JSON."""
+LIMITED: Final = "scopetool.limited"
+"""The ASGI scope key set (True) on a ``tools/call`` the HTTP transport already counted against the limits."""
 BLANK: Final = b" \t\r\n"
 
 

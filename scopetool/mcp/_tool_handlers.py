@@ -38,8 +38,9 @@ from .._registry import Registry
 from ..providers._common import Export, ProviderError, ToolCall, UnknownToolError, object_arguments, run_call
 from ..providers.mcp import export_tools, list_tools_result, result_message
 from ._elicitation import ANSWER, requested_schema
-from ._strict_messages import ARGUMENTS, RawArguments
-from ._tool_search import CALL_TOOL, SEARCH_TOOLS, SearchFront, ToolSearch
+from ._strict_messages import ARGUMENTS, LIMITED, RawArguments
+from ._tool_search import CALL_TOOL, SEARCH_TOOLS, SearchFront, ToolSearch, counted_name
+from .limits import RATE_LIMITED, Limiter, LimitError
 
 __all__ = ["MAX_INPUT_ROUNDS", "CallObserver", "ServerOptions", "create_server"]
 
@@ -78,6 +79,8 @@ def create_server(
     tool_fields: Mapping[str, Mapping[str, Any]] | None = None,
     on_call: CallObserver | None = None,
     tool_search: ToolSearch | bool = False,
+    visible: Callable[[str], bool] | None = None,
+    limiter: Limiter | None = None,
 ) -> Server[Any]:
     """An MCP server (the SDK's low-level `Server`) exposing every tool of `registry`.
 
@@ -97,6 +100,13 @@ def create_server(
             `ToolSearch.always_show` names) in place of the whole catalog. ``search_tools`` answers with
             the best matching tools' entries; ``call_tool``'s inner call is admitted, run and answered
             exactly as a direct call of the inner tool (which stays callable by its own name too).
+        visible: Asked, in each request's context (where `scopetool.current_principal` is its caller),
+            whether the caller may see and call the tool of this name: a tool it says no to is left out
+            of that caller's ``tools/list`` and a call to it is answered as for an unknown tool
+            (``-32602``). None: every tool is every caller's.
+        limiter: Counts each ``tools/call`` against its limits (`scopetool.mcp.limits`): a call over one
+            is answered with the JSON-RPC error `RATE_LIMITED` and never runs. Over HTTP the
+            transport counts it first, and answers ``429``.
 
     Raises:
         TypeError: `registry` is not a `Registry`, or `tool_search` is not a bool or a `ToolSearch`.
@@ -113,8 +123,9 @@ def create_server(
     export = export_tools(registry, tool_fields=tool_fields)
     search = None
     if tool_search is not False:
-        search = SearchFront(registry, export, ToolSearch() if tool_search is True else tool_search, tool_fields)
-    tools = _Tools(registry, export, page_size, on_call, search)
+        options = ToolSearch() if tool_search is True else tool_search
+        search = SearchFront(registry, export, options, tool_fields, visible=visible)
+    tools = _Tools(registry, export, page_size, on_call=on_call, search=search, visible=visible, limiter=limiter)
     server_class = _ListChangingServer if search is not None and search.reveal else Server
     server: Server[Any] = server_class(name, version=version, instructions=instructions)
     server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=name))
@@ -148,6 +159,8 @@ class ServerOptions(TypedDict, total=False):
     tool_fields: Mapping[str, Mapping[str, Any]] | None
     on_call: CallObserver | None
     tool_search: ToolSearch | bool
+    visible: Callable[[str], bool] | None
+    limiter: Limiter | None
 
 
 @final
@@ -195,15 +208,29 @@ class _Ended(Exception):  # noqa: N818 - a control signal: the call ends with th
 class _Tools:
     """The ``tools/list`` and ``tools/call`` handlers of one server."""
 
-    __slots__ = ("_export", "_listed", "_names", "_on_call", "_page_size", "_registry", "_revealed", "_search")
+    __slots__ = (
+        "_export",
+        "_limiter",
+        "_listed",
+        "_names",
+        "_on_call",
+        "_page_size",
+        "_registry",
+        "_revealed",
+        "_search",
+        "_visible",
+    )
 
     def __init__(
         self,
         registry: Registry,
         export: Export,
         page_size: int | None = None,
+        *,
         on_call: CallObserver | None = None,
         search: SearchFront | None = None,
+        visible: Callable[[str], bool] | None = None,
+        limiter: Limiter | None = None,
     ) -> None:
         self._registry = registry
         self._export = export
@@ -217,9 +244,11 @@ class _Tools:
         # makes a new ServerSession per request and gives no public handle on the connection); its entry goes
         # when they do.
         self._revealed: dict[int, list[str]] = {}
+        self._visible = visible
+        self._limiter = limiter
 
     async def list_tools(self, ctx: _Context, params: mcp_types.PaginatedRequestParams | None) -> dict[str, Any]:
-        """One page of the tool list, in the registry's order; the cursor is where the page starts.
+        """One page of the caller's tool list, in the registry's order; the cursor is where the page starts.
 
         Raises:
             MCPError: ``-32602`` for a cursor this server did not give.
@@ -229,6 +258,10 @@ class _Tools:
         revealed = None if client is None else self._revealed.get(id(client))
         if revealed and self._search is not None:
             tools += self._search.entries(revealed)
+        visible = self._visible
+        if visible is not None:
+            own = () if self._search is None else (SEARCH_TOOLS, CALL_TOOL)
+            tools = [entry for entry in tools if entry["name"] in own or visible(entry["name"])]
         start = 0
         if cursor is not None:
             start = int(cursor) if cursor.isdecimal() and cursor.isascii() else 0
@@ -244,17 +277,37 @@ class _Tools:
     async def call_tool(
         self, ctx: _Context, params: mcp_types.CallToolRequestParams
     ) -> dict[str, Any] | mcp_types.InputRequiredResult:
-        """Admit, run and answer one call, asking the client for input as often as the tool needs it.
+        """Admit, run and answer one call within the limits, asking the client for input as often as the tool needs it.
 
         With tool search, a ``search_tools`` call is answered from the catalog, and a ``call_tool`` call
         is unwrapped and goes on as its inner call (an unknown inner name is an error result).
 
         Raises:
-            MCPError: ``-32602`` for a tool this server does not have (MCP 2026-07-28: a protocol error).
+            MCPError: ``-32602`` for a tool this server does not have (MCP 2026-07-28: a protocol error);
+                `RATE_LIMITED` (or ``-32603`` when the limit's store did not answer) for a call over a limit.
         """
+        if self._limiter is None or _counted(ctx.request):
+            return await self._call_tool(ctx, params)
+        counted = params.name if self._search is None else counted_name(params.name, params.arguments)
+        found = await self._limiter.enter(counted)
+        if isinstance(found, LimitError):
+            self._tell_on_call(
+                ToolCall(None if ctx.request_id is None else str(ctx.request_id), Request(params.name)), found
+            )
+            code = RATE_LIMITED if found.status == RATE_LIMITED else mcp_types.INTERNAL_ERROR
+            raise MCPError(code, str(found), {"retryAfterSeconds": found.retry_after})
+        try:
+            return await self._call_tool(ctx, params)
+        finally:
+            found.release()
+
+    async def _call_tool(
+        self, ctx: _Context, params: mcp_types.CallToolRequestParams
+    ) -> dict[str, Any] | mcp_types.InputRequiredResult:
         name, call_id = params.name, None if ctx.request_id is None else str(ctx.request_id)
         search = self._search
-        if name not in self._names and (search is None or name not in (SEARCH_TOOLS, CALL_TOOL)):
+        own = search is not None and name in (SEARCH_TOOLS, CALL_TOOL)
+        if not own and (name not in self._names or (self._visible is not None and not self._visible(name))):
             self._unknown(call_id, name)
             raise MCPError(mcp_types.INVALID_PARAMS, f"Unknown tool: {name}")
         raw = _exact_arguments(ctx.request)
@@ -277,7 +330,7 @@ class _Tools:
             if not isinstance(inner, ToolCall):  # call_tool's own arguments were rejected
                 return result_message(ToolCall(call_id, Request(name, arguments)), inner)
             name, arguments = inner.name, inner.request.arguments
-            if name not in self._names:
+            if name not in self._names or (self._visible is not None and not self._visible(name)):
                 self._unknown(call_id, name)
                 return _error_text(search.unknown(name))
         call = ToolCall(call_id, Request(name, arguments))
@@ -367,6 +420,12 @@ def _exact_arguments(request: object) -> RawArguments | None:
     scope: object = getattr(request, "scope", None)  # HTTP: the Starlette request of the POST
     found = scope.get(ARGUMENTS) if is_object(scope) else None
     return found if isinstance(found, RawArguments) else None
+
+
+def _counted(request: object) -> bool:
+    """Whether the transport already counted this call against the limits (an HTTP request it admitted)."""
+    scope: object = getattr(request, "scope", None)
+    return is_object(scope) and scope.get(LIMITED) is True
 
 
 def _can_elicit(session: ServerSession) -> bool:

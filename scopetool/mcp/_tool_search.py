@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, final
 
@@ -23,7 +23,7 @@ from .._binding import bind
 from .._contract import Contract, Invocation, Request
 from .._definition import Definition, Effect
 from .._errors import InvalidInvocationError
-from .._json import loads_exact, member_spans
+from .._json import is_object, loads_exact, member_spans
 from .._output import Output, Result
 from .._registry import Registry
 from .._search import ToolIndex
@@ -145,18 +145,27 @@ class ToolSearch:
 class _Searcher:
     """The ``search_tools`` tool: the catalog's MCP entries that best match a query."""
 
-    __slots__ = ("_entries", "_index")
+    __slots__ = ("_entries", "_index", "_visible")
 
-    def __init__(self, index: ToolIndex, entries: Mapping[str, dict[str, Any]]) -> None:
+    def __init__(
+        self, index: ToolIndex, entries: Mapping[str, dict[str, Any]], visible: Callable[[str], bool] | None
+    ) -> None:
         self._index = index
         self._entries = entries
+        self._visible = visible
 
     def definition(self) -> Definition:
         return _SEARCH_DEFINITION
 
     async def call(self, invocation: Invocation) -> Result:
         arguments = json.loads(invocation.arguments)  # admitted: exactly the schema's shape
-        found = self._index.search(arguments["query"], limit=int(arguments.get("limit", DEFAULT_RESULTS)))
+        limit = int(arguments.get("limit", DEFAULT_RESULTS))
+        visible = self._visible
+        if visible is None:
+            found = self._index.search(arguments["query"], limit=limit)
+        else:  # only the tools this caller may call (`current_principal`, in this request's context)
+            ranked = self._index.search(arguments["query"], limit=len(self._index))
+            found = [definition for definition in ranked if visible(definition.name)][:limit]
         tools = [self._entries[definition.name] for definition in found]
         return Result(output=Output.from_json(json.dumps({"tools": tools}, ensure_ascii=False)))
 
@@ -170,7 +179,7 @@ class SearchFront:
             `ToolSearch.always_show` names a tool the catalog does not have.
     """
 
-    __slots__ = ("_call_contract", "_entries", "_listed_names", "_names", "listed", "reveal", "searching")
+    __slots__ = ("_call_contract", "_entries", "_listed_names", "_names", "_visible", "listed", "reveal", "searching")
 
     def __init__(
         self,
@@ -178,6 +187,8 @@ class SearchFront:
         export: Export,
         options: ToolSearch,
         tool_fields: Mapping[str, Mapping[str, Any]] | None = None,
+        *,
+        visible: Callable[[str], bool] | None = None,
     ) -> None:
         names = registry.names()
         taken = sorted(_OWN_NAMES.intersection(names))
@@ -190,12 +201,13 @@ class SearchFront:
         entries = {entry["name"]: entry for entry in export.tools}
         catalog = registry.definitions()
         self._names = names
+        self._visible = visible
         self._entries = entries
         self._listed_names = shown | _OWN_NAMES
         self.reveal = options.reveal
         """Whether found tools are listed for the rest of the session (`ToolSearch.reveal`)."""
         self._call_contract = Contract(_CALL_DEFINITION)
-        self.searching = Registry(bind(_Searcher(ToolIndex(catalog), entries)))
+        self.searching = Registry(bind(_Searcher(ToolIndex(catalog), entries, visible)))
         """The registry ``search_tools`` calls run in."""
         fields = {name: value for name, value in (tool_fields or {}).items() if name in shown}
         self.listed = export_tools(
@@ -235,6 +247,17 @@ class SearchFront:
         """The text answering a ``call_tool`` call that names no tool of the catalog."""
         if name in _OWN_NAMES:
             return _NOT_INNER.format(name=name)
-        close = difflib.get_close_matches(name, self._names, n=1, cutoff=0.6)
+        visible = self._visible
+        names = self._names if visible is None else [known for known in self._names if visible(known)]
+        close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
         hint = f'did you mean "{close[0]}"? ' if close else ""
         return _NO_SUCH_TOOL.format(name=name[:80], hint=hint, search=SEARCH_TOOLS)
+
+
+def counted_name(name: str, arguments: object) -> str:
+    """The tool a ``tools/call`` of `name` is counted against: a ``call_tool`` call's inner tool, else `name`."""
+    if name == CALL_TOOL and is_object(arguments):
+        inner = arguments.get("name")
+        if isinstance(inner, str):
+            return inner
+    return name

@@ -10,6 +10,12 @@ the reference is ``docs/mcp-gateway.md``). What the gateway promises:
 * Guards: ``allow`` / ``deny`` lists of tool-name patterns, per server and for all of them, decide
   which tools exist at all (fail-closed: a tool not allowed is neither listed nor callable); a
   ``policy`` (a scopetool `Authorizer`, ``module:function``) is asked before each call it guards.
+* Callers: ``scopes`` and ``toolScopes`` name the scopes a caller needs, per server and per tool; a
+  caller (`scopetool.current_principal`: authenticated over HTTP, named by ``gateway.principal`` or
+  ``--principal`` over stdio) sees and calls only the tools whose scopes it holds, and a tool that
+  needs any scope is nobody's when no caller is known (fail-closed). A policy reads the caller too.
+* Limits: rate and concurrency limits per caller and per tool (``gateway.limits``, a server's
+  ``limits``; `scopetool.mcp.limits`); a call over one never reaches its server (HTTP ``429``).
 * Names: a tool keeps its server's name unless another server has the same one, or the name holds
   ``__``; then it is served as ``PREFIX__NAME`` (the prefix is the server's name, or its ``prefix``).
   A served name belongs to one server whatever its tools are called, see `served_names`.
@@ -38,6 +44,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import datetime
 import fnmatch
 import json
@@ -67,9 +74,10 @@ from .._guard import AuthorizationError, Authorizer, Guard
 from .._json import MAX_INPUT_BYTES, syntax_problem
 from .._outcome import Failure, classify_failure
 from .._output import Output, Result, TextBlock
+from .._principal import Principal, current_principal
 from .._registry import Registry
 from .._target import TargetError, load_object, load_registry
-from ..providers._common import ToolCall
+from ..providers._common import ToolCall, UnknownToolError
 from ._tool_search import CALL_TOOL, SEARCH_TOOLS
 from .client import (
     CALL_TIMEOUT,
@@ -83,6 +91,7 @@ from .client import (
     connect,
     server_spec,
 )
+from .limits import LIMIT_STORE_TIMEOUT, Limit, Limiter, LimitError, Limits
 from .pins import PinError, PinFile
 from .screening import Finding, remove_invisible, screen_definition
 from .server import HttpSettings, ToolSearch, serve_http, serve_stdio
@@ -110,11 +119,20 @@ SEPARATOR: Final = "__"
 
 _TIMEOUT_KEYS: Final = ("startTimeout", "listTimeout", "callTimeout")
 """The time bounds of a remote server, in the ``gateway`` section and in each ``mcpServers`` entry."""
-_SECTION_KEYS: Final = frozenset({"allow", "deny", "policy", "prefix", "trusted", "poisoning", *_TIMEOUT_KEYS})
-_LOCAL_KEYS: Final = frozenset({"tools", "allow", "deny", "policy", "prefix"})
+_SECTION_KEYS: Final = frozenset(
+    {"allow", "deny", "policy", "prefix", "trusted", "poisoning", "scopes", "toolScopes", "limits", *_TIMEOUT_KEYS}
+)
+_LOCAL_KEYS: Final = frozenset({"tools", "allow", "deny", "policy", "prefix", "scopes", "toolScopes", "limits"})
+_LIMIT_KEYS: Final = frozenset({"rate", "concurrency"})
+_LIMITS_KEYS: Final = frozenset({"caller", "tool", "tools", "redis", "storeTimeout"})
+_PRINCIPAL_KEYS: Final = frozenset({"subject", "clientId", "scopes"})
+_SCOPE: Final = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
+"""An OAuth scope token (RFC 6749, section 3.3): printable ASCII but space, double quote and backslash."""
 _GATEWAY_KEYS: Final = frozenset(
     {
         "name",
+        "principal",
+        "limits",
         "instructions",
         "pins",
         "audit",
@@ -139,6 +157,7 @@ _HTTP_KEYS: Final = {
     "maxConnections": "max_connections",
     "allowedHosts": "allowed_hosts",
     "allowedOrigins": "allowed_origins",
+    "stateless": "stateless",
 }
 """The ``gateway`` keys of its HTTP server's settings (``proxy --http``), and the `HttpSettings` field of each."""
 _TOP_KEYS: Final = frozenset({"mcpServers", LOCAL, "gateway"})
@@ -222,6 +241,20 @@ class Section:
     """Seconds each call waits for the server's answer; None: the gateway's."""
     poisoning: Literal["flag", "refuse"] | None = None
     """What a screening finding does to this server's tools; None: the gateway's `GatewayConfig.poisoning`."""
+    scopes: frozenset[str] = frozenset()
+    """The scopes a caller needs for every tool of this server (``scopes``)."""
+    tool_scopes: tuple[tuple[str, frozenset[str]], ...] = ()
+    """``toolScopes``: per tool-name pattern (matched as a ``deny`` pattern is: whatever the case), the
+    scopes a caller needs, besides `scopes`, for each tool it matches."""
+
+    limits: Limit | None = None
+    """The limit of each of this server's tools (``limits``), unless ``gateway.limits.tools`` names it."""
+
+    def required_scopes(self, tool: str) -> frozenset[str]:
+        """The scopes a caller needs for this server's tool `tool` (its own name): `scopes`, and each match's."""
+        folded = _folded(tool)
+        matching = (scopes for pattern, scopes in self.tool_scopes if fnmatch.fnmatchcase(folded, _folded(pattern)))
+        return self.scopes.union(*matching)
 
 
 @final
@@ -235,6 +268,10 @@ class GatewayConfig:
     """The server name the gateway's clients are told."""
     instructions: str | None = None
     """Instructions for the clients' model, or None."""
+    principal: Principal | None = None
+    """The caller every request runs as over stdio (``gateway.principal``); None: no caller is known there."""
+    limits: Limits = field(default_factory=Limits)
+    """``gateway.limits``: per caller, per tool (every tool, and by served name), and where rates are counted."""
     pins: Path | None = None
     """The lock file the remote tools are pinned in, or None to pin nothing."""
     audit: Path | None = None
@@ -292,19 +329,24 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
     """Check a config's JSON value and make it a `GatewayConfig`; every unknown key is an error.
 
     The shape: ``{"mcpServers": {NAME: ENTRY, ...}, "scopetool": {...}, "gateway": {...}}``. Each ENTRY
-    is what MCP clients take (``command`` / ``args`` / ``env`` / ``cwd``, or ``url`` / ``headers``)
-    plus the gateway's ``allow``, ``deny``, ``policy``, ``prefix``, ``trusted``, ``poisoning`` and the
-    server's own ``startTimeout``, ``listTimeout`` and ``callTimeout``; ``scopetool`` lists local
-    ``tools`` targets (with ``allow``, ``deny``, ``policy``, ``prefix``); ``gateway`` holds ``name``,
-    ``instructions``, ``pins``, ``audit``, ``auditArguments``, ``allow``, ``deny``, ``policy``, ``prefix``
-    (``"collisions"`` or ``"always"``), ``poisoning`` (``"flag"`` or ``"refuse"``), the timeouts every
-    server gets unless its entry says otherwise: ``startTimeout``, ``listTimeout``, ``callTimeout``
-    (seconds > 0), the caps ``maxMessageBytes`` and ``maxDescriptionBytes``, ``toolSearch`` (true, or
-    ``{"alwaysShow": [SERVED_NAME, ...]}``: ``search_tools`` and ``call_tool`` in place of the list), and
-    its HTTP server's settings (`scopetool.mcp.server.HttpSettings`): ``sessionIdleTimeout``, ``maxSessions``,
-    ``headerTimeout``, ``bodyTimeout``, ``keepAliveTimeout``, ``maxConnections``, ``allowedHosts``,
-    ``allowedOrigins``. No two servers may have the same prefix. Relative paths (pins, audit, file
-    targets, ``cwd``) are taken from `base`.
+    is what MCP clients take (``command`` / ``args`` / ``env`` / ``cwd``, or ``url`` / ``headers``) plus
+    the gateway's ``allow``, ``deny``, ``policy``, ``prefix``, ``trusted``, ``poisoning``, ``scopes`` (a
+    list of OAuth scopes), ``toolScopes`` (``{PATTERN: [SCOPE, ...]}``) and the server's own
+    ``startTimeout``, ``listTimeout`` and ``callTimeout``; ``scopetool`` lists local ``tools`` targets
+    (with ``allow``, ``deny``, ``policy``, ``prefix``, ``scopes``, ``toolScopes``); ``gateway`` holds
+    ``name``, ``instructions``, ``principal`` (``{"subject", "clientId", "scopes"}``: the caller over
+    stdio), ``limits`` (``{"caller": LIMIT, "tool": LIMIT, "tools": {NAME: LIMIT}, "redis": URL,
+    "storeTimeout": SECONDS}``, each LIMIT ``{"rate": "10/second", "concurrency": 4}``; a server entry's
+    ``limits`` is one LIMIT for each of its tools), ``pins``, ``audit``, ``auditArguments``, ``allow``,
+    ``deny``, ``policy``, ``prefix`` (``"collisions"`` or ``"always"``), ``poisoning`` (``"flag"`` or
+    ``"refuse"``), the timeouts every server gets unless its entry says otherwise: ``startTimeout``,
+    ``listTimeout``, ``callTimeout`` (seconds > 0), the caps ``maxMessageBytes`` and
+    ``maxDescriptionBytes``, ``toolSearch`` (true, or ``{"alwaysShow": [SERVED_NAME, ...]}``:
+    ``search_tools`` and ``call_tool`` in place of the list), and its HTTP server's settings
+    (`scopetool.mcp.server.HttpSettings`): ``sessionIdleTimeout``, ``maxSessions``, ``headerTimeout``,
+    ``bodyTimeout``, ``keepAliveTimeout``, ``maxConnections``, ``allowedHosts``, ``allowedOrigins``,
+    ``stateless``. No two servers may have the same prefix. Relative paths (pins, audit, file targets,
+    ``cwd``) are taken from `base`.
 
     Raises:
         ConfigError: one line naming the key and where it is (`source`).
@@ -357,6 +399,8 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
         sections=tuple(sections),
         name=_string(gateway.get("name", "scopetool-gateway"), source, "gateway.name"),
         instructions=_optional_string(gateway.get("instructions"), source, "gateway.instructions"),
+        principal=_principal(gateway.get("principal"), source),
+        limits=_limits(gateway.get("limits"), source),
         pins=None if pins is None else base / _string(pins, source, "gateway.pins"),
         audit=None if audit is None else base / _string(audit, source, "gateway.audit"),
         audit_arguments=_bool(gateway.get("auditArguments", False), source, "gateway.auditArguments"),
@@ -382,6 +426,8 @@ def _http_settings(gateway: Mapping[str, Any], source: str) -> HttpSettings:
     for key, name in _HTTP_KEYS.items():
         if key in gateway:
             value = gateway[key]
+            if name == "stateless":
+                value = _bool(value, source, f"gateway.{key}")
             given[name] = _strings(value, source, f"gateway.{key}") if name.startswith("allowed_") else value
             try:
                 HttpSettings(**{name: given[name]})  # its checks, for this key alone: the error names it
@@ -428,6 +474,9 @@ def _local(value: object, base: Path, source: str) -> Section:
         filter=_filter(entry, source, LOCAL),
         policy=_target(entry.get("policy"), base, source, f"{LOCAL}.policy"),
         prefix=_prefix(entry.get("prefix"), source, f"{LOCAL}.prefix"),
+        scopes=_scopes(entry.get("scopes", []), source, f"{LOCAL}.scopes"),
+        tool_scopes=_tool_scopes(entry.get("toolScopes", {}), source, f"{LOCAL}.toolScopes"),
+        limits=None if "limits" not in entry else _limit(entry["limits"], source, f"{LOCAL}.limits"),
     )
 
 
@@ -459,6 +508,9 @@ def _remote(name: str, value: object, base: Path, source: str, where: str) -> Se
         list_timeout=_optional_seconds(entry.get("listTimeout"), source, f"{where}.listTimeout"),
         call_timeout=_optional_seconds(entry.get("callTimeout"), source, f"{where}.callTimeout"),
         poisoning=_poisoning(entry.get("poisoning"), source, f"{where}.poisoning"),
+        scopes=_scopes(entry.get("scopes", []), source, f"{where}.scopes"),
+        tool_scopes=_tool_scopes(entry.get("toolScopes", {}), source, f"{where}.toolScopes"),
+        limits=None if "limits" not in entry else _limit(entry["limits"], source, f"{where}.limits"),
     )
 
 
@@ -494,6 +546,71 @@ def _patterns(value: object, source: str, where: str) -> tuple[str, ...]:
     if items is None or not all(isinstance(item, str) and item for item in items):
         raise ConfigError(f"{source}: {where}: must be a list of tool-name patterns (non-empty strings)")
     return tuple(cast("list[str]", items))
+
+
+def _scopes(value: object, source: str, where: str) -> frozenset[str]:
+    items = cast("list[object]", value) if isinstance(value, list) else None
+    if items is None or not all(isinstance(item, str) and _SCOPE.fullmatch(item) for item in items):
+        raise ConfigError(
+            f'{source}: {where}: must be a list of scopes (OAuth scope tokens: printable ASCII without spaces, " or \\)'
+        )
+    return frozenset(cast("list[str]", items))
+
+
+def _tool_scopes(value: object, source: str, where: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    entry = _object(value, source, where)
+    found: list[tuple[str, frozenset[str]]] = []
+    for pattern, scopes in entry.items():
+        if not pattern:
+            raise ConfigError(f"{source}: {where}: a tool-name pattern must be a non-empty string")
+        found.append((pattern, _scopes(scopes, source, f"{where}.{pattern}")))
+    return tuple(found)
+
+
+def _limit(value: object, source: str, where: str) -> Limit:
+    entry = _object(value, source, where)
+    _known(entry, _LIMIT_KEYS, source, where)
+    for key in ("rate", "concurrency"):
+        if key in entry:
+            try:
+                Limit(**{key: entry[key]})  # its checks, for this key alone: the error names it
+            except ValueError as error:
+                raise ConfigError(f"{source}: {where}.{key}: {error}") from None
+    return Limit(rate=entry.get("rate"), concurrency=entry.get("concurrency"))
+
+
+def _limits(value: object, source: str) -> Limits:
+    if value is None:
+        return Limits()
+    where = "gateway.limits"
+    entry = _object(value, source, where)
+    _known(entry, _LIMITS_KEYS, source, where)
+    tools = _object(entry.get("tools", {}), source, f"{where}.tools")
+    redis = entry.get("redis")
+    try:
+        Limits(redis=redis)
+    except ValueError as error:
+        raise ConfigError(f"{source}: {where}.redis: {str(error).partition(' ')[2]}") from None
+    return Limits(
+        caller=_limit(entry.get("caller", {}), source, f"{where}.caller"),
+        tool=_limit(entry.get("tool", {}), source, f"{where}.tool"),
+        tools={name: _limit(limit, source, f"{where}.tools.{name}") for name, limit in tools.items()},
+        redis=redis,
+        store_timeout=_seconds(entry.get("storeTimeout", LIMIT_STORE_TIMEOUT), source, f"{where}.storeTimeout"),
+    )
+
+
+def _principal(value: object, source: str) -> Principal | None:
+    if value is None:
+        return None
+    where = "gateway.principal"
+    entry = _object(value, source, where)
+    _known(entry, _PRINCIPAL_KEYS, source, where)
+    return Principal(
+        _string(entry.get("subject"), source, f"{where}.subject"),
+        _optional_string(entry.get("clientId"), source, f"{where}.clientId"),
+        _scopes(entry.get("scopes", []), source, f"{where}.scopes"),
+    )
 
 
 def _prefix(value: object, source: str, where: str) -> str | None:
@@ -622,16 +739,17 @@ def _safe_prefix(section: Section) -> str:
 class AuditLog:
     """The gateway's audit log: one JSON object a line, appended and flushed as each event happens.
 
-    A call's line: ``{"time", "event": "call", "id", "server", "tool", "name", "admitted",
-    "reason", "outcome"}``. ``server`` and ``tool`` are the server's own names, ``name`` the name
-    served; ``admitted`` is whether the call was sent on (run, for a local tool); ``reason`` says why
-    not (`REASONS`); ``outcome`` is ``"result"``, ``"failed"``, ``"rejected"`` or ``"error"`` for a
-    call that was sent on, else null. ``"arguments"`` (the argument text as received) is there only
-    when the config asks for it. Other events: ``"server"`` (a server started, with its tool count,
-    or did not, with ``"error"``), ``"flagged"`` (what screening found in a tool's definition:
-    ``"findings"``, each ``{"at", "kind", "detail"}``, and ``"poisoning"``, ``"flag"`` or
-    ``"refuse"``: what the config does with it), ``"refused"`` (a tool not served: pinned and
-    changed, not enforceable, or flagged under ``"poisoning": "refuse"``), ``"skipped"`` (a tool
+    A call's line: ``{"time", "event": "call", "id", "server", "tool", "name", "subject", "clientId",
+    "admitted", "reason", "outcome"}``. ``server`` and ``tool`` are the server's own names, ``name`` the
+    name served; ``subject`` and ``clientId`` are the caller's (`scopetool.Principal`; null when no
+    caller is known), never its token; ``admitted`` is whether the call was sent on (run, for a local
+    tool); ``reason`` says why not (`REASONS`); ``outcome`` is ``"result"``, ``"failed"``,
+    ``"rejected"`` or ``"error"`` for a call that was sent on, else null. ``"arguments"`` (the argument
+    text as received) is there only when the config asks for it. Other events: ``"server"`` (a server
+    started, with its tool count, or did not, with ``"error"``), ``"flagged"`` (what screening found in
+    a tool's definition: ``"findings"``, each ``{"at", "kind", "detail"}``, and ``"poisoning"``,
+    ``"flag"`` or ``"refuse"``: what the config does with it), ``"refused"`` (a tool not served: pinned
+    and changed, not enforceable, or flagged under ``"poisoning": "refuse"``), ``"skipped"`` (a tool
     whose served name is taken or invalid) and ``"stop"``.
     """
 
@@ -642,12 +760,15 @@ class AuditLog:
         "denied",
         "refused",
         "unknown",
+        "scope",
+        "limited",
         "policy",
         "policy_error",
     )
     """Why a call was not sent on: its arguments were over the size cap, not I-JSON, or broke the
     schema (or the tool's own validation); the tool is denied by the config, refused at start (a pin
-    or an unenforceable schema), or unknown; the policy refused the call, or raised."""
+    or an unenforceable schema), unknown, or needs scopes the caller does not hold (or no caller is
+    known); a limit refused it (or its store did not answer); the policy refused the call, or raised."""
 
     __slots__ = ("_arguments", "_stream")
 
@@ -672,13 +793,16 @@ class AuditLog:
         tool: str | None,
         reason: str | None,
         outcome: str | None,
+        caller: Principal | None = None,
     ) -> None:
-        """Append one call's line (see the class docstring)."""
+        """Append one call's line (see the class docstring); `caller` is who made it, when known."""
         fields: dict[str, Any] = {
             "id": call.id,
             "server": server,
             "tool": tool,
             "name": call.name,
+            "subject": None if caller is None else caller.subject,
+            "clientId": None if caller is None else caller.client_id,
             "admitted": reason is None,
             "reason": reason,
             "outcome": outcome,
@@ -699,6 +823,8 @@ class _Served:
 
     server: str
     tool: str
+    scopes: frozenset[str] = frozenset()
+    """The scopes a caller needs to see and call it."""
 
 
 @final
@@ -788,7 +914,7 @@ class _PolicyGate:
 class Gateway:
     """The running gateway's tools (made by `open_gateway`): what is served, and the audit of each call."""
 
-    __slots__ = ("_hidden", "_refusals", "_served", "audit", "registry", "skipped", "tool_search")
+    __slots__ = ("_hidden", "_refusals", "_served", "audit", "limiter", "registry", "skipped", "tool_search")
 
     def __init__(
         self,
@@ -806,6 +932,8 @@ class Gateway:
         """Where `observe` writes (`open_gateway` sets the config's log)."""
         self.tool_search: ToolSearch | bool = False
         """The server's ``tool_search`` (`open_gateway` sets the config's, with only the always-shown names served)."""
+        self.limiter: Limiter | None = None
+        """What counts each call against the config's limits (`open_gateway` sets it), or None for no limit."""
         self._served = dict(served)
         self._hidden = dict(hidden)
         self._refusals = refusals
@@ -815,30 +943,48 @@ class Gateway:
         found = self._served.get(name)
         return None if found is None else (found.server, found.tool)
 
+    def allows(self, name: str) -> bool:
+        """Whether the caller of the request being served may see and call served tool `name`.
+
+        The caller is `scopetool.current_principal`. A tool that needs no scope is everyone's; one that
+        needs scopes is a caller's only when it holds every one, and nobody's when no caller is known
+        (no authentication over HTTP, no ``principal`` over stdio): fail-closed. A name not served is
+        left to the server, which answers it as unknown.
+        """
+        found = self._served.get(name)
+        if found is None or not found.scopes:
+            return True
+        caller = current_principal()
+        return caller is not None and caller.has_scopes(found.scopes)
+
     def origins(self) -> list[tuple[str, str]]:
         """The ``(server, tool)`` behind every served tool, in the registry's (name) order."""
         return [(self._served[name].server, self._served[name].tool) for name in self.registry.names()]
 
     def observe(self, call: ToolCall, outcome: Result | BaseException) -> None:
-        """Write the audit line of one call's outcome (the server's `CallObserver`)."""
+        """Write the audit line of one call's outcome, with its caller (the server's `CallObserver`)."""
+        caller = current_principal()
         served = self._served.get(call.name)
         if served is None:
             hidden = self._hidden.get(call.name)
             server, tool = (None, None) if hidden is None else (hidden[0].server, hidden[0].tool)
-            self.audit.call(
-                call, server=server, tool=tool, reason="unknown" if hidden is None else hidden[1], outcome=None
-            )
+            why = "unknown" if hidden is None else hidden[1]
+            self.audit.call(call, server=server, tool=tool, reason=why, outcome=None, caller=caller)
             return
         reason: str | None = None
         kind: str | None = "result"
-        if isinstance(outcome, InvalidInvocationError):
+        if isinstance(outcome, UnknownToolError):  # served, but not to this caller (`allows`)
+            reason, kind = "scope", None
+        elif isinstance(outcome, LimitError):
+            reason, kind = "limited", None
+        elif isinstance(outcome, InvalidInvocationError):
             reason, kind = _rejection_reason(call.request.arguments), None
         elif outcome in self._refusals:
             reason, kind = ("policy" if isinstance(outcome, Failure) else "policy_error"), None
         elif isinstance(outcome, BaseException):
             failure = classify_failure(outcome)
             kind = "error" if failure is None else str(failure.kind)
-        self.audit.call(call, server=served.server, tool=served.tool, reason=reason, outcome=kind)
+        self.audit.call(call, server=served.server, tool=served.tool, reason=reason, outcome=kind, caller=caller)
 
 
 def _rejection_reason(arguments: str | bytes) -> str:
@@ -909,6 +1055,7 @@ async def open_gateway(config: GatewayConfig, *, errlog: TextIO | None = None) -
     out = errlog or sys.stderr
     policies = _policies(config)
     local = _local_tools(config)
+    _limiter(config, {section.name: section.limits for section in config.sections if section.limits is not None})
     with contextlib.ExitStack() as files:
         stream = None if config.audit is None else files.enter_context(config.audit.open("a", encoding="utf-8"))
         audit = AuditLog(stream, arguments=config.audit_arguments)
@@ -980,6 +1127,9 @@ async def open_gateway(config: GatewayConfig, *, errlog: TextIO | None = None) -
                 for name in sorted(set(config.tool_search.always_show).difference(shown)):
                     _say(out, f"gateway.toolSearch.alwaysShow: no tool {name!r} is served")
                 gateway.tool_search = replace(config.tool_search, always_show=shown)
+            gateway.limiter = _limiter(config, _served_limits(config, gateway), gateway.registry.names())
+            for name in config.limits.tools.keys() - set(gateway.registry.names()):
+                _say(out, f"gateway.limits.tools: no tool is served as {name!r}; its limit applies to nothing")
             try:
                 yield gateway
             finally:
@@ -1028,10 +1178,38 @@ def _assemble(
             bindings.append(bind(tool, *middlewares))
         else:
             bindings.append(bind(_Forwarded(tool if isinstance(tool, Binding) else bind(tool), name), *middlewares))
-        served[name] = _Served(section.name, own)
+        served[name] = _Served(section.name, own, section.required_scopes(own))
     for name in served:
         hidden.pop(name, None)
     return Gateway(Registry(*bindings), served, hidden, refusals, tuple(skipped))
+
+
+def _limiter(config: GatewayConfig, per_tool: Mapping[str, Limit], served: Sequence[str] = ()) -> Limiter | None:
+    """The limiter of the config's limits, with `per_tool` (each server's ``limits``, by served name) under them.
+
+    Only the `served` names are counted per tool.
+
+    `open_gateway` calls it once before any server starts (with each section's limit under its name: a
+    store the limits cannot reach is said before anything runs), then with the tools served.
+    """
+    limits = dataclasses.replace(config.limits, tools={**per_tool, **config.limits.tools})
+    if not limits.limited:
+        return None
+    try:
+        return Limiter(limits, tools=served)
+    except ValueError as error:
+        raise ConfigError(f"{config.source}: gateway.limits: {error}") from None
+
+
+def _served_limits(config: GatewayConfig, gateway: Gateway) -> dict[str, Limit]:
+    """Each served tool's server's ``limits``, by served name (tools whose server has none are left out)."""
+    sections = {section.name: section for section in config.sections}
+    found: dict[str, Limit] = {}
+    for name, (server, _) in zip(gateway.registry.names(), gateway.origins(), strict=True):
+        limit = sections[server].limits
+        if limit is not None:
+            found[name] = limit
+    return found
 
 
 def _poisoned(section: Section, tool: str) -> str:
@@ -1111,8 +1289,17 @@ async def serve_gateway(
     """Serve the gateway of `config` over stdio until the client disconnects, or over HTTP at `http` until cancelled.
 
     `http` is ``(host, port)``: the endpoint is ``http://HOST:PORT/mcp`` (`scopetool.mcp.server.serve_http`).
+    Over stdio every request runs as ``config.principal``; over HTTP each caller is its own.
+
+    Raises:
+        ConfigError: a ``gateway.principal`` with `http` (over HTTP callers are authenticated, never named).
     """
     out = errlog or sys.stderr
+    if http is not None and config.principal is not None:
+        raise ConfigError(
+            f"{config.source}: gateway.principal: names the caller over stdio only; over HTTP each caller is "
+            "authenticated"
+        )
     async with open_gateway(config, errlog=out) as gateway:
         served = f"serving {_tools(len(gateway.registry))} as MCP server {config.name!r}"
         if http is None:  # pragma: no cover - run in a subprocess by the tests (this process's stdio)
@@ -1123,6 +1310,9 @@ async def serve_gateway(
                 instructions=config.instructions,
                 on_call=gateway.observe,
                 tool_search=gateway.tool_search,
+                visible=gateway.allows,
+                limiter=gateway.limiter,
+                principal=config.principal,
             )
             return
         host, port = http
@@ -1134,6 +1324,8 @@ async def serve_gateway(
             instructions=config.instructions,
             on_call=gateway.observe,
             tool_search=gateway.tool_search,
+            visible=gateway.allows,
+            limiter=gateway.limiter,
             settings=config.http_settings,
             ready=lambda url: _say(out, f"{served} at {url} (Streamable HTTP)"),
             warn=lambda text: _say(out, text),

@@ -387,7 +387,7 @@ def test_serve_says_one_line_and_passes_its_options(
                 "page_size": 1,
             },
         ),
-        ("stdio", {"name": "scopetool", "instructions": "Add.", "page_size": None}),
+        ("stdio", {"name": "scopetool", "instructions": "Add.", "page_size": None, "principal": None}),
     ]
     monkeypatch.setattr(scopetool.mcp.server, "run_http", busy)
     assert main(["serve", "cli_tools.py:add", "--http", "127.0.0.1:80"]) == 2
