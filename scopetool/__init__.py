@@ -35,6 +35,7 @@ if typing.TYPE_CHECKING:
     from ._progress import InvalidProgressError, Progress, ProgressReporter, progress_reporter, report_progress
     from ._registry import Registry
     from ._rejection import InputRejection, classify_input_rejection
+    from ._search import ToolIndex
     from ._signature import Signature
     from ._size import MAX_OUTPUT_BYTES, OutputTooLargeError
     from ._timeout import ToolTimeoutError, overrunning_calls
@@ -91,6 +92,7 @@ __all__ = [
     "Signature",
     "TextBlock",
     "Tool",
+    "ToolIndex",
     "ToolNotFoundError",
     "ToolTimeoutError",
     "acting_as",
@@ -157,6 +159,7 @@ _HOMES: typing.Final = {
     "Signature": "_signature",
     "TextBlock": "_output",
     "Tool": "_binding",
+    "ToolIndex": "_search",
     "ToolNotFoundError": "_errors",
     "ToolTimeoutError": "_timeout",
     "acting_as": "_principal",

@@ -1,0 +1,137 @@
+"""`ToolIndex`: the words a tool is found by, the BM25 ranking, and its two engines' agreement."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import scopetool._search as search_module
+from scopetool import Definition, ToolIndex
+
+BFCL = Path(__file__).resolve().parent.parent / "benchmarks" / "data" / "bfcl_sample.json.gz"
+
+
+def definition(name: str, description: str = "", **properties: str) -> Definition:
+    """A definition whose parameters are `properties`, each with its description."""
+    schema = {
+        "type": "object",
+        "properties": {key: {"type": "string", "description": text} for key, text in properties.items()},
+    }
+    return Definition(name=name, description=description, input_schema=schema)
+
+
+@pytest.fixture(params=["bm25s", "python"])
+def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Each test runs on bm25s and on the pure-Python ranking."""
+    if request.param == "python":
+        monkeypatch.setattr(search_module, "_load_bm25s", lambda: None)
+    else:
+        pytest.importorskip("bm25s")
+    yield request.param
+
+
+def names(found: list[Definition]) -> list[str]:
+    """The names of what a search found."""
+    return [d.name for d in found]
+
+
+def test_words_split_names_on_separators_and_case() -> None:
+    """Names split on ``_``, ``.``, ``-``, digits and case, lower-cased."""
+    assert search_module.words("getUserID") == ["get", "user", "id"]
+    assert search_module.words("math.hypot-v2_HTTPServer") == ["math", "hypot", "v", "2", "http", "server"]
+
+
+def test_name_parts_find_the_tool(engine: str) -> None:
+    """A query word that is one part of a camel-case, dashed or snake-case name finds the tool."""
+    index = ToolIndex([definition("sendEmail"), definition("calendar-create_event"), definition("noop")])
+    assert names(index.search("create an event")) == ["calendar-create_event"]
+    assert names(index.search("email someone")) == ["sendEmail"]
+    assert names(index.search("EVENT")) == ["calendar-create_event"]
+
+
+def test_parameters_and_their_descriptions_are_searched(engine: str) -> None:
+    """Parameter names and parameter descriptions are words a tool is found by."""
+    index = ToolIndex(
+        [
+            definition("lookup", "Look a record up.", postcode="The customer's postal code."),
+            definition("convert", "Convert units.", celsius="Degrees to convert."),
+        ]
+    )
+    assert names(index.search("postcode")) == ["lookup"]
+    assert names(index.search("postal")) == ["lookup"]
+    assert names(index.search("degrees celsius")) == ["convert"]
+
+
+def test_a_name_outweighs_a_description(engine: str) -> None:
+    """A word in a tool's name ranks it above a tool with the word only in its description."""
+    index = ToolIndex(
+        [
+            definition("list_files", "List the files of a folder, or the weather of a folder's city."),
+            definition("weather", "Tell the forecast."),
+        ]
+    )
+    assert names(index.search("weather")) == ["weather", "list_files"]
+
+
+def test_ties_keep_catalog_order_and_limit_cuts(engine: str) -> None:
+    """Tools that score the same come in catalog order; `limit` keeps the best ones."""
+    index = ToolIndex([definition(f"tool_{n}", "Reads a page.") for n in "zyxw"])
+    assert names(index.search("page", limit=3)) == ["tool_z", "tool_y", "tool_x"]
+
+
+def test_queries_with_no_known_word_find_nothing(engine: str) -> None:
+    """Function words and unknown words match nothing; an empty catalog answers empty."""
+    index = ToolIndex([definition("the_tool", "Does the thing.")])
+    assert names(index.search("the a of with please")) == []
+    assert names(index.search("zebra")) == []
+    assert names(index.search("thing")) == ["the_tool"]
+    assert ToolIndex([]).search("thing") == []
+    assert ToolIndex([definition("the")]).search("the") == []
+
+
+def test_bad_arguments_are_refused() -> None:
+    """A query that is not a str, a limit that is not a positive int and a catalog item that is not a Definition."""
+    index = ToolIndex([definition("ping")])
+    with pytest.raises(TypeError, match="a search query is a str, not bytes"):
+        index.search(b"ping")  # type: ignore[arg-type]
+    for limit in (0, -1, True, 1.5):
+        with pytest.raises(ValueError, match="limit must be a positive int"):
+            index.search("ping", limit=limit)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"definitions\[1\] is a str, not a Definition"):
+        ToolIndex([definition("ping"), "pong"])  # type: ignore[list-item]
+
+
+def test_index_presents_its_catalog() -> None:
+    """`definitions`, `len` and `repr` describe the catalog as given."""
+    catalog = [definition("b"), definition("a")]
+    index = ToolIndex(catalog)
+    assert index.definitions == tuple(catalog)
+    assert len(index) == 2
+    assert repr(index) == "ToolIndex(2 tools)"
+
+
+def bfcl() -> dict[str, Any]:
+    """The public catalog and labelled queries the benchmark measures on."""
+    data: dict[str, Any] = json.loads(gzip.decompress(BFCL.read_bytes()))
+    return data
+
+
+@pytest.mark.needs("bm25s")
+def test_engines_rank_a_real_catalog_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On 1,064 real tools, bm25s and pure Python give the same five best for every labelled query."""
+    data = bfcl()
+    catalog = [
+        Definition(name=t["name"].replace(".", "_"), description=t["description"], input_schema=t["parameters"])
+        for t in data["tools"]
+    ]
+    fast = ToolIndex(catalog)
+    monkeypatch.setattr(search_module, "_load_bm25s", lambda: None)
+    plain = ToolIndex(catalog)
+    assert len(catalog) > 1000
+    for query in data["queries"]:
+        assert names(fast.search(query["query"])) == names(plain.search(query["query"])), query["id"]
