@@ -20,6 +20,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from itertools import chain
 from typing import TYPE_CHECKING, Any, Final, cast, final
 
 from ._definition import Definition
@@ -50,7 +51,7 @@ _STOP_WORDS: Final = frozenset(
 
 def words(text: str) -> list[str]:
     """The lower-cased words of `text`, split on punctuation, digits and case (``getUserID`` -> get, user, id)."""
-    return [word.lower() for word in _WORD.findall(text)]
+    return " ".join(_WORD.findall(text)).lower().split()
 
 
 def tool_words(definition: Definition) -> list[str]:
@@ -58,15 +59,16 @@ def tool_words(definition: Definition) -> list[str]:
 
     Its name's words `NAME_WEIGHT` times, then its description's, its parameters' names' and their descriptions'.
     """
-    found = words(definition.name) * NAME_WEIGHT + words(definition.description)
+    parts = [definition.description]
     properties: object = definition.input_schema.get("properties")
     if isinstance(properties, dict):
         for name, spec in cast("dict[str, object]", properties).items():
-            found += words(name)
+            parts.append(name)
             description = cast("dict[str, object]", spec).get("description") if isinstance(spec, dict) else None
             if isinstance(description, str):
-                found += words(description)
-    return [word for word in found if word not in _STOP_WORDS]
+                parts.append(description)
+    stop = _STOP_WORDS
+    return [word for word in words(definition.name) * NAME_WEIGHT + words(" ".join(parts)) if word not in stop]
 
 
 def _load_bm25s() -> ModuleType | None:
@@ -109,8 +111,9 @@ class ToolIndex:
             if not isinstance(definition, Definition):
                 raise TypeError(f"definitions[{position}] is a {type(definition).__name__}, not a Definition")
         documents = [tool_words(definition) for definition in self._definitions]
-        self._vocabulary: dict[str, int] = {}
-        ids = [[self._vocabulary.setdefault(word, len(self._vocabulary)) for word in doc] for doc in documents]
+        self._vocabulary = {word: term for term, word in enumerate(dict.fromkeys(chain.from_iterable(documents)))}
+        term_of = self._vocabulary.__getitem__
+        ids = [list(map(term_of, document)) for document in documents]
         bm25s = _load_bm25s()
         self._engine: Any = None
         self._postings: list[list[tuple[int, float]]] = []
