@@ -15,6 +15,7 @@ from ._definition import Definition
 from ._errors import DuplicateToolError, InvalidToolError, ToolNotFoundError
 from ._output import Result
 from ._run import call_outcome
+from ._search import check_deferral_rule, is_deferred
 from ._timeout import check_timeout
 
 __all__ = ["Registry"]
@@ -27,6 +28,11 @@ class Registry:
     Tools given instead of bindings are bound without middlewares, with the registry's `deps` (the
     application's dependencies a `@tool` function's `CallContext` receives) and, for those that
     declare none, its `timeout` (seconds); a `Binding` keeps its own deps and timeout (see `bind`).
+
+    `defer_loading` is the rule for the tools that do not choose themselves (``@tool(defer_loading=...)``,
+    ``bind(..., defer_loading=...)``): False (the default) shows them, True defers them, a count defers
+    them once the registry holds more tools than that. A deferred tool's definition is kept out of what
+    a model is first shown; the exports add a search tool that reveals it (docs/tool-search.md).
 
     ``registry.run_sync(name, arguments)`` (``await registry.run(...)`` in async code) admits and runs
     one call a model proposed and returns its outcome. ``registry[name]`` is the binding of that name,
@@ -50,10 +56,17 @@ class Registry:
         ```
     """
 
-    __slots__ = ("_bindings", "_deps", "_lock", "_timeout")
+    __slots__ = ("_bindings", "_defer_loading", "_deps", "_lock", "_timeout")
 
-    def __init__(self, *tools: Binding | Tool, deps: object = NO_DEPS, timeout: float | None = None) -> None:
+    def __init__(
+        self,
+        *tools: Binding | Tool,
+        deps: object = NO_DEPS,
+        timeout: float | None = None,
+        defer_loading: bool | int = False,
+    ) -> None:
         self._timeout = check_timeout(timeout, "Registry")
+        self._defer_loading = check_deferral_rule(defer_loading, "Registry")
         self._lock = threading.Lock()
         self._bindings: MappingProxyType[str, Binding] = MappingProxyType({})
         self._deps = deps
@@ -70,7 +83,9 @@ class Registry:
             InvalidToolError: a tool's ``CallContext[Deps]`` names a class `deps` is not an instance of.
         """
         bindings = self._bindings
-        return Registry(*(bindings[name].with_deps(deps) for name in sorted(bindings)), deps=deps)
+        return Registry(
+            *(bindings[name].with_deps(deps) for name in sorted(bindings)), deps=deps, defer_loading=self._defer_loading
+        )
 
     def register(self, *tools: Binding | Tool) -> None:
         """Add a batch atomically: either every tool is registered or none is.
@@ -110,6 +125,31 @@ class Registry:
     def timeout(self) -> float | None:
         """The default timeout of the tools this registry binds itself (None: none)."""
         return self._timeout
+
+    @property
+    def defer_loading(self) -> bool | int:
+        """The deferral rule of the tools that have no mark of their own (`Binding.defer_loading` None).
+
+        False (the default): they are shown. True: they are deferred. A count: they are deferred once
+        the registry holds more tools than that.
+        """
+        return self._defer_loading
+
+    def is_deferred(self, name: str) -> bool:
+        """Whether the tool `name` is deferred: kept out of what the model is first shown, found by a search.
+
+        Its own mark (`Binding.defer_loading`) decides, else the registry's rule (`defer_loading`). An
+        unknown name is not deferred.
+        """
+        bindings = self._bindings
+        binding = bindings.get(name)
+        return binding is not None and is_deferred(binding.defer_loading, self._defer_loading, len(bindings))
+
+    def deferred_names(self) -> list[str]:
+        """The names of the deferred tools (`is_deferred`), sorted."""
+        bindings = self._bindings
+        rule, size = self._defer_loading, len(bindings)
+        return [name for name in sorted(bindings) if is_deferred(bindings[name].defer_loading, rule, size)]
 
     async def run(
         self, name: str, arguments: str | bytes = "", /, *, admission: Admission | None = None

@@ -24,16 +24,29 @@ from itertools import chain
 from typing import TYPE_CHECKING, Any, Final, cast, final
 
 from ._definition import Definition
+from ._errors import InvalidToolError
 
 if TYPE_CHECKING:
     from types import ModuleType
 
-__all__ = ["NAME_WEIGHT", "ToolIndex", "tool_words", "words"]
+__all__ = [
+    "NAME_WEIGHT",
+    "SEARCH_TOOL",
+    "ToolIndex",
+    "check_defer_loading",
+    "check_deferral_rule",
+    "is_deferred",
+    "tool_words",
+    "words",
+]
 
 _WORD: Final = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 NAME_WEIGHT: Final = 3
 """How many times a tool's name words count against one word of its description (measured on BFCL)."""
+
+SEARCH_TOOL: Final = "search_tools"
+"""The name of the local search tool the exports add when tools are deferred (FastMCP's and pydantic-ai's name)."""
 
 _K1: Final = 1.5
 _B: Final = 0.75
@@ -69,6 +82,32 @@ def tool_words(definition: Definition) -> list[str]:
                 parts.append(description)
     stop = _STOP_WORDS
     return [word for word in words(definition.name) * NAME_WEIGHT + words(" ".join(parts)) if word not in stop]
+
+
+def check_defer_loading(value: object, where: str) -> bool | None:
+    """`value` as a tool's deferral mark (True, False or None); an error naming `where` otherwise."""
+    if value is None or isinstance(value, bool):
+        return value
+    raise InvalidToolError(f"{where}: defer_loading must be True, False or None, not {value!r}")
+
+
+def check_deferral_rule(value: object, where: str) -> bool | int:
+    """`value` as a registry's deferral rule (a bool, or a count of tools past which to defer); an error otherwise."""
+    if isinstance(value, bool) or (isinstance(value, int) and value >= 0):
+        return value
+    raise ValueError(f"{where}: defer_loading must be a bool or a non-negative int, not {value!r}")
+
+
+def is_deferred(mark: bool | None, rule: bool | int, size: int) -> bool:
+    """Whether a tool is deferred: its own `mark` if it has one, else the registry's `rule` for `size` tools.
+
+    The rule is False (show), True (defer) or a count: defer once the registry holds more tools than that.
+    """
+    if mark is not None:
+        return mark
+    if isinstance(rule, bool):
+        return rule
+    return size > rule
 
 
 def _load_bm25s() -> ModuleType | None:

@@ -135,3 +135,74 @@ def test_engines_rank_a_real_catalog_alike(monkeypatch: pytest.MonkeyPatch) -> N
     assert len(catalog) > 1000
     for query in data["queries"]:
         assert names(fast.search(query["query"])) == names(plain.search(query["query"])), query["id"]
+
+
+def test_deferral_is_the_tools_choice_then_the_registrys_rule() -> None:
+    """A tool's own mark wins; unmarked tools follow the registry's rule: shown, deferred, or deferred past a size."""
+    from scopetool import Registry, bind, tool
+
+    @tool(defer_loading=True)
+    def hidden() -> str:
+        """Hidden until searched."""
+        return "h"
+
+    @tool
+    def plain() -> str:
+        """No mark."""
+        return "p"
+
+    @tool(defer_loading=False)
+    def pinned() -> str:
+        """Always shown."""
+        return "s"
+
+    assert hidden.defer_loading() is True and plain.defer_loading() is None
+    assert Registry(hidden, plain, pinned).deferred_names() == ["hidden"]
+    assert Registry(hidden, plain, pinned, defer_loading=True).deferred_names() == ["hidden", "plain"]
+    assert Registry(hidden, plain, pinned, defer_loading=2).deferred_names() == ["hidden", "plain"]
+    assert Registry(hidden, plain, pinned, defer_loading=3).deferred_names() == ["hidden"]
+    overridden = Registry(bind(hidden, defer_loading=False), bind(plain, defer_loading=True))
+    assert overridden.deferred_names() == ["plain"]
+    assert overridden["hidden"].defer_loading is False
+    kept = Registry(hidden, plain, defer_loading=True).with_deps(object())
+    assert kept.defer_loading is True and kept.deferred_names() == ["hidden", "plain"]
+    assert kept["hidden"].with_deps(1).defer_loading is True
+    assert kept.is_deferred("plain") and not kept.is_deferred("nothing")
+
+
+def test_bad_deferral_settings_are_refused() -> None:
+    """A mark that is not a bool or None, a rule that is not a bool or a count, a failing declaration."""
+    from scopetool import InvalidToolError, Registry, bind, tool
+
+    with pytest.raises(InvalidToolError, match="defer_loading must be True, False or None, not 'yes'"):
+        tool(defer_loading="yes")(lambda: 1)  # type: ignore[call-overload]
+
+    @tool
+    def ping() -> str:
+        """Ping."""
+        return "pong"
+
+    with pytest.raises(InvalidToolError, match="bind: defer_loading must be True, False or None"):
+        bind(ping, defer_loading=1)  # type: ignore[arg-type]
+    for rule in (-1, 1.5, "all"):
+        with pytest.raises(ValueError, match="Registry: defer_loading must be a bool or a non-negative int"):
+            Registry(ping, defer_loading=rule)  # type: ignore[arg-type]
+
+    class Broken:
+        def definition(self) -> Definition:
+            return ping.definition()
+
+        async def call(self, invocation: Any) -> Any:
+            raise NotImplementedError
+
+        def defer_loading(self) -> bool:
+            raise RuntimeError("no")
+
+    with pytest.raises(InvalidToolError, match="defer_loading: the declaration raised RuntimeError"):
+        bind(Broken())
+
+    class Declared(Broken):
+        def defer_loading(self) -> bool:
+            return True
+
+    assert bind(Declared()).defer_loading is True
