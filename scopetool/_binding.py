@@ -13,8 +13,8 @@ from ._definition import Definition, Effect
 from ._errors import InvalidDefinitionError, InvalidInvocationError, InvalidOutputError, InvalidToolError
 from ._func import Func
 from ._outcome import Failure, FailureKind, classify_failure
-from ._search import check_defer_loading
 from ._output import Output, Result
+from ._search import check_defer_loading
 from ._size import MAX_OUTPUT_BYTES, check_output_limit, refuse_oversize
 from ._timeout import check_timeout, timed
 

@@ -64,7 +64,8 @@ _STOP_WORDS: Final = frozenset(
 
 def words(text: str) -> list[str]:
     """The lower-cased words of `text`, split on punctuation, digits and case (``getUserID`` -> get, user, id)."""
-    return " ".join(_WORD.findall(text)).lower().split()
+    found: list[str] = _WORD.findall(text)
+    return " ".join(found).lower().split()
 
 
 def tool_words(definition: Definition) -> list[str]:
