@@ -11,6 +11,7 @@ import typing
 
 if typing.TYPE_CHECKING:
     from ._binding import Binding, Caller, CallMiddleware, InputValidatingTool, Tool, bind
+    from ._catalog import Catalog, DeferredToolError
     from ._codec import InputDecoder
     from ._context import CallContext
     from ._contract import Admission, Contract, IdempotencyKey, InputValidator, Invocation, Request
@@ -52,9 +53,11 @@ __all__ = [
     "CallError",
     "CallMiddleware",
     "Caller",
+    "Catalog",
     "ContentBlock",
     "Continuation",
     "Contract",
+    "DeferredToolError",
     "Definition",
     "DuplicateToolError",
     "Effect",
@@ -119,9 +122,11 @@ _HOMES: typing.Final = {
     "CallError": "_outcome",
     "CallMiddleware": "_binding",
     "Caller": "_binding",
+    "Catalog": "_catalog",
     "ContentBlock": "_output",
     "Continuation": "_input",
     "Contract": "_contract",
+    "DeferredToolError": "_catalog",
     "Definition": "_definition",
     "DuplicateToolError": "_errors",
     "Effect": "_definition",

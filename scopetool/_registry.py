@@ -56,7 +56,7 @@ class Registry:
         ```
     """
 
-    __slots__ = ("_bindings", "_defer_loading", "_deps", "_lock", "_timeout")
+    __slots__ = ("_bindings", "_defer_loading", "_deferred", "_deps", "_lock", "_timeout")
 
     def __init__(
         self,
@@ -69,6 +69,7 @@ class Registry:
         self._defer_loading = check_deferral_rule(defer_loading, "Registry")
         self._lock = threading.Lock()
         self._bindings: MappingProxyType[str, Binding] = MappingProxyType({})
+        self._deferred: frozenset[str] = frozenset()
         self._deps = deps
         self.register(*tools)
 
@@ -119,7 +120,10 @@ class Registry:
             for name in batch:
                 if name in current:
                     raise DuplicateToolError(f"tool name {name!r} is already registered")
-            self._bindings = MappingProxyType({**current, **batch})
+            bindings = {**current, **batch}
+            rule, size = self._defer_loading, len(bindings)
+            self._deferred = frozenset(n for n, b in bindings.items() if is_deferred(b.defer_loading, rule, size))
+            self._bindings = MappingProxyType(bindings)
 
     @property
     def timeout(self) -> float | None:
@@ -141,15 +145,11 @@ class Registry:
         Its own mark (`Binding.defer_loading`) decides, else the registry's rule (`defer_loading`). An
         unknown name is not deferred.
         """
-        bindings = self._bindings
-        binding = bindings.get(name)
-        return binding is not None and is_deferred(binding.defer_loading, self._defer_loading, len(bindings))
+        return name in self._deferred
 
     def deferred_names(self) -> list[str]:
         """The names of the deferred tools (`is_deferred`), sorted."""
-        bindings = self._bindings
-        rule, size = self._defer_loading, len(bindings)
-        return [name for name in sorted(bindings) if is_deferred(bindings[name].defer_loading, rule, size)]
+        return sorted(self._deferred)
 
     async def run(
         self, name: str, arguments: str | bytes = "", /, *, admission: Admission | None = None

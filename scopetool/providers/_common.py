@@ -13,6 +13,7 @@ import orjson
 
 from .. import _observe
 from .._binding import Binding, Tool
+from .._catalog import Catalog, DeferredToolError
 from .._chain import find_one
 from .._contract import Admission, Request
 from .._definition import Definition
@@ -137,13 +138,15 @@ def tool_call_list(payload: object) -> list[Any]:
     return calls
 
 
-Tools: TypeAlias = Registry | Iterable[Binding | Tool | Definition] | Binding | Tool | Definition
-"""What an export accepts: a registry, bindings, tools' definitions (or one of them)."""
+Tools: TypeAlias = Registry | Catalog | Iterable[Binding | Tool | Definition] | Binding | Tool | Definition
+"""What an export accepts: a registry, a run's catalog, bindings, tools' definitions (or one of them)."""
 
 
 def definitions_of(tools: Tools) -> list[Definition]:
-    """The definitions to export, in a stable order (a registry's is sorted by name)."""
+    """The definitions to export, in a stable order (a registry's is sorted by name; a catalog's its own)."""
     if isinstance(tools, Registry):
+        return tools.definitions()
+    if isinstance(tools, Catalog):
         return tools.definitions()
     single = isinstance(tools, Binding | Definition | FunctionType) or callable(getattr(tools, "definition", None))
     items = cast(Iterable[object], [tools] if single else tools)
@@ -450,11 +453,15 @@ def function_calls(payload: object, export: Export | None, dialect: FunctionDial
     return found
 
 
-async def run_call(registry: Registry, call: ToolCall, admission: Admission | None = None) -> Result | BaseException:
+async def run_call(
+    registry: Registry | Catalog, call: ToolCall, admission: Admission | None = None
+) -> Result | BaseException:
     """Resolve, admit and run one tool call; the outcome, ready for a provider's `result_message`.
 
     An unknown name gives an `UnknownToolError`; a rejected call gives its `InvalidInvocationError`; a
-    tool's error is returned as is. Nothing is raised for any of them, so one bad call never ends a
+    tool's error is returned as is. Given a run's `Catalog` in place of its registry, a call of the
+    local search tool runs the search and reveals what it finds, and a call of a deferred tool the run
+    has not revealed gives a `DeferredToolError` (its text tells the model to search first). Nothing is raised for any of them, so one bad call never ends a
     model's turn, or a server: that includes what a tool (or its validator) raises beyond `Exception`,
     a `KeyboardInterrupt`, a `SystemExit` (``sys.exit``) or an `asyncio.CancelledError` nobody asked
     for (see `call_outcome`). Only the cancellation of the task that awaits the call propagates.
@@ -479,6 +486,8 @@ async def run_call(registry: Registry, call: ToolCall, admission: Admission | No
         binding = registry.resolve(call.name)
     except AttributeError:  # not a Registry and a ToolCall
         raise _misused(registry, call) from None
+    if binding is not None and isinstance(registry, Catalog) and not registry.is_visible(call.name):
+        return DeferredToolError(call.name)
     if binding is None:
         observer = _observe.current
         if observer is not None:
@@ -504,7 +513,7 @@ def outcome_output(name: str, outcome: Result | BaseException) -> tuple[Output, 
     """What the model is shown for an outcome, and whether it is an error.
 
     A `Result` shows its output. An error shows, in this order: a `Failure`'s public output, an input
-    rejection's message, an unknown tool's fixed text (`run_call`'s `UnknownToolError` or
+    rejection's message, a deferred tool's "search first" (`NOT_LOADED`), an unknown tool's fixed text (`run_call`'s `UnknownToolError` or
     `Registry.run`'s `ToolNotFoundError`), a timed-out call's fixed text
     (``error: tool "<name>" timed out; its outcome is unknown``), or a generic
     ``error: tool "<name>" failed``: nothing of any other error reaches the model. A result that
@@ -523,6 +532,8 @@ def outcome_output(name: str, outcome: Result | BaseException) -> tuple[Output, 
     rejection = classify_input_rejection(outcome)
     if rejection is not None:
         return Output.from_text(rejection.message), True
+    if isinstance(outcome, DeferredToolError):
+        return Output.from_text(outcome.message), True
     if isinstance(outcome, UnknownToolError | ToolNotFoundError):  # run_call's, or Registry.run's
         return Output.from_text(UNAVAILABLE.format(name=outcome.name[:80])), True
     if find_one(outcome, ToolTimeoutError) is not None:
