@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterable, Iterator
-from typing import Annotated, Final, final
+from typing import Annotated, Final, cast, final
 
 from pydantic import Field
 
@@ -175,9 +175,9 @@ class Catalog:
 
 def found_names(output: Output) -> list[str]:
     """The names a search call's output lists (its details), or [] for any other output."""
-    value = output.details_value() if output.details is not None else None
-    tools = value.get("tools") if isinstance(value, dict) else None
-    return [name for name in tools if isinstance(name, str)] if isinstance(tools, list) else []
+    value: object = output.details_value()
+    tools: object = cast("dict[str, object]", value).get("tools") if isinstance(value, dict) else None
+    return [name for name in cast("list[object]", tools) if isinstance(name, str)] if isinstance(tools, list) else []
 
 
 def _search_binding(catalog: Catalog) -> Binding:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import FunctionType, MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypeGuard, cast, final
 
@@ -40,6 +40,7 @@ __all__ = [
     "UnknownToolError",
     "allows_null",
     "check_export",
+    "deferred_of",
     "definitions_of",
     "is_iterable",
     "is_mapping",
@@ -48,6 +49,7 @@ __all__ = [
     "resolve_ref",
     "run_call",
     "tool_call_list",
+    "with_native_search",
 ]
 
 is_mapping: Final = cast("Callable[[object], TypeGuard[Mapping[str, Any]]]", Mapping.__instancecheck__)
@@ -309,6 +311,8 @@ class Export:
     _schemas: Mapping[str, dict[str, Any]] = field(repr=False, default_factory=dict[str, dict[str, Any]])
     _outputs: Mapping[str, tuple[bool, bool]] = field(repr=False, default_factory=dict[str, tuple[bool, bool]])
     """Per tool, built once: whether its entry has an output schema, and whether it was wrapped."""
+    _namespaces: Mapping[str, frozenset[str]] = field(repr=False, default_factory=dict[str, frozenset[str]])
+    """Per namespace the export grouped tools in (OpenAI Responses), the names of its tools."""
 
     @property
     def tools(self) -> list[dict[str, Any]]:
@@ -337,6 +341,31 @@ def make_export(
         _schemas={d.name: d.input_schema for d, r in zip(definitions, reports, strict=True) if r.null_defaults},
         _outputs=MappingProxyType(dict(outputs or {})),
     )
+
+
+def deferred_of(tools: Tools) -> frozenset[str]:
+    """The names of the deferred tools in `tools`, for a provider's native search.
+
+    A registry's (`Registry.deferred_names`), or the bindings marked ``defer_loading=True`` among those
+    given. A `Catalog` gives none: it hides its deferred tools itself, behind the local search tool.
+    """
+    if isinstance(tools, Registry):
+        return frozenset(tools.deferred_names())
+    if isinstance(tools, Binding):
+        return frozenset([tools.name] if tools.defer_loading else [])
+    if isinstance(tools, Catalog | Definition) or not is_iterable(tools):
+        return frozenset()
+    return frozenset(item.name for item in tools if isinstance(item, Binding) and item.defer_loading)
+
+
+def with_native_search(export: Export, deferred: frozenset[str], search: dict[str, Any]) -> Export:
+    """`export` with ``"defer_loading": true`` on each deferred tool's entry and the provider's `search` tool last."""
+    tools = export.tools
+    for entry in tools:
+        if entry.get("name") in deferred:
+            entry["defer_loading"] = True
+    tools.append(search)
+    return replace(export, _tools=json.dumps(tools, ensure_ascii=False).encode("utf-8"))
 
 
 def check_name(provider: str, name: str, pattern: str, limit: int) -> None:
@@ -461,8 +490,9 @@ async def run_call(
     An unknown name gives an `UnknownToolError`; a rejected call gives its `InvalidInvocationError`; a
     tool's error is returned as is. Given a run's `Catalog` in place of its registry, a call of the
     local search tool runs the search and reveals what it finds, and a call of a deferred tool the run
-    has not revealed gives a `DeferredToolError` (its text tells the model to search first). Nothing is raised for any of them, so one bad call never ends a
-    model's turn, or a server: that includes what a tool (or its validator) raises beyond `Exception`,
+    has not revealed gives a `DeferredToolError` (its text tells the model to search first). Nothing is
+    raised for any of them, so one bad call never ends a model's turn, or a server: that includes what
+    a tool (or its validator) raises beyond `Exception`,
     a `KeyboardInterrupt`, a `SystemExit` (``sys.exit``) or an `asyncio.CancelledError` nobody asked
     for (see `call_outcome`). Only the cancellation of the task that awaits the call propagates.
 
@@ -513,8 +543,8 @@ def outcome_output(name: str, outcome: Result | BaseException) -> tuple[Output, 
     """What the model is shown for an outcome, and whether it is an error.
 
     A `Result` shows its output. An error shows, in this order: a `Failure`'s public output, an input
-    rejection's message, a deferred tool's "search first" (`NOT_LOADED`), an unknown tool's fixed text (`run_call`'s `UnknownToolError` or
-    `Registry.run`'s `ToolNotFoundError`), a timed-out call's fixed text
+    rejection's message, a deferred tool's "search first" (`NOT_LOADED`), an unknown tool's fixed text
+    (`run_call`'s `UnknownToolError` or `Registry.run`'s `ToolNotFoundError`), a timed-out call's fixed text
     (``error: tool "<name>" timed out; its outcome is unknown``), or a generic
     ``error: tool "<name>" failed``: nothing of any other error reaches the model. A result that
     requests input is not a tool result: the driver must answer it and resume the call first.
