@@ -362,8 +362,9 @@ def with_native_search(export: Export, deferred: frozenset[str], search: dict[st
     """`export` with ``"defer_loading": true`` on each deferred tool's entry and the provider's `search` tool last."""
     tools = export.tools
     for entry in tools:
-        if entry.get("name") in deferred:
-            entry["defer_loading"] = True
+        for inner in entry["tools"] if entry.get("type") == "namespace" else [entry]:  # OpenAI's namespaces
+            if inner.get("name") in deferred:
+                inner["defer_loading"] = True
     tools.append(search)
     return replace(export, _tools=json.dumps(tools, ensure_ascii=False).encode("utf-8"))
 
