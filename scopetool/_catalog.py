@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterable, Iterator
-from typing import Annotated, Final, cast, final
+from typing import Annotated, Final, final
 
 from pydantic import Field
 
@@ -26,7 +26,7 @@ from ._output import Output, TextBlock
 from ._registry import Registry
 from ._search import SEARCH_TOOL, ToolIndex
 
-__all__ = ["NOT_LOADED", "SEARCH_DESCRIPTION", "Catalog", "DeferredToolError", "found_names"]
+__all__ = ["NOT_LOADED", "SEARCH_DESCRIPTION", "Catalog", "DeferredToolError"]
 
 SEARCH_DESCRIPTION: Final = (
     "Search the tools that are not loaded yet by what you need to do (a few keywords). The tools found are "
@@ -171,13 +171,6 @@ class Catalog:
 
     def __repr__(self) -> str:
         return f"Catalog({len(self._registry)} tools, {len(self._revealed)} revealed)"
-
-
-def found_names(output: Output) -> list[str]:
-    """The names a search call's output lists (its details), or [] for any other output."""
-    value: object = output.details_value()
-    tools: object = cast("dict[str, object]", value).get("tools") if isinstance(value, dict) else None
-    return [name for name in cast("list[object]", tools) if isinstance(name, str)] if isinstance(tools, list) else []
 
 
 def _search_binding(catalog: Catalog) -> Binding:
