@@ -7,7 +7,7 @@ mean reciprocal rank (of the first 10) are reported for `ToolIndex` (bm25s and p
 plain BM25 over name and description that other libraries ship (bm25s with its own tokenizer and
 English stop words), and for SQLite's FTS5 (Porter stemmer, its bm25 with the same field weights),
 the other candidate measured. Names keep their dots in the data; as a `Definition` allows none, a dot
-becomes ``_`` (the search splits on both).
+becomes ``-`` (the search splits on both; ``_`` would make six names collide).
 
 Speed: catalogs of 1,000 and 10,000 tools synthesised from the real ones (copy k of tool i is named
 ``{name}_{k}``, keeps its parameters, and has its description followed by the first sentence of
@@ -42,11 +42,12 @@ import tracemalloc
 from collections.abc import Callable, Sequence
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 from pages import replace_between
 
 import scopetool._search as search_module
-from scopetool import Definition, ToolIndex
+from scopetool import Catalog, Definition, Invocation, Registry, Result, ToolIndex
 
 HERE = Path(__file__).resolve().parent
 DOCS = HERE.parent / "docs" / "tool-search.md"
@@ -61,10 +62,10 @@ def load() -> tuple[list[Definition], list[dict[str, str]]]:
     """The sample's catalog as definitions and its labelled queries (names with ``.`` made ``_``)."""
     data = json.loads(gzip.decompress(SAMPLE.read_bytes()))
     catalog = [
-        Definition(name=t["name"].replace(".", "_"), description=t["description"], input_schema=t["parameters"])
+        Definition(name=t["name"].replace(".", "-"), description=t["description"], input_schema=t["parameters"])
         for t in data["tools"]
     ]
-    queries = [{"query": q["query"], "tool": q["tool"].replace(".", "_")} for q in data["queries"]]
+    queries = [{"query": q["query"], "tool": q["tool"].replace(".", "-")} for q in data["queries"]]
     return catalog, queries
 
 
@@ -253,10 +254,66 @@ def main() -> None:
         replace_between(DOCS, START, END, "\n".join(lines) + "\n")
 
 
+class Listed:
+    """A tool that is only its definition (the token count never calls it)."""
+
+    def __init__(self, definition: Definition) -> None:
+        self._definition = definition
+
+    def definition(self) -> Definition:
+        """The definition, as given."""
+        return self._definition
+
+    async def call(self, invocation: Invocation) -> Result:
+        """Never called."""
+        raise NotImplementedError(invocation.name)
+
+
 def token_lines(catalog: list[Definition]) -> list[str]:
-    """The tokens table (filled in with the exports)."""
-    del catalog
-    return []
+    """The tokens of the tool definitions sent for `catalog`, per provider, shown and deferred."""
+    from bpe_openai import get_encoding
+
+    from scopetool.providers import (
+        anthropic,
+        bedrock,
+        gemini,
+        mcp,
+        mistral,
+        ollama,
+        openai_chat,
+        openai_responses,
+    )
+
+    encoding = get_encoding("o200k_base")
+
+    def tokens(entries: list[dict[str, Any]]) -> int:
+        return len(encoding.encode(json.dumps(entries, ensure_ascii=False, separators=(",", ":"))))
+
+    shown = Registry(*(Listed(d) for d in catalog))
+    deferred = Registry(*(Listed(d) for d in catalog), defer_loading=True)
+    lines = [
+        "",
+        f"Tokens (o200k_base) of the tool definitions a request carries for {len(catalog)} of the sample's tools: "
+        "every tool shown; every tool deferred behind the local `search_tools` (a `Catalog`: what is sent "
+        "before the first search); and, where the provider searches itself, every tool sent with "
+        "`defer_loading` (the request carries them all, the model's context only the tools not deferred "
+        "and the search tool).",
+        "",
+        "| provider | all shown | deferred, local `search_tools` | deferred, provider's search: sent / in context |",
+        "|---|---:|---:|---:|",
+    ]
+    modules = (openai_chat, openai_responses, anthropic, bedrock, gemini, mistral, ollama, mcp)
+    for module in modules:
+        native = ""
+        if module in (anthropic, openai_responses):
+            entries = module.export_tools(deferred).tools
+            up_front = [e for e in entries if not e.get("defer_loading")]
+            native = f"{tokens(entries):,} / {tokens(up_front):,}"
+        lines.append(
+            f"| {module.PROVIDER} | {tokens(module.export_tools(shown).tools):,} "
+            f"| {tokens(module.export_tools(Catalog(deferred)).tools):,} | {native or 'n/a'} |"
+        )
+    return lines
 
 
 if __name__ == "__main__":
