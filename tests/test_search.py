@@ -206,3 +206,13 @@ def test_bad_deferral_settings_are_refused() -> None:
             return True
 
     assert bind(Declared()).defer_loading is True
+
+
+def test_a_schema_without_properties_and_no_bm25s(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tool whose schema has no properties is found by name; without bm25s installed the pure-Python ranking runs."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "bm25s", None)
+    assert search_module._load_bm25s() is None
+    bare = Definition(name="reboot_server", input_schema={"type": "object"})
+    assert names(ToolIndex([bare]).search("server")) == ["reboot_server"]

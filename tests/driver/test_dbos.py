@@ -374,3 +374,15 @@ async def test_a_runs_reveals_survive_a_restart(durable: Durable) -> None:
     assert (await driver.catalog(fresh())).revealed == ()
     await durable.backend.reveal(run, ["look_up", "echo"])
     assert await durable.backend.revealed(run) == ("look_up", "echo")
+
+
+async def test_a_run_past_the_reveal_cap_keeps_no_more(
+    durable: Durable, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Past MAX_REVEALS records a run's later reveals are not kept, with a warning; the kept ones read back."""
+    monkeypatch.setattr(dbos_module, "MAX_REVEALS", 2)
+    run = fresh()
+    for names in (["a"], ["b"], ["c"]):
+        await durable.backend.reveal(run, names)
+    assert await durable.backend.revealed(run) == ("a", "b")
+    assert "its later reveals are not kept" in caplog.text

@@ -106,6 +106,14 @@ def test_anthropic_server_search_reveals_and_the_found_tool_is_admitted_by_its_c
                         "tool_references": [{"type": "tool_reference", "tool_name": "get_weather"}],
                     },
                 },
+                {
+                    "type": "tool_search_tool_result",
+                    "tool_use_id": "srvtoolu_2",
+                    "content": {
+                        "type": "tool_search_tool_search_result",
+                        "tool_references": [],
+                    },
+                },
                 {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": 7}},
                 {"type": "tool_use", "id": "toolu_2", "name": "get_weather", "input": {"city": "Lyon"}},
             ],
@@ -334,3 +342,23 @@ def registry_request(name: str) -> Any:
     from scopetool import Request
 
     return Request(name=name, arguments="{}")
+
+
+def test_malformed_search_results_reveal_nothing() -> None:
+    """References without a tool name, and entries that are not tools, are passed over."""
+    anthropic_blocks = [
+        {"type": "text", "text": "hi"},
+        {"type": "tool_search_tool_result", "content": {"tool_references": [{"tool_name": 3}, "x"]}},
+        {"type": "tool_search_tool_result", "content": {"type": "tool_search_tool_result_error"}},
+    ]
+    assert anthropic.revealed_tools(anthropic_blocks) == []
+    items = [
+        {"type": "message"},
+        {
+            "type": "tool_search_output",
+            "tools": ["x", {"type": "function"}, {"type": "namespace", "tools": [{"name": 5}]}],
+        },
+        {"type": "tool_search_output", "tools": None},
+    ]
+    assert openai_responses.revealed_tools(items) == []
+    assert openai_responses.revealed_tools({"output": items}) == []
