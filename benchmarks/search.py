@@ -32,6 +32,7 @@ import gc
 import gzip
 import json
 import math
+import os
 import platform
 import re
 import sqlite3
@@ -247,7 +248,8 @@ def main() -> None:
     lines += [
         "",
         f"Measured by `{command}` on Python {platform.python_version()}, {platform.machine()}, "
-        f"bm25s {version('bm25s')}, numpy {version('numpy')}, SQLite {sqlite3.sqlite_version}.",
+        f"bm25s {version('bm25s')}, numpy {version('numpy')}, SQLite {sqlite3.sqlite_version}, "
+        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end (times grow with the load).",
     ]
     print("\n".join(lines))
     if not args.quick:
