@@ -24,7 +24,7 @@ from ._errors import ScopetoolError
 from ._func import tool
 from ._output import Output, TextBlock
 from ._registry import Registry
-from ._search import SEARCH_TOOL, ToolIndex
+from ._search import SEARCH_TOOL
 
 __all__ = ["NOT_LOADED", "SEARCH_DESCRIPTION", "Catalog", "DeferredToolError"]
 
@@ -91,7 +91,7 @@ class Catalog:
         ```
     """
 
-    __slots__ = ("_index", "_limit", "_lock", "_registry", "_revealed", "_search")
+    __slots__ = ("_limit", "_lock", "_registry", "_revealed", "_search")
 
     def __init__(self, registry: Registry, revealed: Iterable[str] = (), *, limit: int = 5) -> None:
         if not isinstance(registry, Registry):
@@ -104,7 +104,6 @@ class Catalog:
         self._limit = limit
         self._lock = threading.Lock()
         self._revealed: tuple[str, ...] = ()
-        self._index: ToolIndex | None = None  # built at the first search
         self._search = _search_binding(self) if registry.deferred_names() and SEARCH_TOOL not in registry else None
         self.reveal(revealed)
 
@@ -138,11 +137,7 @@ class Catalog:
 
     def search(self, query: str, *, limit: int | None = None) -> list[Definition]:
         """The deferred tools that best match `query` (at most `limit`, else the catalog's), now revealed."""
-        index = self._index
-        if index is None:
-            registry = self._registry
-            index = self._index = ToolIndex(registry[name].definition() for name in registry.deferred_names())
-        found = index.search(query, limit=self._limit if limit is None else limit)
+        found = self._registry.deferred_index().search(query, limit=self._limit if limit is None else limit)
         self.reveal(d.name for d in found)
         return found
 

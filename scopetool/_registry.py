@@ -15,7 +15,7 @@ from ._definition import Definition
 from ._errors import DuplicateToolError, InvalidToolError, ToolNotFoundError
 from ._output import Result
 from ._run import call_outcome
-from ._search import check_deferral_rule, is_deferred
+from ._search import ToolIndex, check_deferral_rule, is_deferred
 from ._timeout import check_timeout
 
 __all__ = ["Registry"]
@@ -56,7 +56,7 @@ class Registry:
         ```
     """
 
-    __slots__ = ("_bindings", "_defer_loading", "_deferred", "_deps", "_lock", "_timeout")
+    __slots__ = ("_bindings", "_defer_loading", "_deferred", "_deps", "_index", "_lock", "_timeout")
 
     def __init__(
         self,
@@ -70,6 +70,7 @@ class Registry:
         self._lock = threading.Lock()
         self._bindings: MappingProxyType[str, Binding] = MappingProxyType({})
         self._deferred: frozenset[str] = frozenset()
+        self._index: ToolIndex | None = None  # over the deferred tools, built when first searched
         self._deps = deps
         self.register(*tools)
 
@@ -124,6 +125,7 @@ class Registry:
             rule, size = self._defer_loading, len(bindings)
             self._deferred = frozenset(n for n, b in bindings.items() if is_deferred(b.defer_loading, rule, size))
             self._bindings = MappingProxyType(bindings)
+            self._index = None
 
     @property
     def timeout(self) -> float | None:
@@ -150,6 +152,18 @@ class Registry:
     def deferred_names(self) -> list[str]:
         """The names of the deferred tools (`is_deferred`), sorted."""
         return sorted(self._deferred)
+
+    def deferred_index(self) -> ToolIndex:
+        """A `ToolIndex` over the deferred tools' definitions: built at the first call, again after a registration.
+
+        Every run's `Catalog` searches this one index.
+        """
+        with self._lock:
+            index = self._index
+            if index is None:
+                bindings = self._bindings
+                index = self._index = ToolIndex(bindings[name].definition() for name in sorted(self._deferred))
+            return index
 
     async def run(
         self, name: str, arguments: str | bytes = "", /, *, admission: Admission | None = None

@@ -216,3 +216,26 @@ def test_a_schema_without_properties_and_no_bm25s(monkeypatch: pytest.MonkeyPatc
     assert search_module._load_bm25s() is None
     bare = Definition(name="reboot_server", input_schema={"type": "object"})
     assert names(ToolIndex([bare]).search("server")) == ["reboot_server"]
+
+
+def test_the_deferred_index_is_shared_and_rebuilt_after_a_registration() -> None:
+    """Every search of a registry uses one index over its deferred tools; registering more rebuilds it."""
+    from scopetool import Catalog, Registry, tool
+
+    @tool(defer_loading=True)
+    def get_weather(city: str) -> str:
+        """Current weather for a city."""
+        return city
+
+    @tool(defer_loading=True)
+    def get_tide(port: str) -> str:
+        """Tide times at a port."""
+        return port
+
+    registry = Registry(get_weather)
+    first = registry.deferred_index()
+    assert registry.deferred_index() is first and len(first) == 1
+    assert [d.name for d in Catalog(registry).search("weather")] == ["get_weather"]
+    registry.register(get_tide)
+    assert registry.deferred_index() is not first
+    assert [d.name for d in Catalog(registry).search("tide port")] == ["get_tide"]
