@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import gc
 import gzip
+import importlib
 import json
 import math
 import os
@@ -95,17 +96,17 @@ def build_index(catalog: Sequence[Definition], engine: str) -> ToolIndex:
     """A `ToolIndex` built on `engine`: bm25s, or the pure-Python ranking (bm25s hidden from it)."""
     if engine == "bm25s":
         return ToolIndex(catalog)
-    load_bm25s = search_module._load_bm25s
-    search_module._load_bm25s = lambda: None
+    load_bm25s = search_module._load_bm25s  # pyright: ignore[reportPrivateUsage]
+    search_module._load_bm25s = lambda: None  # pyright: ignore[reportPrivateUsage]
     try:
         return ToolIndex(catalog)
     finally:
-        search_module._load_bm25s = load_bm25s
+        search_module._load_bm25s = load_bm25s  # pyright: ignore[reportPrivateUsage]
 
 
 def plain_bm25(catalog: Sequence[Definition]) -> Ranker:
     """The peers' baseline: BM25 over ``name description`` with bm25s's own tokenizer and English stop words."""
-    import bm25s
+    bm25s: Any = importlib.import_module("bm25s")  # an optional extra, without type stubs
 
     names = [d.name for d in catalog]
     retriever = bm25s.BM25()
@@ -126,15 +127,16 @@ def fts5(catalog: Sequence[Definition]) -> Ranker:
     """SQLite FTS5 over the same four fields (Porter stemmer), its bm25 weighted as `ToolIndex` weighs them."""
     connection = sqlite3.connect(":memory:")
     connection.execute("create virtual table tools using fts5(name, description, pnames, pdescs, tokenize='porter')")
-    rows = []
+    rows: list[tuple[str, str, str, str]] = []
     for d in catalog:
-        properties = d.input_schema.get("properties", {})
+        properties: dict[str, Any] = d.input_schema.get("properties", {})
         pnames = " ".join(" ".join(search_module.words(p)) for p in properties)
-        pdescs = " ".join(str(s.get("description", "")) for s in properties.values() if isinstance(s, dict))
+        specs: list[dict[str, Any]] = [s for s in properties.values() if isinstance(s, dict)]
+        pdescs = " ".join(str(s.get("description", "")) for s in specs)
         rows.append((" ".join(search_module.words(d.name)), d.description, pnames, pdescs))
     connection.executemany("insert into tools values (?, ?, ?, ?)", rows)
     names = [d.name for d in catalog]
-    stop = search_module._STOP_WORDS
+    stop = search_module._STOP_WORDS  # pyright: ignore[reportPrivateUsage]
 
     def rank(query: str) -> list[str]:
         wanted = [w for w in dict.fromkeys(search_module.words(query)) if w not in stop]
@@ -167,7 +169,7 @@ def synthesise(catalog: Sequence[Definition], count: int) -> list[Definition]:
 
 def speed(catalog: Sequence[Definition], queries: Sequence[str], engine: str, builds: int) -> dict[str, float]:
     """Build time (best of `builds`), query median and p90 (microseconds), memory kept per tool (bytes)."""
-    times = []
+    times: list[float] = []
     for _ in range(builds):
         gc.collect()
         started = time.perf_counter()
@@ -179,7 +181,7 @@ def speed(catalog: Sequence[Definition], queries: Sequence[str], engine: str, bu
     index = build_index(catalog, engine)
     kept = tracemalloc.get_traced_memory()[0] - before
     tracemalloc.stop()
-    latencies = []
+    latencies: list[float] = []
     for query in queries:
         started = time.perf_counter()
         index.search(query)
@@ -237,7 +239,7 @@ def speed_lines(catalog: list[Definition], queries: list[dict[str, str]], quick:
 
 def main() -> None:
     """Measure; print the figures and write them into the docs unless --quick."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer queries and repeats, no docs (CI smoke run)")
     args = parser.parse_args()
     catalog, queries = load()
@@ -273,8 +275,7 @@ class Listed:
 
 def token_lines(catalog: list[Definition]) -> list[str]:
     """The tokens of the tool definitions sent for `catalog`, per provider, shown and deferred."""
-    from bpe_openai import get_encoding
-
+    get_encoding: Any = importlib.import_module("bpe_openai").get_encoding  # without type stubs
     from scopetool.providers import (
         anthropic,
         bedrock,

@@ -14,7 +14,7 @@ import gzip
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 CATALOG = (
     "BFCL_v4_simple_python",
@@ -31,16 +31,16 @@ TYPES = {"dict": "object", "float": "number", "tuple": "array", "list": "array",
 def json_schema(node: Any) -> Any:
     """BFCL's parameter schema with JSON Schema's type names (an ``any`` type is left out)."""
     if isinstance(node, list):
-        return [json_schema(item) for item in node]
+        return [json_schema(item) for item in cast("list[Any]", node)]
     if not isinstance(node, dict):
         return node
     out: dict[str, Any] = {}
-    for key, value in node.items():
+    for key, value in cast("dict[str, Any]", node).items():
         if key == "type" and isinstance(value, str):
             if value != "any":
                 out[key] = TYPES.get(value, value)
         elif key == "properties" and isinstance(value, dict):
-            out[key] = {name: json_schema(spec) for name, spec in value.items()}
+            out[key] = {name: json_schema(spec) for name, spec in cast("dict[str, Any]", value).items()}
         else:
             out[key] = json_schema(value)
     return out
