@@ -65,7 +65,13 @@ class Catalog:
     A registry with no deferred tool gives a catalog of every tool and no search.
 
     `revealed` restores a run's reveals (say, kept beside its messages: `revealed` gives them back);
-    `limit` is how many tools one search returns. Thread-safe: reveals only ever grow.
+    `limit` is how many tools one search returns. Every catalog of a registry searches its one
+    `Registry.deferred_index`. Thread-safe: reveals only ever grow.
+
+    Raises:
+        ValueError: the registry has deferred tools and a tool of its own named `SEARCH_TOOL`, or
+            `limit` is not a positive int.
+        TypeError: `registry` is not a `Registry`, or `revealed` is one str.
 
     Example:
         ```python
@@ -104,7 +110,10 @@ class Catalog:
         self._limit = limit
         self._lock = threading.Lock()
         self._revealed: tuple[str, ...] = ()
-        self._search = _search_binding(self) if registry.deferred_names() and SEARCH_TOOL not in registry else None
+        deferred = bool(registry.deferred_names())
+        if deferred and SEARCH_TOOL in registry:
+            raise ValueError(f"the registry has a tool named {SEARCH_TOOL!r}: its deferred tools could not be searched")
+        self._search = _search_binding(self) if deferred else None
         self.reveal(revealed)
 
     @property

@@ -333,6 +333,15 @@ def test_catalog_settings_and_edges() -> None:
         Catalog(registry(), limit=0)
     with pytest.raises(TypeError, match="revealed is an iterable of tool names, not one str"):
         Catalog(registry(), "get_weather")
+
+    @tool(name="search_tools")
+    def own_search(query: str) -> str:
+        """The application's own search."""
+        return query
+
+    assert Catalog(Registry(own_search, ping)).search_tool is None
+    with pytest.raises(ValueError, match="the registry has a tool named 'search_tools'"):
+        Catalog(Registry(own_search, get_weather))
     error = DeferredToolError("get_weather")
     assert error.name == "get_weather" and "search_tools" in error.message
 
