@@ -8,9 +8,9 @@ and of their descriptions. A query is split the same way; English function words
 
 The scores are computed by `bm25s` (sparse matrices over numpy) when it is installed (``pip install
 'scopetool[search]'``), and by the same formula in pure Python otherwise: both give the same ranking
-(up to float rounding on near ties); bm25s answers a query on 10,000 tools in tens of microseconds,
-pure Python in about a millisecond. `benchmarks/search.py` measures both, and the plain BM25 over name
-and description other libraries ship, on a public catalog (``docs/tool-search.md``).
+(up to float rounding on near ties), bm25s much faster on large catalogs. `benchmarks/search.py`
+measures both, and the plain BM25 over name and description other libraries ship, on a public catalog
+(its figures are in ``docs/tool-search.md``).
 """
 
 from __future__ import annotations
