@@ -25,13 +25,11 @@ def definition(name: str, description: str = "", **properties: str) -> Definitio
     return Definition(name=name, description=description, input_schema=schema)
 
 
-@pytest.fixture(params=["bm25s", "python"])
+@pytest.fixture(params=[pytest.param("bm25s", marks=pytest.mark.needs("bm25s")), "python"])
 def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """Each test runs on bm25s and on the pure-Python ranking."""
     if request.param == "python":
         monkeypatch.setattr(search_module, "_load_bm25s", lambda: None)
-    else:
-        pytest.importorskip("bm25s")
     yield request.param
 
 
