@@ -11,6 +11,7 @@ import typing
 
 if typing.TYPE_CHECKING:
     from ._binding import Binding, Caller, CallMiddleware, InputValidatingTool, Tool, bind
+    from ._catalog import Catalog, DeferredToolError
     from ._codec import InputDecoder
     from ._context import CallContext
     from ._contract import Admission, Contract, IdempotencyKey, InputValidator, Invocation, Request
@@ -35,6 +36,7 @@ if typing.TYPE_CHECKING:
     from ._progress import InvalidProgressError, Progress, ProgressReporter, progress_reporter, report_progress
     from ._registry import Registry
     from ._rejection import InputRejection, classify_input_rejection
+    from ._search import ToolIndex
     from ._signature import Signature
     from ._size import MAX_OUTPUT_BYTES, OutputTooLargeError
     from ._timeout import ToolTimeoutError, overrunning_calls
@@ -51,9 +53,11 @@ __all__ = [
     "CallError",
     "CallMiddleware",
     "Caller",
+    "Catalog",
     "ContentBlock",
     "Continuation",
     "Contract",
+    "DeferredToolError",
     "Definition",
     "DuplicateToolError",
     "Effect",
@@ -91,6 +95,7 @@ __all__ = [
     "Signature",
     "TextBlock",
     "Tool",
+    "ToolIndex",
     "ToolNotFoundError",
     "ToolTimeoutError",
     "acting_as",
@@ -117,9 +122,11 @@ _HOMES: typing.Final = {
     "CallError": "_outcome",
     "CallMiddleware": "_binding",
     "Caller": "_binding",
+    "Catalog": "_catalog",
     "ContentBlock": "_output",
     "Continuation": "_input",
     "Contract": "_contract",
+    "DeferredToolError": "_catalog",
     "Definition": "_definition",
     "DuplicateToolError": "_errors",
     "Effect": "_definition",
@@ -157,6 +164,7 @@ _HOMES: typing.Final = {
     "Signature": "_signature",
     "TextBlock": "_output",
     "Tool": "_binding",
+    "ToolIndex": "_search",
     "ToolNotFoundError": "_errors",
     "ToolTimeoutError": "_timeout",
     "acting_as": "_principal",

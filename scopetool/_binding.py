@@ -14,6 +14,7 @@ from ._errors import InvalidDefinitionError, InvalidInvocationError, InvalidOutp
 from ._func import Func
 from ._outcome import Failure, FailureKind, classify_failure
 from ._output import Output, Result
+from ._search import check_defer_loading
 from ._size import MAX_OUTPUT_BYTES, check_output_limit, refuse_oversize
 from ._timeout import check_timeout, timed
 
@@ -68,10 +69,11 @@ class Binding:
     """
 
     # Module-private: only `bind` (below) writes these; nothing outside this module reads them.
-    __slots__ = ("_call", "_contract", "_direct", "_middlewares", "_timeout", "_tool")
+    __slots__ = ("_call", "_contract", "_defer_loading", "_direct", "_middlewares", "_timeout", "_tool")
 
     _call: Caller
     _contract: Contract
+    _defer_loading: bool | None
     _direct: _Run | None  # the whole call when it needs no checking layer (see `bind`)
     _middlewares: tuple[CallMiddleware, ...]
     _timeout: float | None
@@ -99,6 +101,11 @@ class Binding:
     def timeout(self) -> float | None:
         """Seconds the tool's call may run before it is cancelled, or None for no timeout."""
         return self._timeout
+
+    @property
+    def defer_loading(self) -> bool | None:
+        """Deferred (True: found by a search first), always shown (False), or left to the registry's rule (None)."""
+        return self._defer_loading
 
     @property
     def max_output_bytes(self) -> int:
@@ -141,7 +148,11 @@ class Binding:
         Raises:
             InvalidToolError: the tool's ``CallContext[Deps]`` names a class `deps` is not an instance of.
         """
-        return _assemble(self._contract, self._tool, self._tool.call, self._middlewares, deps=deps, limit=self._timeout)
+        binding = _assemble(
+            self._contract, self._tool, self._tool.call, self._middlewares, deps=deps, limit=self._timeout
+        )
+        binding._defer_loading = self._defer_loading  # pyright: ignore[reportPrivateUsage]
+        return binding
 
     def __repr__(self) -> str:
         return f"Binding(name={self.name!r}, middlewares={len(self._middlewares)})"
@@ -260,6 +271,7 @@ def bind(
     deps: object = NO_DEPS,
     timeout: float | None = None,
     max_output_bytes: int | None = None,
+    defer_loading: bool | None = None,
 ) -> Binding:
     """Freeze `tool` into a `Binding`.
 
@@ -276,13 +288,20 @@ def bind(
     ``@tool(max_output_bytes=...)`` gives), else `MAX_OUTPUT_BYTES` (8 MiB). A larger result is a
     `FAILED` Failure whose public text says the result was over the cap (the content is never shown).
 
+    `defer_loading` True keeps the tool out of what a model is first shown (it finds the tool with a search;
+    see `Registry`), False always shows it; None keeps the tool's own declaration (``defer_loading()``, as
+    ``@tool(defer_loading=...)`` gives), else leaves it to the registry's rule.
+
     Raises:
         InvalidToolError: the tool is missing or broken: no definition or call, an invalid definition,
             an uncompilable schema, a failing validator or timeout declaration, a middleware that is not
             callable, a timeout that is not a positive number of seconds, a `max_output_bytes` that is not a
-            positive integer, or deps that are not of the class the tool's ``CallContext[Deps]`` names.
+            positive integer, a `defer_loading` that is not a bool or None, or deps that are not of the class
+            the tool's ``CallContext[Deps]`` names.
     """
-    return bind_with(tool, middlewares, timeout, None, deps, max_output_bytes=max_output_bytes)
+    return bind_with(
+        tool, middlewares, timeout, None, deps, max_output_bytes=max_output_bytes, defer_loading=defer_loading
+    )
 
 
 def bind_with(
@@ -293,6 +312,7 @@ def bind_with(
     deps: object = NO_DEPS,
     *,
     max_output_bytes: int | None = None,
+    defer_loading: bool | None = None,
 ) -> Binding:
     """`bind`, with `default_timeout` for a tool that declares no timeout (a `Registry`'s default)."""
     if tool is None:
@@ -339,7 +359,10 @@ def bind_with(
     contract._output_limit = (  # pyright: ignore[reportPrivateUsage]
         check_output_limit(max_output_bytes, "bind") or _declared_output_limit(tool) or MAX_OUTPUT_BYTES
     )
-    return _assemble(contract, tool, call, tuple(middlewares), deps=deps, limit=limit)
+    mark = check_defer_loading(defer_loading, "bind")
+    binding = _assemble(contract, tool, call, tuple(middlewares), deps=deps, limit=limit)
+    binding._defer_loading = _declared_defer_loading(tool) if mark is None else mark  # pyright: ignore[reportPrivateUsage]
+    return binding
 
 
 def _assemble(
@@ -373,6 +396,7 @@ def _assemble(
     binding._direct = cast("_Run", run) if direct else None  # pyright: ignore[reportPrivateUsage]
     binding._middlewares = tuple(middlewares)  # pyright: ignore[reportPrivateUsage]
     binding._timeout = limit  # pyright: ignore[reportPrivateUsage]
+    binding._defer_loading = None  # pyright: ignore[reportPrivateUsage]
     return binding
 
 
@@ -386,6 +410,18 @@ def _declared_timeout(tool: Tool) -> float | None:
     except Exception as error:
         raise InvalidToolError(f"timeout: the declaration raised {type(error).__name__}") from error
     return check_timeout(declared, f"timeout: {type(tool).__name__}.call_timeout()")
+
+
+def _declared_defer_loading(tool: Tool) -> bool | None:
+    """The deferral the tool declares with an optional ``defer_loading()`` method (read once), or None."""
+    declaration = getattr(tool, "defer_loading", None)
+    if declaration is None:
+        return None
+    try:
+        declared = declaration()
+    except Exception as error:
+        raise InvalidToolError(f"defer_loading: the declaration raised {type(error).__name__}") from error
+    return check_defer_loading(declared, f"defer_loading: {type(tool).__name__}.defer_loading()")
 
 
 def _declared_output_limit(tool: Tool) -> int | None:

@@ -18,6 +18,7 @@ from ._definition import NAME_PATTERN, Definition, Effect
 from ._errors import InvalidDefinitionError, InvalidInvocationError, InvalidOutputError, InvalidToolError
 from ._outcome import Failure, FailureKind
 from ._output import Result
+from ._search import check_defer_loading
 from ._size import check_output_limit, refuse_oversize
 from ._timeout import UNDER_TIMEOUT, check_timeout, run_in_own_thread
 
@@ -61,6 +62,7 @@ class Func(Generic[P, R]):
         approval: Approval = None,
         timeout: float | None = None,
         max_output_bytes: int | None = None,
+        defer_loading: bool | None = None,
     ) -> None:
         if isinstance(fn, classmethod):
             raise InvalidToolError(
@@ -79,6 +81,7 @@ class Func(Generic[P, R]):
             raise InvalidToolError(f"approval must be True, False, None or a function, not {type(approval).__name__}")
         self._timeout = check_timeout(timeout, f"@tool {getattr(fn, '__qualname__', fn)!r}")
         self._output_limit = check_output_limit(max_output_bytes, f"@tool {getattr(fn, '__qualname__', fn)!r}")
+        self._defer_loading = check_defer_loading(defer_loading, f"@tool {getattr(fn, '__qualname__', fn)!r}")
         functools.update_wrapper(self, fn)
         self._fn = fn
         # Exactly one is set: the coroutine function to await, or the sync function to run in a thread.
@@ -132,6 +135,13 @@ class Func(Generic[P, R]):
     def max_output_bytes(self) -> int | None:
         """The result cap in bytes declared with ``@tool(max_output_bytes=...)`` (None: the default), read by `bind`."""
         return self._output_limit
+
+    def defer_loading(self) -> bool | None:
+        """Whether the tool is deferred (True), always shown (False) or left to its registry's rule (None).
+
+        Declared with ``@tool(defer_loading=...)``; read once by `bind`.
+        """
+        return self._defer_loading
 
     def input_validator(self) -> InputDecoder[Any]:
         """The strict decoder of the parameters, which `bind` uses as the whole admission check."""
@@ -263,6 +273,7 @@ def tool(
     approval: Approval = None,
     timeout: float | None = None,
     max_output_bytes: int | None = None,
+    defer_loading: bool | None = None,
 ) -> Callable[[Callable[P, R]], Func[P, R]]: ...
 
 
@@ -276,6 +287,7 @@ def tool(
     approval: Approval = None,
     timeout: float | None = None,
     max_output_bytes: int | None = None,
+    defer_loading: bool | None = None,
 ) -> Func[P, R] | Callable[[Callable[P, R]], Func[P, R]]:
     """Make a `Func` tool from a typed function, bare (``@tool``) or configured (``@tool(name=...)``).
 
@@ -293,6 +305,9 @@ def tool(
             times out definitely failed; any other has an unknown outcome (`ToolTimeoutError`).
         max_output_bytes: The cap on one result's size in bytes (None: `MAX_OUTPUT_BYTES`, 8 MiB). A larger
             result is a `FAILED` `Failure` that says so; the model never sees the content.
+        defer_loading: True keeps the tool's definition out of what the model is first shown: it finds the
+            tool with a search (see docs/tool-search.md); False always shows it; None (the default) leaves
+            it to the registry's ``defer_loading`` rule.
 
     Raises:
         InvalidToolError: the signature cannot be a tool; the message lists every problem.
@@ -321,6 +336,7 @@ def tool(
             approval=approval,
             timeout=timeout,
             max_output_bytes=max_output_bytes,
+            defer_loading=defer_loading,
         )
 
     def decorate(function: Callable[P, R]) -> Func[P, R]:
@@ -332,6 +348,7 @@ def tool(
             approval=approval,
             timeout=timeout,
             max_output_bytes=max_output_bytes,
+            defer_loading=defer_loading,
         )
 
     return decorate

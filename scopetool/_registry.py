@@ -15,6 +15,7 @@ from ._definition import Definition
 from ._errors import DuplicateToolError, InvalidToolError, ToolNotFoundError
 from ._output import Result
 from ._run import call_outcome
+from ._search import ToolIndex, check_deferral_rule, is_deferred
 from ._timeout import check_timeout
 
 __all__ = ["Registry"]
@@ -27,6 +28,11 @@ class Registry:
     Tools given instead of bindings are bound without middlewares, with the registry's `deps` (the
     application's dependencies a `@tool` function's `CallContext` receives) and, for those that
     declare none, its `timeout` (seconds); a `Binding` keeps its own deps and timeout (see `bind`).
+
+    `defer_loading` is the rule for the tools that do not choose themselves (``@tool(defer_loading=...)``,
+    ``bind(..., defer_loading=...)``): False (the default) shows them, True defers them, a count defers
+    them once the registry holds more tools than that. A deferred tool's definition is kept out of what
+    a model is first shown; the exports add a search tool that reveals it (docs/tool-search.md).
 
     ``registry.run_sync(name, arguments)`` (``await registry.run(...)`` in async code) admits and runs
     one call a model proposed and returns its outcome. ``registry[name]`` is the binding of that name,
@@ -50,12 +56,21 @@ class Registry:
         ```
     """
 
-    __slots__ = ("_bindings", "_deps", "_lock", "_timeout")
+    __slots__ = ("_bindings", "_defer_loading", "_deferred", "_deps", "_index", "_lock", "_timeout")
 
-    def __init__(self, *tools: Binding | Tool, deps: object = NO_DEPS, timeout: float | None = None) -> None:
+    def __init__(
+        self,
+        *tools: Binding | Tool,
+        deps: object = NO_DEPS,
+        timeout: float | None = None,
+        defer_loading: bool | int = False,
+    ) -> None:
         self._timeout = check_timeout(timeout, "Registry")
+        self._defer_loading = check_deferral_rule(defer_loading, "Registry")
         self._lock = threading.Lock()
         self._bindings: MappingProxyType[str, Binding] = MappingProxyType({})
+        self._deferred: frozenset[str] = frozenset()
+        self._index: ToolIndex | None = None  # over the deferred tools, built when first searched
         self._deps = deps
         self.register(*tools)
 
@@ -70,7 +85,9 @@ class Registry:
             InvalidToolError: a tool's ``CallContext[Deps]`` names a class `deps` is not an instance of.
         """
         bindings = self._bindings
-        return Registry(*(bindings[name].with_deps(deps) for name in sorted(bindings)), deps=deps)
+        return Registry(
+            *(bindings[name].with_deps(deps) for name in sorted(bindings)), deps=deps, defer_loading=self._defer_loading
+        )
 
     def register(self, *tools: Binding | Tool) -> None:
         """Add a batch atomically: either every tool is registered or none is.
@@ -104,12 +121,49 @@ class Registry:
             for name in batch:
                 if name in current:
                     raise DuplicateToolError(f"tool name {name!r} is already registered")
-            self._bindings = MappingProxyType({**current, **batch})
+            bindings = {**current, **batch}
+            rule, size = self._defer_loading, len(bindings)
+            self._deferred = frozenset(n for n, b in bindings.items() if is_deferred(b.defer_loading, rule, size))
+            self._bindings = MappingProxyType(bindings)
+            self._index = None
 
     @property
     def timeout(self) -> float | None:
         """The default timeout of the tools this registry binds itself (None: none)."""
         return self._timeout
+
+    @property
+    def defer_loading(self) -> bool | int:
+        """The deferral rule of the tools that have no mark of their own (`Binding.defer_loading` None).
+
+        False (the default): they are shown. True: they are deferred. A count: they are deferred once
+        the registry holds more tools than that.
+        """
+        return self._defer_loading
+
+    def is_deferred(self, name: str) -> bool:
+        """Whether the tool `name` is deferred: kept out of what the model is first shown, found by a search.
+
+        Its own mark (`Binding.defer_loading`) decides, else the registry's rule (`defer_loading`). An
+        unknown name is not deferred.
+        """
+        return name in self._deferred
+
+    def deferred_names(self) -> list[str]:
+        """The names of the deferred tools (`is_deferred`), sorted."""
+        return sorted(self._deferred)
+
+    def deferred_index(self) -> ToolIndex:
+        """A `ToolIndex` over the deferred tools' definitions: built at the first call, again after a registration.
+
+        Every run's `Catalog` searches this one index.
+        """
+        with self._lock:
+            index = self._index
+            if index is None:
+                bindings = self._bindings
+                index = self._index = ToolIndex(bindings[name].definition() for name in sorted(self._deferred))
+            return index
 
     async def run(
         self, name: str, arguments: str | bytes = "", /, *, admission: Admission | None = None

@@ -177,3 +177,13 @@ def test_mcp_sdk_server_demo_shows_the_apps_tool_and_the_admitted_ones() -> None
     assert "$.lines: Input should be a valid integer (got a string)" in out
     assert "$.colour: unknown field; expected one of 'lines', 'order'" in out
     assert out.endswith("asked: Refund SO-7?\nrefund {'order': 'SO-7'}: refunded SO-7\n")
+
+
+def test_tool_search_example_finds_reveals_and_admits() -> None:
+    """examples/tool_search.py: refused before the search, the found tool appended, held to its contract, served."""
+    out = run("tool_search.py").splitlines()
+    assert out[0] == "tools shown: ['ping', 'search_tools'] (of 200)"
+    assert "is not loaded yet: call search_tools" in out[1]
+    assert json.loads(out[2].removeprefix("search_tools: "))[0]["name"] == "get_weather"
+    assert out[4] == "- $.city: Input should be a valid string (got an integer)"
+    assert out[5:] == ["get_weather: sunny in Lyon", "tools shown: ['ping', 'search_tools', 'get_weather']"]

@@ -45,6 +45,8 @@ def test_import_is_light() -> None:
         "scopetool.otel",
         "dbos",
         "opentelemetry",
+        "bm25s",
+        "numpy",
     ]
     code = (
         "import sys, scopetool; "

@@ -11,7 +11,7 @@ Backends: `MemoryBackend` (the default, one process) and ``scopetool.driver.dbos
 
 from __future__ import annotations
 
-from ._backend import AdmittedCall, Backend, CallState, Conflict, Finished, MemoryBackend, Waiting
+from ._backend import AdmittedCall, Backend, CallState, Conflict, Finished, MemoryBackend, RevealStore, Waiting
 from ._driver import (
     CallResult,
     CallStatus,
@@ -39,6 +39,7 @@ __all__ = [
     "ReplayConflictError",
     "ResultMessage",
     "RetryBudgetExceededError",
+    "RevealStore",
     "StoredCauseError",
     "Turn",
     "Waiting",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, TypeAlias, final, runtime_checkable
 
@@ -17,7 +18,7 @@ from .._run import invocation_outcome
 from ._identity import call_digest
 from ._records import Record, decode_outcome, interrupted_record, is_input, outcome_record, record_request, run_request
 
-__all__ = ["AdmittedCall", "Backend", "CallState", "Conflict", "Finished", "MemoryBackend", "Waiting"]
+__all__ = ["AdmittedCall", "Backend", "CallState", "Conflict", "Finished", "MemoryBackend", "RevealStore", "Waiting"]
 
 
 @final
@@ -186,6 +187,23 @@ def _restored(kept: bytes | str | Result) -> Result:
     return kept
 
 
+@runtime_checkable
+class RevealStore(Protocol):
+    """What a backend may also keep: the tools each run's searches revealed (see `Driver.catalog`).
+
+    A backend without it leaves a run's reveals in the driver's memory, where a new driver (a restarted
+    process) does not find them; `MemoryBackend` and `DbosBackend` keep them.
+    """
+
+    async def revealed(self, run_id: str) -> tuple[str, ...]:
+        """The tools the run's searches revealed, in the order revealed (empty for a run with none)."""
+        ...
+
+    async def reveal(self, run_id: str, names: Sequence[str]) -> None:
+        """Append `names` (new to the run) to the run's revealed tools."""
+        ...
+
+
 @final
 class MemoryBackend:
     """The default backend: calls run in this process and are remembered for its lifetime.
@@ -215,11 +233,20 @@ class MemoryBackend:
         ```
     """
 
-    __slots__ = ("_calls", "_secret")
+    __slots__ = ("_calls", "_reveals", "_secret")
 
     def __init__(self) -> None:
         self._secret = secrets.token_bytes(32)
         self._calls: dict[str, _Entry | _Completed] = {}
+        self._reveals: dict[str, tuple[str, ...]] = {}
+
+    async def revealed(self, run_id: str) -> tuple[str, ...]:
+        """The tools the run's searches revealed, in the order revealed (kept as long as the backend)."""
+        return self._reveals.get(run_id, ())
+
+    async def reveal(self, run_id: str, names: Sequence[str]) -> None:
+        """Append `names` to the run's revealed tools (a name already there keeps its first place)."""
+        self._reveals[run_id] = tuple(dict.fromkeys((*self._reveals.get(run_id, ()), *names)))
 
     async def secret(self) -> bytes:
         """A random secret drawn when the backend was made (its store lives no longer)."""

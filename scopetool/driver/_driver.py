@@ -11,7 +11,9 @@ from types import ModuleType
 from typing import Any, Final, TypeAlias, cast, final
 
 from .. import _observe
-from .._contract import Admission, IdempotencyKey
+from .._binding import Binding
+from .._catalog import Catalog, DeferredToolError
+from .._contract import Admission, IdempotencyKey, Invocation
 from .._definition import Effect
 from .._errors import InvalidInvocationError, ScopetoolError
 from .._input import InputRequest
@@ -19,8 +21,19 @@ from .._native import build, slots
 from .._outcome import Failure, FailureKind
 from .._output import Result
 from .._registry import Registry
+from .._run import invocation_outcome
 from ..providers._common import ToolCall, UnknownToolError
-from ._backend import AdmittedCall, Backend, CallState, Conflict, Finished, MemoryBackend, Waiting, new_admitted_call
+from ._backend import (
+    AdmittedCall,
+    Backend,
+    CallState,
+    Conflict,
+    Finished,
+    MemoryBackend,
+    RevealStore,
+    Waiting,
+    new_admitted_call,
+)
 from ._identity import KeyMinter, json_quote
 
 __all__ = [
@@ -234,7 +247,7 @@ class Driver:
         ```
     """
 
-    __slots__ = ("_backend", "_budget", "_minter", "_registry", "_rejected", "_serial")
+    __slots__ = ("_backend", "_budget", "_catalogs", "_minter", "_registry", "_rejected", "_serial")
 
     def __init__(
         self,
@@ -262,6 +275,8 @@ class Driver:
         self._budget = retry_budget
         # run id -> tool name -> the keys of its rejected calls, in the order first seen (an ordered set)
         self._rejected: dict[str, dict[str, dict[str, None]]] = {}
+        # run id -> the run's catalog (what its searches revealed), the most recently driven last
+        self._catalogs: dict[str, Catalog] = {}
 
     @property
     def registry(self) -> Registry:
@@ -273,6 +288,27 @@ class Driver:
         """Where calls run and what is kept of them."""
         return self._backend
 
+    async def catalog(self, run_id: str) -> Catalog:
+        """The run's `Catalog`: export it for the run's next request (``export_tools(await driver.catalog(run))``).
+
+        It shows the registry's tools less the deferred ones, the local ``search_tools`` when there are
+        deferred tools, and those the run's searches revealed, in the order revealed. The reveals are
+        kept by the backend when it can (`RevealStore`: the memory and DBOS backends), so a driver made
+        again on the same backend (a restarted process) finds them.
+        """
+        if not isinstance(run_id, str) or not run_id:
+            raise ValueError("run_id must be a non-empty string")
+        catalogs = self._catalogs
+        catalog = catalogs.pop(run_id, None)
+        if catalog is None:
+            backend = self._backend
+            kept = await backend.revealed(run_id) if isinstance(backend, RevealStore) else ()
+            catalog = Catalog(self._registry, kept)
+            if len(catalogs) >= KEPT_RUNS:
+                del catalogs[next(iter(catalogs))]  # the least recently driven run
+        catalogs[run_id] = catalog
+        return catalog
+
     async def run(self, run_id: str, calls: Sequence[ToolCall]) -> Turn:
         """Drive one turn's calls; their results in the model's order.
 
@@ -280,6 +316,11 @@ class Driver:
         call ids it gives every call its key, so driving the same turn again returns the stored outcomes
         (and resumes answered calls) instead of running tools twice. When the provider gives no call
         ids, calls are told apart by their position, so `run_id` must then name the turn itself.
+
+        When the registry has deferred tools, the run's `catalog` decides what the model may call: a
+        ``search_tools`` call runs the search here (it is read-only and gives the same answer again) and
+        reveals what it finds for the rest of the run; a deferred tool not revealed yet is refused
+        (`DeferredToolError`, whose text tells the model to search first).
         """
         if not isinstance(run_id, str) or not run_id:
             raise ValueError("run_id must be a non-empty string")
@@ -291,7 +332,8 @@ class Driver:
         if minter is None:
             minter = self._minter = KeyMinter(await self._backend.secret())
         key_in_run, quoted_run_id = minter.key_in_run, json_quote(run_id)
-        resolve = self._registry.resolve
+        catalog = await self.catalog(run_id) if self._registry.deferred_names() else None
+        resolve = self._registry.resolve if catalog is None else catalog.resolve
         results: list[CallResult | None] = [None] * len(calls)
         admitted: list[tuple[int, AdmittedCall]] = []
         for position, call in enumerate(calls):
@@ -303,6 +345,9 @@ class Driver:
                     observer.unknown(call.name, call.id)
                 results[position] = self._rejection(run_id, call, key, UnknownToolError(call.name))
                 continue
+            if catalog is not None and not catalog.is_visible(call.name):
+                results[position] = self._rejection(run_id, call, key, DeferredToolError(call.name))
+                continue
             try:
                 if observer is None:
                     invocation = binding.contract.prepare(call.request, _admission(key))
@@ -310,6 +355,9 @@ class Driver:
                     invocation = observer.admit(binding.contract, call.request, _admission(key), call.id)
             except InvalidInvocationError as error:
                 results[position] = self._rejection(run_id, call, key, error)
+                continue
+            if catalog is not None and binding is catalog.search_tool:
+                results[position] = _done(call, key, await self._search(run_id, catalog, binding, invocation))
                 continue
             admitted.append((position, new_admitted_call(key, binding, invocation)))
         if len(admitted) == 1:  # one call to run: no segments to cut, no tasks to start
@@ -347,6 +395,18 @@ class Driver:
         if not isinstance(key, str) or not key:
             raise ValueError("key must be a call's non-empty idempotency key")
         return await self._backend.answer(key, response)
+
+    async def _search(
+        self, run_id: str, catalog: Catalog, binding: Binding, invocation: Invocation
+    ) -> Result | BaseException:
+        """Run a search call here (it reveals what it finds in `catalog`); the backend keeps what is new to the run."""
+        before = len(catalog.revealed)
+        outcome = await invocation_outcome(binding, invocation)
+        new = catalog.revealed[before:]
+        backend = self._backend
+        if new and isinstance(backend, RevealStore):
+            await backend.reveal(run_id, new)
+        return outcome
 
     def _rejection(self, run_id: str, call: ToolCall, key: IdempotencyKey, error: BaseException) -> CallResult:
         """A call that was not admitted: its error, or the final refusal once its tool is past the budget.

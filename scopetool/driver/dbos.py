@@ -17,18 +17,28 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import hashlib
+import logging
 import secrets
 import sqlite3
 import sys
 import threading
-from collections.abc import Callable, Coroutine, Generator, Mapping
+from collections.abc import Callable, Coroutine, Generator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, ParamSpec, TypeVar, cast, final
 
 try:
     import sqlalchemy
-    from dbos import DBOS, DBOSConfig, DBOSPortableJSONSerializer, SetWorkflowID, StepOptions, WorkflowStatus
+    from dbos import (
+        DBOS,
+        DBOSConfig,
+        DBOSPortableJSONSerializer,
+        SetWorkflowID,
+        StepOptions,
+        WorkflowHandleAsync,
+        WorkflowStatus,
+    )
     from dbos import error as dbos_error
 except ImportError as missing:  # pragma: no cover - the extra is installed wherever the tests run
     raise ImportError("scopetool.driver.dbos needs DBOS Transact: pip install 'scopetool[dbos]'") from missing
@@ -48,7 +58,9 @@ from ._records import (
     run_request,
 )
 
-__all__ = ["APPLICATION_VERSION", "DbosBackend"]
+__all__ = ["APPLICATION_VERSION", "MAX_REVEALS", "DbosBackend"]
+
+logger: Final = logging.getLogger("scopetool.driver")
 
 APPLICATION_VERSION: Final = "scopetool-driver-1"
 """The DBOS application version the backend pins by default.
@@ -60,6 +72,9 @@ only when the calls pending under the old value must not be resumed by the new c
 _STATE: Final = "scopetool.state."
 _TOPIC: Final = "scopetool.answer."
 _SECRET_ID: Final = "scopetool.driver.secret"
+_REVEAL_ID: Final = "scopetool.driver.reveal.{run}.{index}"
+MAX_REVEALS: Final = 1024
+"""The searches per run whose reveals a `DbosBackend` keeps (one record each): a run past it keeps no more."""
 _WAIT_SECONDS: Final = 86_400.0  # one durable wait for an answer; the call waits again when it ends
 _ENDED: Final = frozenset({"ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"})
 _BEGIN_STEP: Final[StepOptions] = {"name": "scopetool.driver.begin"}
@@ -209,6 +224,17 @@ class DbosBackend:
                     return Conflict()
             return await self._settle(call.key, call.name, watch)
 
+    async def revealed(self, run_id: str) -> tuple[str, ...]:
+        """The tools the run's searches revealed, in the order revealed, as the database keeps them."""
+        self._check(None)
+        return tuple(dict.fromkeys(await self._on_dbos_loop(_read_reveals, _run_digest(run_id))))
+
+    async def reveal(self, run_id: str, names: Sequence[str]) -> None:
+        """Keep `names` as the run's next reveal: one record in the database (`MAX_REVEALS` a run)."""
+        self._check(None)
+        if not await self._on_dbos_loop(_write_reveal, _run_digest(run_id), list(names)):
+            logger.warning("dbos backend: run past %d searches; its later reveals are not kept", MAX_REVEALS)
+
     async def answer(self, key: IdempotencyKey, response: Any) -> bool:
         """Validate the answer and send it to the waiting call (from any process on the same database).
 
@@ -232,7 +258,7 @@ class DbosBackend:
                 "drive it with that registry"
             )
 
-    async def _on_dbos_loop(self, function: Callable[..., Coroutine[Any, Any, bool]], *args: Any) -> bool:
+    async def _on_dbos_loop(self, function: Callable[..., Coroutine[Any, Any, T]], *args: Any) -> T:
         """Run a coroutine on DBOS's event loop from this backend's threads, and wait for it."""
         return await asyncio.get_running_loop().run_in_executor(self._pool, _on_dbos_loop, function, *args)
 
@@ -325,6 +351,42 @@ async def _secret_workflow() -> str:
 
 async def _new_secret() -> str:
     return secrets.token_hex(32)
+
+
+@DBOS.workflow(name="scopetool.driver.reveal")
+async def _reveal_workflow(names: list[str]) -> list[str]:
+    """One search's reveals, kept as the workflow's output."""
+    return names
+
+
+def _run_digest(run_id: str) -> str:
+    """A run id as a workflow id part: its SHA-256 (a run id is the application's own text)."""
+    return hashlib.sha256(run_id.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+async def _write_reveal(run: str, names: list[str]) -> bool:
+    """Record `names` as the run's next reveal; False when the run has `MAX_REVEALS` already."""
+    for index in range(MAX_REVEALS):
+        try:
+            with SetWorkflowID(_REVEAL_ID.format(run=run, index=index), workflow_id_reuse_policy="reject"):
+                handle = await DBOS.start_workflow_async(_reveal_workflow, names)
+        except dbos_error.DBOSWorkflowIDInUseError:
+            continue
+        await handle.get_result()
+        return True
+    return False
+
+
+async def _read_reveals(run: str) -> list[str]:
+    """Every name the run's reveal records hold, in the order recorded."""
+    names: list[str] = []
+    for index in range(MAX_REVEALS):
+        workflow_id = _REVEAL_ID.format(run=run, index=index)
+        if await DBOS.get_workflow_status_async(workflow_id) is None:
+            break
+        handle: WorkflowHandleAsync[list[str]] = await DBOS.retrieve_workflow_async(workflow_id)
+        names.extend(await handle.get_result())
+    return names
 
 
 def _on_dbos_loop(function: Callable[..., Coroutine[Any, Any, T]], *args: Any) -> T:

@@ -18,7 +18,7 @@ from .._registry import Registry
 from ..driver._identity import KeyMinter
 from ..providers._common import outcome_output, output_text
 
-__all__ = ["CallKeys", "Tools", "registry_of", "shown", "shown_names"]
+__all__ = ["CallKeys", "Tools", "is_deferred", "registry_of", "shown", "shown_names"]
 
 Tools: TypeAlias = Registry | Iterable[Binding | Tool] | Binding | Tool
 """What an integration takes: a registry, or tools and bindings to register in a new one."""
@@ -60,6 +60,19 @@ def shown_names(always_show: Iterable[str], deferred: bool) -> frozenset[str]:
     if names and not deferred:
         raise ValueError("always_show applies only when tools are deferred (defer_loading=True)")
     return names
+
+
+def is_deferred(registry: Registry, binding: Binding, deferred: bool, shown: frozenset[str]) -> bool:
+    """Whether a framework is to hide `binding` until its tool search finds it.
+
+    An ``always_show`` name is shown; else the tool's own mark (`Binding.defer_loading`) decides; else
+    the integration's ``defer_loading`` switch, when on; else the registry's rule (`Registry.is_deferred`).
+    """
+    if binding.name in shown:
+        return False
+    if binding.defer_loading is not None:
+        return binding.defer_loading
+    return deferred or registry.is_deferred(binding.name)
 
 
 class CallKeys:

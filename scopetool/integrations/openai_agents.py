@@ -57,7 +57,7 @@ from .._input import InputRequest
 from .._output import Result
 from ..providers import openai_responses
 from ..providers._common import Export, repair_nulls
-from ._common import CallKeys, Tools, registry_of, shown, shown_names
+from ._common import CallKeys, Tools, is_deferred, registry_of, shown, shown_names
 
 __all__ = ["MAX_INPUT_ROUNDS", "Answer", "NeedsApproval", "function_tools"]
 
@@ -121,6 +121,8 @@ def function_tools(
     serial = _Serial()
     made: list[FunctionTool] = []
     for entry in export.tools:
+        if entry.get("type") != "function":  # the hosted tool_search: the agent's own ToolSearchTool stands for it
+            continue
         name: str = entry["name"]
         binding = registry.resolve(name)
         assert binding is not None  # exported from this registry
@@ -134,7 +136,7 @@ def function_tools(
                 ),
                 strict_json_schema=entry["strict"],
                 needs_approval=approvals.get(name, False),
-                defer_loading=defer_loading and name not in shown_from_start,
+                defer_loading=is_deferred(registry, binding, defer_loading, shown_from_start),
             )
         )
     if namespace is not None:

@@ -65,7 +65,7 @@ from .._errors import InvalidInvocationError
 from .._input import Continuation, InputRequest
 from .._rejection import classify_input_rejection
 from ..providers._common import ProviderError, UnknownToolError, is_mapping, object_arguments
-from ._common import CallKeys, Tools, registry_of, shown, shown_names
+from ._common import CallKeys, Tools, is_deferred, registry_of, shown, shown_names
 
 __all__ = ["METADATA_KEY", "ScopetoolToolset", "answer_requests", "input_requests"]
 
@@ -243,7 +243,7 @@ class ScopetoolToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
                     parameters_json_schema=definition.input_schema,
                     description=definition.description or None,
                     sequential=definition.effect is not Effect.SAFE,
-                    defer_loading=self._defer and definition.name not in self._shown,
+                    defer_loading=is_deferred(self._registry, binding, self._defer, self._shown),
                 ),
                 max_retries=self._max_retries,
                 args_validator=validator,

@@ -122,8 +122,8 @@ class ToolSearch:
     """
 
     always_show: Sequence[str] = ()
-    """The tools listed beside the two, by name (each must be a tool of the catalog; kept as a tuple); the rest
-    are found by search."""
+    """The tools listed beside the two, by name (each must be a tool of the catalog; kept as a tuple), with the
+    tools marked ``defer_loading=False`` (`Binding.defer_loading`); the rest are found by search."""
     reveal: bool = False
     """List each tool ``search_tools`` finds, for the rest of the session, after those listed from the start, and
     send ``notifications/tools/list_changed`` (2025 sessions: a 2026-07-28 request has no session to keep them)."""
@@ -198,6 +198,7 @@ class SearchFront:
         missing = sorted(shown.difference(names))
         if missing:
             raise ProviderError(f"always_show: the catalog has no tool named {missing[0]!r}")
+        shown.update(binding.name for binding in registry if binding.defer_loading is False)  # marked: always shown
         entries = {entry["name"]: entry for entry in export.tools}
         catalog = registry.definitions()
         self._names = names

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import FunctionType, MappingProxyType
 from typing import Any, Final, TypeAlias, TypeGuard, cast, final
 
@@ -13,6 +13,7 @@ import orjson
 
 from .. import _observe
 from .._binding import Binding, Tool
+from .._catalog import Catalog, DeferredToolError
 from .._chain import find_one
 from .._contract import Admission, Request
 from .._definition import Definition
@@ -35,6 +36,7 @@ __all__ = [
     "Tools",
     "UnknownToolError",
     "check_export",
+    "deferred_of",
     "definitions_of",
     "is_iterable",
     "is_mapping",
@@ -42,6 +44,7 @@ __all__ = [
     "plain",
     "run_call",
     "tool_call_list",
+    "with_native_search",
 ]
 
 is_mapping: Final = cast("Callable[[object], TypeGuard[Mapping[str, Any]]]", Mapping.__instancecheck__)
@@ -132,13 +135,15 @@ def tool_call_list(payload: object) -> list[Any]:
     return calls
 
 
-Tools: TypeAlias = Registry | Iterable[Binding | Tool | Definition] | Binding | Tool | Definition
-"""What an export accepts: a registry, bindings, tools' definitions (or one of them)."""
+Tools: TypeAlias = Registry | Catalog | Iterable[Binding | Tool | Definition] | Binding | Tool | Definition
+"""What an export accepts: a registry, a run's catalog, bindings, tools' definitions (or one of them)."""
 
 
 def definitions_of(tools: Tools) -> list[Definition]:
-    """The definitions to export, in a stable order (a registry's is sorted by name)."""
+    """The definitions to export, in a stable order (a registry's is sorted by name; a catalog's its own)."""
     if isinstance(tools, Registry):
+        return tools.definitions()
+    if isinstance(tools, Catalog):
         return tools.definitions()
     single = isinstance(tools, Binding | Definition | FunctionType) or callable(getattr(tools, "definition", None))
     items = cast(Iterable[object], [tools] if single else tools)
@@ -279,6 +284,8 @@ class Export:
     _schemas: Mapping[str, dict[str, Any]] = field(repr=False, default_factory=dict[str, dict[str, Any]])
     _outputs: Mapping[str, tuple[bool, bool]] = field(repr=False, default_factory=dict[str, tuple[bool, bool]])
     """Per tool, built once: whether its entry has an output schema, and whether it was wrapped."""
+    _namespaces: Mapping[str, frozenset[str]] = field(repr=False, default_factory=dict[str, frozenset[str]])
+    """Per namespace the export grouped tools in (OpenAI Responses), the names of its tools."""
 
     @property
     def tools(self) -> list[dict[str, Any]]:
@@ -307,6 +314,32 @@ def make_export(
         _schemas={d.name: d.input_schema for d, r in zip(definitions, reports, strict=True) if r.null_defaults},
         _outputs=MappingProxyType(dict(outputs or {})),
     )
+
+
+def deferred_of(tools: Tools) -> frozenset[str]:
+    """The names of the deferred tools in `tools`, for a provider's native search.
+
+    A registry's (`Registry.deferred_names`), or the bindings marked ``defer_loading=True`` among those
+    given. A `Catalog` gives none: it hides its deferred tools itself, behind the local search tool.
+    """
+    if isinstance(tools, Registry):
+        return frozenset(tools.deferred_names())
+    if isinstance(tools, Binding):
+        return frozenset([tools.name] if tools.defer_loading else [])
+    if isinstance(tools, Catalog | Definition) or not is_iterable(tools):
+        return frozenset()
+    return frozenset(item.name for item in tools if isinstance(item, Binding) and item.defer_loading)
+
+
+def with_native_search(export: Export, deferred: frozenset[str], search: dict[str, Any]) -> Export:
+    """`export` with ``"defer_loading": true`` on each deferred tool's entry and the provider's `search` tool last."""
+    tools = export.tools
+    for entry in tools:
+        for inner in entry["tools"] if entry.get("type") == "namespace" else [entry]:  # OpenAI's namespaces
+            if inner.get("name") in deferred:
+                inner["defer_loading"] = True
+    tools.append(search)
+    return replace(export, _tools=json.dumps(tools, ensure_ascii=False).encode("utf-8"))
 
 
 def check_name(provider: str, name: str, pattern: str, limit: int) -> None:
@@ -423,12 +456,17 @@ def function_calls(payload: object, export: Export | None, dialect: FunctionDial
     return found
 
 
-async def run_call(registry: Registry, call: ToolCall, admission: Admission | None = None) -> Result | BaseException:
+async def run_call(
+    registry: Registry | Catalog, call: ToolCall, admission: Admission | None = None
+) -> Result | BaseException:
     """Resolve, admit and run one tool call; the outcome, ready for a provider's `result_message`.
 
     An unknown name gives an `UnknownToolError`; a rejected call gives its `InvalidInvocationError`; a
-    tool's error is returned as is. Nothing is raised for any of them, so one bad call never ends a
-    model's turn, or a server: that includes what a tool (or its validator) raises beyond `Exception`,
+    tool's error is returned as is. Given a run's `Catalog` in place of its registry, a call of the
+    local search tool runs the search and reveals what it finds, and a call of a deferred tool the run
+    has not revealed gives a `DeferredToolError` (its text tells the model to search first). Nothing is
+    raised for any of them, so one bad call never ends a model's turn, or a server: that includes what
+    a tool (or its validator) raises beyond `Exception`,
     a `KeyboardInterrupt`, a `SystemExit` (``sys.exit``) or an `asyncio.CancelledError` nobody asked
     for (see `call_outcome`). Only the cancellation of the task that awaits the call propagates.
 
@@ -452,6 +490,8 @@ async def run_call(registry: Registry, call: ToolCall, admission: Admission | No
         binding = registry.resolve(call.name)
     except AttributeError:  # not a Registry and a ToolCall
         raise _misused(registry, call) from None
+    if binding is not None and isinstance(registry, Catalog) and not registry.is_visible(call.name):
+        return DeferredToolError(call.name)
     if binding is None:
         observer = _observe.current
         if observer is not None:
@@ -477,8 +517,8 @@ def outcome_output(name: str, outcome: Result | BaseException) -> tuple[Output, 
     """What the model is shown for an outcome, and whether it is an error.
 
     A `Result` shows its output. An error shows, in this order: a `Failure`'s public output, an input
-    rejection's message, an unknown tool's fixed text (`run_call`'s `UnknownToolError` or
-    `Registry.run`'s `ToolNotFoundError`), a timed-out call's fixed text
+    rejection's message, a deferred tool's "search first" (`NOT_LOADED`), an unknown tool's fixed text
+    (`run_call`'s `UnknownToolError` or `Registry.run`'s `ToolNotFoundError`), a timed-out call's fixed text
     (``error: tool "<name>" timed out; its outcome is unknown``), or a generic
     ``error: tool "<name>" failed``: nothing of any other error reaches the model. A result that
     requests input is not a tool result: the driver must answer it and resume the call first.
@@ -496,6 +536,8 @@ def outcome_output(name: str, outcome: Result | BaseException) -> tuple[Output, 
     rejection = classify_input_rejection(outcome)
     if rejection is not None:
         return Output.from_text(rejection.message), True
+    if isinstance(outcome, DeferredToolError):
+        return Output.from_text(outcome.message), True
     if isinstance(outcome, UnknownToolError | ToolNotFoundError):  # run_call's, or Registry.run's
         return Output.from_text(UNAVAILABLE.format(name=outcome.name[:80])), True
     if find_one(outcome, ToolTimeoutError) is not None:

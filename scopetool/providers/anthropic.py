@@ -27,20 +27,35 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterable
-from typing import Any, Final
+from typing import Any, Final, Literal
 from urllib.parse import urlsplit
 
+from .._json import is_array
 from .._output import MediaBlock, Output, Result, TextBlock
 from ._claude import ClaudeDialect, claude_calls, claude_export
-from ._common import Export, ProviderError, ToolCall, Tools, check_answers, outcome_output, run_call
+from ._common import (
+    Export,
+    ProviderError,
+    ToolCall,
+    Tools,
+    check_answers,
+    deferred_of,
+    is_mapping,
+    outcome_output,
+    plain,
+    run_call,
+    with_native_search,
+)
 
 __all__ = [
     "NAME_PATTERN",
     "PROVIDER",
     "export_tools",
+    "TOOL_SEARCH",
     "parse_tool_calls",
     "result_message",
     "results_message",
+    "revealed_tools",
     "run_call",
 ]
 
@@ -54,6 +69,12 @@ IMAGE_TYPES: Final = frozenset({"image/jpeg", "image/png", "image/gif", "image/w
 """Image media types a ``tool_result`` can carry (as base64 data, an http(s) URL or a file id)."""
 DOCUMENT_TYPES: Final = frozenset({"application/pdf"})
 """Document media types a ``tool_result`` can carry (as base64 data, an http(s) URL or a file id)."""
+
+TOOL_SEARCH: Final = {
+    "bm25": {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"},
+    "regex": {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"},
+}
+"""Anthropic's server-side tool search tools, by variant: the model searches in words (BM25) or with a regex."""
 
 _DIALECT: Final = ClaudeDialect(
     provider=PROVIDER,
@@ -71,8 +92,14 @@ _DIALECT: Final = ClaudeDialect(
 )
 
 
-def export_tools(tools: Tools, *, strict: bool = False) -> Export:
+def export_tools(tools: Tools, *, strict: bool = False, tool_search: Literal["bm25", "regex"] = "bm25") -> Export:
     """The tools as Anthropic Messages tool definitions.
+
+    Deferred tools (a registry's `Registry.deferred_names`, or bindings marked ``defer_loading=True``)
+    are sent with ``"defer_loading": true``, followed by Anthropic's own tool search tool
+    (`TOOL_SEARCH`: ``"bm25"``, the model searches in words, or ``"regex"``): the model sees them only
+    once its search finds them (`revealed_tools` reads which). A `Catalog` is sent as it shows itself:
+    its shown and revealed tools and the local ``search_tools``.
 
     Without ``strict`` each schema is sent exactly as the contract has it. With ``strict=True`` each
     schema that fits Claude's strict subset is sent with ``strict: true``: objects closed already,
@@ -87,7 +114,36 @@ def export_tools(tools: Tools, *, strict: bool = False) -> Export:
         ProviderError: a name breaks Anthropic's rule, or a schema's root is a union (``anyOf``,
             ``oneOf`` or ``allOf``), which Anthropic refuses at the top level in every mode.
     """
-    return claude_export(tools, _DIALECT, strict)
+    if tool_search not in TOOL_SEARCH:
+        raise ProviderError(f"tool_search must be 'bm25' or 'regex', not {tool_search!r}")
+    export = claude_export(tools, _DIALECT, strict)
+    deferred = deferred_of(tools)
+    return with_native_search(export, deferred, dict(TOOL_SEARCH[tool_search])) if deferred else export
+
+
+def revealed_tools(payload: object) -> list[str]:
+    """The tools Anthropic's server-side tool search revealed in a response (its ``tool_reference`` names).
+
+    `payload` is a Messages response, an assistant message or its content, as the SDK object or its JSON.
+    Give them to a run's `Catalog` (``catalog.reveal(...)``) when its calls are refused until revealed.
+    """
+    payload = plain(payload, "payload")
+    content = plain(payload.get("content"), "content") if is_mapping(payload) else payload
+    if not is_array(content):
+        raise ProviderError("expected a Messages response, an assistant message or its content list")
+    names: list[str] = []
+    for index, raw in enumerate(content):
+        block = plain(raw, f"content[{index}]")
+        if not is_mapping(block) or block.get("type") != "tool_search_tool_result":
+            continue
+        result = plain(block.get("content"), f"content[{index}].content")
+        references = plain(result.get("tool_references"), "tool_references") if is_mapping(result) else None
+        for raw_reference in references if is_array(references) else []:
+            reference = plain(raw_reference, "tool_reference")
+            name = reference.get("tool_name") if is_mapping(reference) else None
+            if isinstance(name, str):
+                names.append(name)
+    return names
 
 
 def parse_tool_calls(payload: object, export: Export | None = None) -> list[ToolCall]:

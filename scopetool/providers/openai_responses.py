@@ -27,7 +27,11 @@ Example:
 from __future__ import annotations
 
 import base64
-from typing import Any, Final
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+from typing import Any, Final, final
 
 from .._contract import Request
 from .._json import is_array
@@ -41,6 +45,8 @@ from ._common import (
     Tools,
     arguments_text,
     check_export,
+    check_name,
+    deferred_of,
     definitions_of,
     function_spec,
     is_iterable,
@@ -51,10 +57,20 @@ from ._common import (
     plain,
     repair_nulls,
     run_call,
+    with_native_search,
 )
 from ._transform import openai_strict
 
-__all__ = ["NAME_PATTERN", "PROVIDER", "export_tools", "parse_tool_calls", "result_message", "run_call"]
+__all__ = [
+    "NAME_PATTERN",
+    "PROVIDER",
+    "Namespace",
+    "export_tools",
+    "parse_tool_calls",
+    "result_message",
+    "revealed_tools",
+    "run_call",
+]
 
 PROVIDER: Final = "openai-responses"
 """The name this adapter gives its provider in exports and reports."""
@@ -67,8 +83,30 @@ _FILE_TYPES: Final = frozenset({"application/pdf"})
 _DIALECT: Final = FunctionDialect(PROVIDER, NAME_PATTERN, DESCRIPTION_LIMIT, openai_strict)
 
 
-def export_tools(tools: Tools, *, strict: bool = True, output_schema: bool = True) -> Export:
+@final
+@dataclass(frozen=True, slots=True)
+class Namespace:
+    """A group of tools the Responses API shows under one name and description (say, one MCP server's)."""
+
+    name: str
+    """The namespace's name, as calls of its tools carry it (``crm``)."""
+    description: str
+    """What the namespace's tools are for, shown to the model."""
+    tools: tuple[str, ...]
+    """The names of its tools (exported inside it, in this order)."""
+
+
+def export_tools(
+    tools: Tools, *, strict: bool = True, output_schema: bool = True, namespaces: Iterable[Namespace] = ()
+) -> Export:
     """The tools as Responses API function tools.
+
+    Deferred tools (a registry's `Registry.deferred_names`, or bindings marked ``defer_loading=True``)
+    are sent with ``"defer_loading": true`` and the hosted ``{"type": "tool_search"}`` tool last: the
+    model loads them with its search (`revealed_tools` reads which it loaded). The tools each
+    `Namespace` names are sent inside a ``namespace`` entry (after the other tools, in the order given);
+    their calls come back with the namespace and are read as the tool's own name. A `Catalog` is sent
+    as it shows itself: its shown and revealed tools and the local ``search_tools``.
 
     ``strict`` is always sent explicitly: when it is omitted the API tries strict mode on its own and
     may make optional fields required. With ``strict=True`` each schema that fits OpenAI's strict
@@ -82,6 +120,11 @@ def export_tools(tools: Tools, *, strict: bool = True, output_schema: bool = Tru
         output_schema: Send a definition's output schema as the tool's ``output_schema`` (it describes
             the JSON of a result's details, which is the string output when the result has no content).
             Turn it off for deployments that do not know the field.
+        namespaces: Groups of the exported tools, each sent as one ``namespace`` entry.
+
+    Raises:
+        ProviderError: a name breaks the rule, or a namespace names a tool not exported or already
+            in another namespace.
     """
     definitions = definitions_of(tools)
     wire: list[dict[str, Any]] = []
@@ -95,7 +138,82 @@ def export_tools(tools: Tools, *, strict: bool = True, output_schema: bool = Tru
             entry["output_schema"] = declared if isinstance(declared, dict) else ({} if declared else {"not": {}})
         wire.append(entry)
         reports.append(report)
-    return make_export(PROVIDER, wire, reports, definitions)
+    export = make_export(PROVIDER, wire, reports, definitions)
+    grouped = tuple(namespaces)
+    if grouped:
+        export = _grouped(export, grouped)
+    deferred = deferred_of(tools)
+    return with_native_search(export, deferred, {"type": "tool_search"}) if deferred else export
+
+
+def _grouped(export: Export, namespaces: tuple[Namespace, ...]) -> Export:
+    """`export` with the tools each namespace names moved into a ``namespace`` entry of their own."""
+    entries = {entry["name"]: entry for entry in export.tools}
+    members: dict[str, frozenset[str]] = {}
+    placed: set[str] = set()
+    for namespace in namespaces:
+        if not isinstance(namespace, Namespace):
+            raise ProviderError(f"namespaces holds Namespace values, not {type(namespace).__name__}")
+        check_name(PROVIDER, namespace.name, NAME_PATTERN, 64)
+        for name in namespace.tools:
+            if name not in entries or name in placed:
+                why = "is not exported" if name not in entries else "is in two namespaces"
+                raise ProviderError(f"namespace {namespace.name!r}: tool {name!r} {why}")
+            placed.add(name)
+        members[namespace.name] = frozenset(namespace.tools)
+    wire: list[dict[str, Any]] = [entry for name, entry in entries.items() if name not in placed]
+    wire.extend(
+        {
+            "type": "namespace",
+            "name": namespace.name,
+            "description": namespace.description,
+            "tools": [entries[name] for name in namespace.tools],
+        }
+        for namespace in namespaces
+    )
+    return replace(
+        export,
+        _tools=json.dumps(wire, ensure_ascii=False).encode("utf-8"),
+        _namespaces=MappingProxyType(members),
+    )
+
+
+def revealed_tools(payload: object) -> list[str]:
+    """The tools the hosted tool search loaded in a response (its ``tool_search_output`` items' tools).
+
+    `payload` is a response or a list of items, as the SDK object or its JSON. Give them to a run's
+    `Catalog` (``catalog.reveal(...)``) when its calls are refused until revealed.
+    """
+    names: list[str] = []
+    for index, raw in enumerate(_items(payload)):
+        item = plain(raw, f"output[{index}]")
+        if not is_mapping(item) or item.get("type") != "tool_search_output":
+            continue
+        loaded = plain(item.get("tools"), f"output[{index}].tools")
+        for raw_entry in loaded if is_array(loaded) else []:
+            entry = plain(raw_entry, "tool")
+            if not is_mapping(entry):
+                continue
+            inner = plain(entry.get("tools"), "tools") if entry.get("type") == "namespace" else [entry]
+            for raw_tool in inner if is_array(inner) else []:
+                tool = plain(raw_tool, "tool")
+                name = tool.get("name") if is_mapping(tool) else None
+                if isinstance(name, str):
+                    names.append(name)
+    return names
+
+
+def _items(payload: object) -> list[Any]:
+    """The output items of a response, or the list of items given."""
+    payload = plain(payload, "payload")
+    if is_mapping(payload):
+        items = plain(payload.get("output"), "output")
+        if not is_array(items):
+            raise ProviderError("a Responses API response needs an output list of items")
+        return items
+    if isinstance(payload, str | bytes) or not is_iterable(payload):
+        raise ProviderError(f"expected a response or a list of items, not {type(payload).__name__}")
+    return list(payload)
 
 
 def parse_tool_calls(payload: object, export: Export | None = None) -> list[ToolCall]:
@@ -104,8 +222,10 @@ def parse_tool_calls(payload: object, export: Export | None = None) -> list[Tool
     Each shape is read as the SDK object the OpenAI client returns (``Response``, its ``output`` list
     of items) or as its JSON. Each call's id is its ``call_id``, which the result item must echo, and
     its ``arguments`` are kept exactly as the model wrote them. Items of other types (messages,
-    reasoning, built-in tool calls) are skipped. A call inside a ``namespace`` keeps the namespace in
-    its name (``namespace.name``), so it never reaches a top-level tool of the same name. With the
+    reasoning, built-in tool calls, tool search items) are skipped. A call inside a ``namespace`` keeps
+    the namespace in its name (``namespace.name``), so it never reaches a top-level tool of the same
+    name, unless `export` put that tool in that namespace (`Namespace`), or the namespace is the tool's
+    own name (as the API sends it for a deferred tool outside any namespace). With the
     `Export` the tools were sent with, a ``null`` the strict export introduced for an optional field is
     read as "omitted", so the field's default applies.
 
@@ -113,15 +233,8 @@ def parse_tool_calls(payload: object, export: Export | None = None) -> list[Tool
         ProviderError: the payload is not a response or a list of items, or a function call is malformed.
     """
     check_export(export, PROVIDER)
-    payload = plain(payload, "payload")
-    if is_mapping(payload):
-        items = plain(payload.get("output"), "output")
-        if not is_array(items):
-            raise ProviderError("a Responses API response needs an output list of items")
-    elif isinstance(payload, str | bytes) or not is_iterable(payload):
-        raise ProviderError(f"expected a response or a list of items, not {type(payload).__name__}")
-    else:
-        items = list(payload)
+    items = _items(payload)
+    grouped: Mapping[str, frozenset[str]] = export._namespaces if export is not None else {}  # pyright: ignore[reportPrivateUsage]
     found: list[ToolCall] = []
     for index, raw in enumerate(items):
         where = f"output[{index}]"
@@ -140,7 +253,8 @@ def parse_tool_calls(payload: object, export: Export | None = None) -> list[Tool
         if namespace is not None:
             if not isinstance(namespace, str):
                 raise ProviderError(f"{where}: function call namespace must be a string")
-            name = f"{namespace}.{name}" if namespace else name
+            if namespace and namespace != name and name not in grouped.get(namespace, ()):
+                name = f"{namespace}.{name}"  # a flat deferred tool's namespace is its own name
         arguments = arguments_text(item.get("arguments"), where)
         if export is not None:
             arguments = repair_nulls(arguments, export, name)

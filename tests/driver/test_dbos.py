@@ -111,7 +111,13 @@ class Approve:
         return Result(output=Output.from_text(f"approved {label}"))
 
 
-REGISTRY = Registry(echo, write, Charge(), Approve())
+@tool(effect=Effect.SAFE, defer_loading=True)
+def look_up(label: str) -> str:
+    """Look a shipment label up in the warehouse ledger."""
+    return f"found {label}"
+
+
+REGISTRY = Registry(echo, write, Charge(), Approve(), look_up)
 
 
 @dataclass
@@ -348,3 +354,35 @@ def test_the_sqlite_probe_matches_this_sqlite_version() -> None:
     """The probe answers True exactly where SQLite is 3.42 or newer (unixepoch('subsec'))."""
     expected = sqlite3.sqlite_version_info >= (3, 42, 0)
     assert dbos_module._subsecond_unixepoch() is expected  # pyright: ignore[reportPrivateUsage]
+
+
+async def test_a_runs_reveals_survive_a_restart(durable: Durable) -> None:
+    """A search's reveals are kept in the database: after a restart a new driver admits the revealed tool."""
+    run = fresh()
+
+    def call(call_id: str, name: str, arguments: dict[str, Any]) -> list[ToolCall]:
+        return [ToolCall(id=call_id, request=Request(name=name, arguments=json.dumps(arguments)))]
+
+    refused = await durable.driver.run(run, call("s0", "look_up", {"label": "x"}))
+    assert "not loaded yet" in texts(refused)[0]
+    found = await durable.driver.run(run, call("s1", "search_tools", {"query": "warehouse shipment label"}))
+    assert json.loads(texts(found)[0])[0]["name"] == "look_up"
+    await asyncio.to_thread(durable.reopen)
+    driver = Driver(REGISTRY, durable.backend)
+    assert (await driver.catalog(run)).revealed == ("look_up",)
+    assert texts(await driver.run(run, call("s2", "look_up", {"label": "x"}))) == ["found x"]
+    assert (await driver.catalog(fresh())).revealed == ()
+    await durable.backend.reveal(run, ["look_up", "echo"])
+    assert await durable.backend.revealed(run) == ("look_up", "echo")
+
+
+async def test_a_run_past_the_reveal_cap_keeps_no_more(
+    durable: Durable, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Past MAX_REVEALS records a run's later reveals are not kept, with a warning; the kept ones read back."""
+    monkeypatch.setattr(dbos_module, "MAX_REVEALS", 2)
+    run = fresh()
+    for names in (["a"], ["b"], ["c"]):
+        await durable.backend.reveal(run, names)
+    assert await durable.backend.revealed(run) == ("a", "b")
+    assert "its later reveals are not kept" in caplog.text

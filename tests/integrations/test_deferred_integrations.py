@@ -149,3 +149,32 @@ def test_the_agents_sdk_tools_are_not_deferred_by_default(registry: Registry) ->
     """Without the options every tool's definition is sent from the start, outside any namespace."""
     wire = on_the_wire(list(function_tools(registry)))
     assert [(entry["type"], entry.get("defer_loading")) for entry in wire] == [("function", None)] * len(registry)
+
+
+def test_a_tools_own_mark_and_the_registrys_rule_decide_without_the_switch() -> None:
+    """A tool's own mark and the registry's rule defer in both frameworks; a False mark shows the tool."""
+    from scopetool import tool
+
+    @tool(defer_loading=True)
+    def hidden() -> str:
+        """Hidden until found."""
+        return "found"
+
+    @tool(defer_loading=False)
+    def shown() -> str:
+        """Always shown."""
+        return "here"
+
+    @tool
+    def plain() -> str:
+        """Left to the registry."""
+        return "plain"
+
+    rules: list[tuple[bool, set[str]]] = [(False, {"hidden"}), (True, {"hidden", "plain"})]
+    for rule, deferred in rules:
+        registry = Registry(hidden, shown, plain, defer_loading=rule)
+        wire = on_the_wire([*function_tools(registry), ToolSearchTool()])
+        assert {entry["name"] for entry in wire if entry.get("defer_loading")} == deferred
+        toolset = ScopetoolToolset(registry)
+        made = [toolset._tool(binding) for binding in registry]  # pyright: ignore[reportPrivateUsage]
+        assert {tool.tool_def.name for tool in made if tool.tool_def.defer_loading} == deferred

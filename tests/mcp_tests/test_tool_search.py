@@ -429,3 +429,22 @@ async def test_the_mcp_inspector_searches_and_calls_through_serve_tool_search() 
     assert saved["result"]["isError"] is False and saved["result"]["content"][0]["text"].startswith("saved 'groceries'")
     assert rejected["result"]["isError"] is True
     assert rejected["result"]["content"][0]["text"].startswith("invalid arguments for tool 'save_note'")
+
+
+async def test_a_tool_marked_always_shown_is_listed_beside_the_two() -> None:
+    """A tool marked ``defer_loading=False`` is listed from the start, as an ``always_show`` name is."""
+
+    @tool(defer_loading=False)
+    def clock() -> str:
+        """Tell the time."""
+        return "noon"
+
+    @tool
+    def weather(city: str) -> str:
+        """Weather for a city."""
+        return city
+
+    server = create_server(Registry(clock, weather), name="marked", tool_search=True)
+    async with Client(server, mode="legacy", raise_exceptions=True) as client:
+        tools = (await client.list_tools()).tools
+    assert [t.name for t in tools] == ["search_tools", "call_tool", "clock"]
