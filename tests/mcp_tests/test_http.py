@@ -300,10 +300,12 @@ def serve_command(*extra: str) -> subprocess.Popen[str]:
 
 
 async def test_scopetool_serve_http_says_what_it_serves_and_stops_on_one_ctrl_c() -> None:
-    """One stderr line names the tools, the name and the URL; the client is served; one SIGINT ends it, exit 130."""
+    """A warning (no authentication), one line naming the tools, the name and the URL; one SIGINT ends it, exit 130."""
     with serve_command("--name", "fixture-tools", "--instructions", "Be brief.") as process:
         try:
             assert process.stderr is not None
+            warning = await asyncio.to_thread(process.stderr.readline)
+            assert warning.startswith("scopetool: WARNING: no authentication: any program on this machine")
             line = await asyncio.to_thread(process.stderr.readline)
             prefix = f"scopetool: serving {len(registry)} tools as MCP server 'fixture-tools' at http://127.0.0.1:"
             assert line.startswith(prefix) and line.endswith(

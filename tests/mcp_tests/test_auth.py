@@ -1,0 +1,314 @@
+"""Authentication of the HTTP server (`scopetool.mcp.auth`): static tokens, the caller as a `Principal`, bad input.
+
+Each server runs `serve_http` on a free loopback port in a thread of its own (`Served`, as in test_http);
+the issuer whose keys are down or slow is a socket of a few lines. The proof against a real
+authorization server is `test_auth_server.py`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import AsyncGenerator, Generator
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from sse_starlette.sse import AppStatus
+from test_http import Served, call_body, post, text
+
+from scopetool import Guard, Registry, bind, current_principal, tool
+from scopetool.mcp.auth import (
+    TOKENS_ENV,
+    AuthRejected,
+    HttpAuth,
+    StaticToken,
+    Verifier,
+    load_tokens,
+    read_tokens,
+    tokens_from_env,
+)
+
+ALICE = "alice-token-0123456789abcdef"
+BOB = "bob-token-0123456789abcdefgh"
+RESOURCE = "https://mcp.example.com/mcp"
+
+
+@tool
+def whoami() -> str:
+    """Say who is calling."""
+    principal = current_principal()
+    return "nobody" if principal is None else f"{principal.subject} {sorted(principal.scopes)}"
+
+
+@tool
+def secret() -> str:
+    """Tell the secret (only alice may: a Guard policy decides)."""
+    return "the secret"
+
+
+def only_alice(authorization: object) -> bool:
+    """The policy: only alice may call."""
+    principal = current_principal()
+    return principal is not None and principal.subject == "alice"
+
+
+TOOLS = Registry(whoami, bind(secret, Guard(only_alice)))
+STATIC = HttpAuth(
+    RESOURCE, tokens=read_tokens(f"alice {ALICE} tools:read tools:call\nbob {BOB}"), scopes=("tools:call",)
+)
+
+
+def ignore(line: str) -> None:
+    """A `warn` that says nothing (the warning has a test of its own)."""
+
+
+@contextlib.contextmanager
+def served(tools: Registry, auth: HttpAuth | None, **options: Any) -> Generator[str]:
+    """The URL of `tools` served with `auth` until the block ends."""
+    AppStatus.should_exit = False  # see test_edge_http.served
+    server = Served(tools, auth=auth, warn=ignore, **options)
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def url() -> Generator[str]:
+    """`TOOLS` served with the static tokens of alice and bob, for the whole module."""
+    with served(TOOLS, STATIC) as found:
+        yield found
+
+
+@contextlib.asynccontextmanager
+async def client(url: str, token: str, mode: str = "auto") -> AsyncGenerator[Client]:
+    """The SDK's client of `url`, sending `token` as a bearer token."""
+    async with (
+        httpx2.AsyncClient(headers={"authorization": f"Bearer {token}"}) as http,
+        Client(streamable_http_client(url, http_client=http), mode=mode) as connected,
+    ):
+        yield connected
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_tool_and_a_policy_see_the_caller_over_http(url: str, mode: str) -> None:
+    """Both eras: whoami names each token's caller and scopes; the Guard lets alice call secret and refuses bob."""
+    async with client(url, ALICE, mode) as alice:
+        listed = [entry.name for entry in (await alice.list_tools()).tools]
+        alice_is = text(await alice.call_tool("whoami", {}))
+        alice_secret = await alice.call_tool("secret", {})
+    async with client(url, BOB, mode) as bob:
+        bob_is = text(await bob.call_tool("whoami", {}))
+        bob_secret = await bob.call_tool("secret", {})
+    assert sorted(listed) == ["secret", "whoami"]
+    assert alice_is == "alice ['tools:call', 'tools:read']"
+    assert bob_is == "bob ['tools:call']"  # a static token listing no scopes holds the server's
+    assert (alice_secret.is_error, text(alice_secret)) == (False, "the secret")
+    assert (bob_secret.is_error, text(bob_secret)) == (True, 'error: tool "secret" is not authorized')
+
+
+def test_no_token_is_401_pointing_at_the_resource_metadata() -> None:
+    """Without a token: 401, WWW-Authenticate naming the metadata URL and the scope; the metadata names the resource."""
+    issuer = f"http://127.0.0.1:{closed_port()}"
+    auth = HttpAuth(RESOURCE, issuer=issuer, scopes=("tools:call",))
+    with served(TOOLS, auth) as found:
+        answer = post(found, call_body('{"a":1,"b":2}'))
+        metadata = httpx.get(found.replace("/mcp", "/.well-known/oauth-protected-resource/mcp"), timeout=10).json()
+    assert answer.status_code == 401
+    challenge = answer.headers["www-authenticate"]
+    assert challenge.startswith("Bearer ") and "error=" not in challenge
+    assert f'resource_metadata="{auth.resource_metadata_url}"' in challenge and 'scope="tools:call"' in challenge
+    assert (metadata["resource"], metadata["scopes_supported"]) == (RESOURCE, ["tools:call"])
+    assert [server.rstrip("/") for server in metadata["authorization_servers"]] == [issuer]
+
+
+def test_static_tokens_alone_challenge_without_metadata(url: str) -> None:
+    """Static tokens only: 401 with the scope, no resource_metadata (there is no authorization server to name)."""
+    answer = post(url, call_body('{"a":1,"b":2}'))
+    assert (answer.status_code, answer.headers["www-authenticate"]) == (401, 'Bearer scope="tools:call"')
+
+
+@pytest.mark.parametrize(
+    ("headers", "query", "status", "description"),
+    [
+        ({"authorization": "Basic YWxpY2U6cHc="}, "", 401, "send a bearer token"),
+        ({"authorization": "Bearer"}, "", 401, "does not hold a bearer token"),
+        ({"authorization": "Bearer two words"}, "", 401, "does not hold a bearer token"),
+        ({"authorization": "Bearer not-one-of-the-tokens"}, "", 401, "not valid"),
+        ({"authorization": "Bearer " + "A" * 20000}, "", 401, "is over 16384 bytes"),
+        ({}, f"?access_token={ALICE}", 400, "in the query string is refused"),
+    ],
+)
+def test_bad_authorization_is_a_clear_refusal(
+    url: str, headers: dict[str, str], query: str, status: int, description: str
+) -> None:
+    """Another scheme, an empty or spaced token, an unknown one, a huge header, a query token: 400/401, not 500."""
+    answer = post(url + query, call_body('{"a":1,"b":2}'), **headers)
+    assert answer.status_code == status
+    assert description in answer.json()["error_description"]
+    assert ALICE not in answer.text
+
+
+def test_two_authorization_headers_are_refused(url: str) -> None:
+    """Two Authorization headers: 400 invalid_request, whatever they hold."""
+    sent = httpx.Headers([("authorization", f"Bearer {ALICE}"), ("authorization", f"Bearer {BOB}")])
+    sent.update({"accept": "application/json, text/event-stream", "content-type": "application/json"})
+    answer = httpx.post(url, content=call_body('{"a":1,"b":2}'), headers=sent, timeout=10)
+    assert (answer.status_code, answer.json()["error"]) == (400, "invalid_request")
+
+
+def test_a_token_without_the_scope_is_403_insufficient_scope() -> None:
+    """A static token granting other scopes: 403 with error="insufficient_scope" and the scope to ask for."""
+    auth = HttpAuth(RESOURCE, tokens=read_tokens(f"carol {ALICE} tools:read"), scopes=("tools:call",))
+    with served(TOOLS, auth) as found:
+        answer = post(found, call_body('{"a":1,"b":2}'), authorization=f"Bearer {ALICE}")
+    challenge = answer.headers["www-authenticate"]
+    assert answer.status_code == 403
+    assert 'error="insufficient_scope"' in challenge and 'scope="tools:call"' in challenge
+
+
+def test_without_auth_the_server_serves_and_warns() -> None:
+    """No auth: calls run as nobody, and the start warns that any program on the machine can call every tool."""
+    warnings: list[str] = []
+    AppStatus.should_exit = False
+    server = Served(TOOLS, warn=warnings.append)
+    try:
+        answer = post(server.url, call_body("{}").replace(b'"add"', b'"whoami"'), name="whoami")
+    finally:
+        server.stop()
+    assert '"nobody"' in answer.text
+    [warning] = warnings
+    assert warning.startswith("WARNING: no authentication: any program on this machine can call every tool")
+
+
+# -- the static tokens' file and variable -------------------------------------------------------------------
+
+
+def test_read_tokens_takes_names_tokens_and_scopes_and_hides_the_tokens() -> None:
+    """Lines and ; separate entries; # comments; scopes follow the token; repr never shows a token."""
+    found = read_tokens(f"# the team\nalice {ALICE} a b; bob {BOB}\n\n")
+    assert found == (StaticToken("alice", ALICE, frozenset({"a", "b"})), StaticToken("bob", BOB))
+    assert ALICE not in repr(found)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("alice", "entry 1: give NAME TOKEN [SCOPE ...], not only a name"),
+        ("alice short", "entry 1 (alice): the token must be at least 16 characters"),
+        (f"alice {ALICE}\nbob {ALICE}", "entry 2 (bob): a name or a token is given twice"),
+        (f"alice {ALICE}\nalice {BOB}", "entry 2 (alice): a name or a token is given twice"),
+    ],
+)
+def test_a_bad_token_entry_is_named_without_its_token(text: str, message: str) -> None:
+    """A name alone, a short token, a repeated name or token: a ValueError naming the entry, never the token."""
+    with pytest.raises(ValueError, match=r"^tokens: ") as error:
+        read_tokens(text)
+    assert message in str(error.value) and ALICE not in str(error.value)
+
+
+def test_tokens_come_from_a_file_or_the_environment(tmp_path: Any) -> None:
+    """`load_tokens` reads a file (a missing one is one line); `tokens_from_env` reads SCOPETOOL_AUTH_TOKENS."""
+    path = tmp_path / "tokens"
+    path.write_text(f"alice {ALICE}\n")
+    assert [entry.name for entry in load_tokens(path)] == ["alice"]
+    with pytest.raises(ValueError, match="cannot read the token file"):
+        load_tokens(tmp_path / "missing")
+    assert [entry.name for entry in tokens_from_env({TOKENS_ENV: f"bob {BOB}"})] == ["bob"]
+    assert tokens_from_env({}) == ()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({}, "needs an issuer, static tokens, or both"),
+        ({"issuer": "http://auth.example.com"}, "issuer must be an https URL"),
+        ({"issuer": "https://auth.example.com?x=1"}, "issuer must be an https URL"),
+        ({"issuer": "https://a.example", "algorithms": ("HS256",)}, "only asymmetric ones are taken, not ['HS256']"),
+        ({"issuer": "https://a.example", "algorithms": ("none",)}, "only asymmetric ones"),
+        ({"issuer": "https://a.example", "scopes": ("two words",)}, "is not a scope"),
+        ({"issuer": "https://a.example", "leeway": -1}, "leeway must be a number of seconds >= 0"),
+        ({"issuer": "https://a.example", "max_document_bytes": 0}, "max_document_bytes must be a whole number"),
+    ],
+)
+def test_auth_settings_are_checked(options: dict[str, Any], message: str) -> None:
+    """No issuer nor token, an http or query issuer, HMAC or none, a spaced scope, a bound out of range: named."""
+    with pytest.raises(ValueError) as error:
+        HttpAuth(RESOURCE, **options)
+    assert message in str(error.value)
+
+
+def test_a_resource_must_be_an_http_url() -> None:
+    """The resource (audience) is an http(s) URL without a fragment."""
+    with pytest.raises(ValueError, match="resource"):
+        HttpAuth("mcp.example.com", tokens=read_tokens(f"alice {ALICE}"))
+
+
+# -- an issuer whose keys cannot be had ------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def silent_issuer() -> Generator[str]:
+    """An issuer URL whose server accepts connections and never answers."""
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        held: list[socket.socket] = []
+        stop = threading.Event()
+
+        def accept() -> None:
+            listener.settimeout(0.1)
+            while not stop.is_set():
+                with contextlib.suppress(TimeoutError):
+                    held.append(listener.accept()[0])
+
+        thread = threading.Thread(target=accept, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+        finally:
+            stop.set()
+            thread.join(5)
+            for connection in held:
+                connection.close()
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on."""
+    with socket.create_server(("127.0.0.1", 0)) as probe:
+        return int(probe.getsockname()[1])
+
+
+JWT = "eyJhbGciOiJSUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiJ4In0.c2lnbmF0dXJl"
+"""A JWT's shape (RS256, kid k1): verifying it needs the issuer's keys."""
+
+
+@pytest.mark.parametrize("kind", ["down", "slow"])
+def test_an_issuer_down_or_slow_is_503_within_the_fetch_timeout(kind: str) -> None:
+    """Keys not fetched (refused, or no answer within fetch_timeout): 503 with Retry-After; the next one at once."""
+    with contextlib.ExitStack() as stack:
+        issuer = stack.enter_context(silent_issuer()) if kind == "slow" else f"http://127.0.0.1:{closed_port()}"
+        auth = HttpAuth(RESOURCE, issuer=issuer, fetch_timeout=0.5, key_refresh_interval=60)
+        found = stack.enter_context(served(TOOLS, auth))
+        started = time.monotonic()
+        first = post(found, call_body("{}"), authorization=f"Bearer {JWT}")
+        between = time.monotonic()
+        second = post(found, call_body("{}"), authorization=f"Bearer {JWT}")
+        ended = time.monotonic()
+    assert (first.status_code, second.status_code) == (503, 503)
+    assert first.headers["retry-after"] == "60" and first.json()["error"] == "temporarily_unavailable"
+    assert between - started < 3 and ended - between < 0.5
+
+
+async def test_verify_token_is_the_sdk_token_verifier() -> None:
+    """`Verifier.verify_token` gives the SDK's AccessToken for a good token and None for a bad one."""
+    verifier = Verifier(STATIC)
+    good = await verifier.verify_token(ALICE)
+    assert good is not None and (good.subject, good.client_id, good.resource) == ("alice", "alice", RESOURCE)
+    assert await verifier.verify_token("nope-nope-nope-nope") is None
+    with pytest.raises(AuthRejected):
+        await verifier.authenticate("nope-nope-nope-nope")
