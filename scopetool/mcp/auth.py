@@ -63,7 +63,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from pydantic import AnyHttpUrl
+from pydantic import AnyHttpUrl, ConfigDict, TypeAdapter
 from starlette.authentication import AuthCredentials
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -96,6 +96,9 @@ _SCOPE: Final = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
 _PRINCIPAL: Final = "scopetool.principal"
 """The ASGI scope key the verified `Principal` is kept under, for the MCP handlers (`principal_middleware`)."""
 _MIN_STATIC_TOKEN: Final = 16
+
+_URL: Final = TypeAdapter(AnyHttpUrl, config=ConfigDict(url_preserve_empty_path=True))
+"""URLs as the SDK's metadata keeps them: ``https://issuer.example`` gains no ``/`` (issuers compare as strings)."""
 
 _logger: Final = logging.getLogger("scopetool.mcp.auth")
 
@@ -236,7 +239,7 @@ class HttpAuth:
     @property
     def resource_metadata_url(self) -> str:
         """Where this server's Protected Resource Metadata is (RFC 9728 section 3.1)."""
-        return str(build_resource_metadata_url(AnyHttpUrl(self.resource)))
+        return str(build_resource_metadata_url(_URL.validate_python(self.resource)))
 
 
 class AuthRejected(Exception):  # noqa: N818 - an answer, not a fault of this server
@@ -493,7 +496,9 @@ def metadata_routes(auth: HttpAuth) -> list[Route]:
     if auth.issuer is None:  # static tokens only: no authorization server to send a client to
         return []
     return create_protected_resource_routes(
-        AnyHttpUrl(auth.resource), [AnyHttpUrl(auth.issuer)], scopes_supported=list(auth.scopes) or None
+        _URL.validate_python(auth.resource),
+        [_URL.validate_python(auth.issuer)],
+        scopes_supported=list(auth.scopes) or None,
     )
 
 

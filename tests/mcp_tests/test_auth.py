@@ -125,7 +125,7 @@ def test_no_token_is_401_pointing_at_the_resource_metadata() -> None:
     assert challenge.startswith("Bearer ") and "error=" not in challenge
     assert f'resource_metadata="{auth.resource_metadata_url}"' in challenge and 'scope="tools:call"' in challenge
     assert (metadata["resource"], metadata["scopes_supported"]) == (RESOURCE, ["tools:call"])
-    assert [server.rstrip("/") for server in metadata["authorization_servers"]] == [issuer]
+    assert metadata["authorization_servers"] == [issuer]
 
 
 def test_static_tokens_alone_challenge_without_metadata(url: str) -> None:

@@ -39,7 +39,7 @@ PAGE = 4
 class Served:
     """A server running `serve_http` on its own event loop in a thread, until `stop`."""
 
-    def __init__(self, tools: Registry, **options: Any) -> None:
+    def __init__(self, tools: Registry, *, port: int = 0, **options: Any) -> None:
         self.loop = asyncio.new_event_loop()
         self.ready = threading.Event()
         self.url = ""
@@ -52,7 +52,7 @@ class Served:
         async def main() -> None:
             self.task = asyncio.current_task()  # type: ignore[assignment]
             with contextlib.suppress(asyncio.CancelledError):  # how `stop` ends it
-                await serve_http(tools, port=0, ready=on_ready, **options)
+                await serve_http(tools, port=port, ready=on_ready, **options)
 
         self.thread = threading.Thread(target=self.loop.run_until_complete, args=(main(),), daemon=True)
         self.thread.start()
