@@ -13,6 +13,7 @@ from .. import __version__
 from .._stdio import reserved_stdout
 from .._target import TargetError
 from . import _pins
+from ._auth import add_auth_flags
 from ._common import KEY_VALUE, PROVIDERS, ExitCode, UsageError, say
 
 __all__ = ["EPILOG", "EXIT_CODES", "build_parser", "main"]
@@ -155,6 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--page-size", metavar="N", type=int, help="list the tools N to a tools/list page (default: all on one)"
     )
     _http_settings(serve)
+    add_auth_flags(serve)
 
     proxy = commands.add_parser(
         "proxy",
@@ -172,6 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio (HOST defaults to 127.0.0.1)",
     )
     _http_settings(proxy, " (over the config's gateway section)")
+    add_auth_flags(proxy, " (over the config's gateway.auth)")
     _pins.add_parser(commands)
     for name, command in commands.choices.items():
         if name == "pins":  # it loads no code of the user's

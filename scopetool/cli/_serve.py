@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from .._stdio import reserved_stdin
 from .._target import load_registry
+from ._auth import http_auth
 from ._common import ExitCode, UsageError, describe, say
 
 if TYPE_CHECKING:
@@ -44,6 +45,8 @@ def run(args: argparse.Namespace) -> int:
     """
     address = None if args.http is None else http_address(args.http)
     _settings_need_http(args)
+    if args.http is None:
+        http_auth(args)  # an auth flag without --http is a usage error
     if args.page_size is not None and args.page_size < 1:
         raise UsageError(f"--page-size must be a positive integer, not {args.page_size}")
     interactive = sys.stdin is not None and sys.stdin.isatty()
@@ -69,8 +72,11 @@ def run(args: argparse.Namespace) -> int:
             say(f"{served} at {url} (Streamable HTTP); waiting for a client (Ctrl-C stops)")
 
         settings = http_settings(args, module.HttpSettings())
+        auth = http_auth(args)
         try:
-            module.run_http(registry, host=host, port=port, settings=settings, ready=ready, warn=say, **options)
+            module.run_http(
+                registry, host=host, port=port, settings=settings, auth=auth, ready=ready, warn=say, **options
+            )
         except OSError as error:
             raise UsageError(f"--http {args.http}: cannot listen there: {describe(error)}") from None
     return ExitCode.OK

@@ -2,7 +2,7 @@
 
 `HttpAuth` says how a server (``scopetool serve --http``, ``scopetool proxy --http``) authenticates
 its callers: as an OAuth 2.1 resource server (the MCP authorization spec), with JSON Web Tokens
-issued by `HttpAuth.issuer` for this server's resource URL (`HttpAuth.resource`), or with static
+issued by `HttpAuth.issuer` for this server's resource URL (`HttpAuth.audience`), or with static
 tokens named in a file or the environment (`read_tokens`), or both. `Verifier` checks one token;
 `scopetool.mcp.server.http_app` runs it on every request to the MCP endpoint:
 
@@ -34,9 +34,12 @@ Example:
     ```python
     from scopetool.mcp.auth import HttpAuth, read_tokens
 
-    auth = HttpAuth(resource="https://mcp.example.com/mcp", tokens=read_tokens("ci-bot s3cr3t-t0ken-0f-ci-b0t"))
-    print(auth.resource_metadata_url, [token.name for token in auth.tokens])
-    #> https://mcp.example.com/.well-known/oauth-protected-resource/mcp ['ci-bot']
+    auth = HttpAuth(issuer="https://auth.example.com", audience="https://mcp.example.com/mcp", scopes=("tools:call",))
+    print(auth.resource_metadata_url)
+    #> https://mcp.example.com/.well-known/oauth-protected-resource/mcp
+    keys = HttpAuth(tokens=read_tokens("ci-bot s3cr3t-t0ken-0f-ci-b0t tools:call"))
+    print(keys.tokens)
+    #> (StaticToken(name='ci-bot', scopes=frozenset({'tools:call'})),)
     ```
 """
 
@@ -191,12 +194,13 @@ class HttpAuth:
             bound is out of range; the message names the setting.
     """
 
-    resource: str
-    """This server's resource URL as its clients reach it (``https://mcp.example.com/mcp``): a JWT's
-    ``aud`` must name it (RFC 8707), and its Protected Resource Metadata (RFC 9728) describes it."""
     issuer: str | None = None
     """The authorization server whose JWTs are taken (its issuer identifier, RFC 8414), or None for
     static tokens only. ``https``, or ``http`` on a loopback address."""
+    audience: str | None = None
+    """This server's resource URL as its clients reach it (``https://mcp.example.com/mcp``), needed with
+    an issuer: a JWT's ``aud`` must name it (RFC 8707), and its Protected Resource Metadata (RFC 9728)
+    describes it."""
     scopes: tuple[str, ...] = ()
     """The scopes every caller needs; one missing is answered ``403`` ``insufficient_scope``."""
     tokens: tuple[StaticToken, ...] = ()
@@ -218,9 +222,12 @@ class HttpAuth:
     """The longest ``Authorization`` header read; a longer one is refused unread."""
 
     def __post_init__(self) -> None:
-        _url(self.resource, "resource (the audience)", issuer=False)
+        if self.audience is not None:
+            _url(self.audience, "audience", issuer=False)
         if self.issuer is not None:
             _url(self.issuer, "issuer", issuer=True)
+            if self.audience is None:
+                raise ValueError("audience: an issuer's tokens need this server's URL as their audience")
         if self.issuer is None and not self.tokens:
             raise ValueError("authentication needs an issuer, static tokens, or both")
         for scope in self.scopes:
@@ -237,9 +244,11 @@ class HttpAuth:
                 raise ValueError(f"{name} must be a whole number >= 1, not {value!r}")
 
     @property
-    def resource_metadata_url(self) -> str:
-        """Where this server's Protected Resource Metadata is (RFC 9728 section 3.1)."""
-        return str(build_resource_metadata_url(_URL.validate_python(self.resource)))
+    def resource_metadata_url(self) -> str | None:
+        """Where this server's Protected Resource Metadata is (RFC 9728 section 3.1); None without an audience."""
+        if self.audience is None:
+            return None
+        return str(build_resource_metadata_url(_URL.validate_python(self.audience)))
 
 
 class AuthRejected(Exception):  # noqa: N818 - an answer, not a fault of this server
@@ -295,7 +304,7 @@ class Verifier:
     async def verify_token(self, token: str) -> AccessToken | None:
         """The MCP SDK's ``TokenVerifier``: the token's `AccessToken`, or None when it is not valid."""
         try:
-            return access_token(await self.authenticate(token), token, self._auth.resource)
+            return access_token(await self.authenticate(token), token, self._auth.audience)
         except (AuthRejected, IssuerUnavailable):
             return None
 
@@ -324,7 +333,7 @@ class Verifier:
                 token,
                 key,
                 algorithms=[algorithm],
-                audience=self._auth.resource,
+                audience=self._auth.audience,
                 issuer=self._auth.issuer,
                 leeway=self._auth.leeway,
                 options={"require": ["exp", "iss", "aud"]},
@@ -477,7 +486,7 @@ def _principal(claims: Mapping[str, Any]) -> Principal:
     return Principal(subject, client_id, scopes, claims)
 
 
-def access_token(principal: Principal, token: str, resource: str) -> AccessToken:
+def access_token(principal: Principal, token: str, resource: str | None) -> AccessToken:
     """The MCP SDK's `AccessToken` for a verified `principal` (what its session and request-state bindings read)."""
     expires = principal.claims.get("exp")
     return AccessToken(
@@ -493,10 +502,10 @@ def access_token(principal: Principal, token: str, resource: str) -> AccessToken
 
 def metadata_routes(auth: HttpAuth) -> list[Route]:
     """The route of this server's Protected Resource Metadata (RFC 9728), the MCP SDK's; none without an issuer."""
-    if auth.issuer is None:  # static tokens only: no authorization server to send a client to
+    if auth.issuer is None or auth.audience is None:  # static tokens only: no authorization server to name
         return []
     return create_protected_resource_routes(
-        _URL.validate_python(auth.resource),
+        _URL.validate_python(auth.audience),
         [_URL.validate_python(auth.issuer)],
         scopes_supported=list(auth.scopes) or None,
     )
@@ -540,7 +549,7 @@ class Authenticate:
             text = f"this server needs the scopes {' '.join(self._auth.scopes)}"
             await self._refuse(send, AuthRejected(403, "insufficient_scope", text))
             return
-        user = AuthenticatedUser(access_token(principal, token, self._auth.resource))
+        user = AuthenticatedUser(access_token(principal, token, self._auth.audience))
         authenticated = {
             **scope,
             "user": user,

@@ -8,12 +8,16 @@ authorization server is `test_auth_server.py`.
 from __future__ import annotations
 
 import contextlib
+import io
+import json
 import socket
 import threading
 import time
 from collections.abc import AsyncGenerator, Generator
+from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import httpx2
 import pytest
@@ -23,6 +27,8 @@ from sse_starlette.sse import AppStatus
 from test_http import Served, call_body, post, text
 
 from scopetool import Guard, Registry, bind, current_principal, tool
+from scopetool.mcp import gateway
+from scopetool.mcp import server as mcp_server
 from scopetool.mcp.auth import (
     TOKENS_ENV,
     AuthRejected,
@@ -36,7 +42,9 @@ from scopetool.mcp.auth import (
 
 ALICE = "alice-token-0123456789abcdef"
 BOB = "bob-token-0123456789abcdefgh"
+GATEWAY = "gateway-token-0123456789abcdef"
 RESOURCE = "https://mcp.example.com/mcp"
+POLICY = Path(__file__).with_name("auth_fixture.py")
 
 
 @tool
@@ -60,7 +68,7 @@ def only_alice(authorization: object) -> bool:
 
 TOOLS = Registry(whoami, bind(secret, Guard(only_alice)))
 STATIC = HttpAuth(
-    RESOURCE, tokens=read_tokens(f"alice {ALICE} tools:read tools:call\nbob {BOB}"), scopes=("tools:call",)
+    audience=RESOURCE, tokens=read_tokens(f"alice {ALICE} tools:read tools:call\nbob {BOB}"), scopes=("tools:call",)
 )
 
 
@@ -116,7 +124,7 @@ async def test_a_tool_and_a_policy_see_the_caller_over_http(url: str, mode: str)
 def test_no_token_is_401_pointing_at_the_resource_metadata() -> None:
     """Without a token: 401, WWW-Authenticate naming the metadata URL and the scope; the metadata names the resource."""
     issuer = f"http://127.0.0.1:{closed_port()}"
-    auth = HttpAuth(RESOURCE, issuer=issuer, scopes=("tools:call",))
+    auth = HttpAuth(audience=RESOURCE, issuer=issuer, scopes=("tools:call",))
     with served(TOOLS, auth) as found:
         answer = post(found, call_body('{"a":1,"b":2}'))
         metadata = httpx.get(found.replace("/mcp", "/.well-known/oauth-protected-resource/mcp"), timeout=10).json()
@@ -165,7 +173,7 @@ def test_two_authorization_headers_are_refused(url: str) -> None:
 
 def test_a_token_without_the_scope_is_403_insufficient_scope() -> None:
     """A static token granting other scopes: 403 with error="insufficient_scope" and the scope to ask for."""
-    auth = HttpAuth(RESOURCE, tokens=read_tokens(f"carol {ALICE} tools:read"), scopes=("tools:call",))
+    auth = HttpAuth(tokens=read_tokens(f"carol {ALICE} tools:read"), scopes=("tools:call",))
     with served(TOOLS, auth) as found:
         answer = post(found, call_body('{"a":1,"b":2}'), authorization=f"Bearer {ALICE}")
     challenge = answer.headers["www-authenticate"]
@@ -228,6 +236,7 @@ def test_tokens_come_from_a_file_or_the_environment(tmp_path: Any) -> None:
     ("options", "message"),
     [
         ({}, "needs an issuer, static tokens, or both"),
+        ({"audience": None, "issuer": "https://a.example"}, "audience: an issuer's tokens need this server's URL"),
         ({"issuer": "http://auth.example.com"}, "issuer must be an https URL"),
         ({"issuer": "https://auth.example.com?x=1"}, "issuer must be an https URL"),
         ({"issuer": "https://a.example", "algorithms": ("HS256",)}, "only asymmetric ones are taken, not ['HS256']"),
@@ -240,14 +249,14 @@ def test_tokens_come_from_a_file_or_the_environment(tmp_path: Any) -> None:
 def test_auth_settings_are_checked(options: dict[str, Any], message: str) -> None:
     """No issuer nor token, an http or query issuer, HMAC or none, a spaced scope, a bound out of range: named."""
     with pytest.raises(ValueError) as error:
-        HttpAuth(RESOURCE, **options)
+        HttpAuth(**{"audience": RESOURCE, **options})
     assert message in str(error.value)
 
 
-def test_a_resource_must_be_an_http_url() -> None:
-    """The resource (audience) is an http(s) URL without a fragment."""
-    with pytest.raises(ValueError, match="resource"):
-        HttpAuth("mcp.example.com", tokens=read_tokens(f"alice {ALICE}"))
+def test_an_audience_must_be_an_http_url() -> None:
+    """The audience (this server's resource URL) is an http(s) URL without a fragment."""
+    with pytest.raises(ValueError, match="audience must be an http"):
+        HttpAuth(audience="mcp.example.com", tokens=read_tokens(f"alice {ALICE}"))
 
 
 # -- an issuer whose keys cannot be had ------------------------------------------------------------------------
@@ -292,7 +301,7 @@ def test_an_issuer_down_or_slow_is_503_within_the_fetch_timeout(kind: str) -> No
     """Keys not fetched (refused, or no answer within fetch_timeout): 503 with Retry-After; the next one at once."""
     with contextlib.ExitStack() as stack:
         issuer = stack.enter_context(silent_issuer()) if kind == "slow" else f"http://127.0.0.1:{closed_port()}"
-        auth = HttpAuth(RESOURCE, issuer=issuer, fetch_timeout=0.5, key_refresh_interval=60)
+        auth = HttpAuth(audience=RESOURCE, issuer=issuer, fetch_timeout=0.5, key_refresh_interval=60)
         found = stack.enter_context(served(TOOLS, auth))
         started = time.monotonic()
         first = post(found, call_body("{}"), authorization=f"Bearer {JWT}")
@@ -312,3 +321,133 @@ async def test_verify_token_is_the_sdk_token_verifier() -> None:
     assert await verifier.verify_token("nope-nope-nope-nope") is None
     with pytest.raises(AuthRejected):
         await verifier.authenticate("nope-nope-nope-nope")
+
+
+# -- the command line and the gateway config ------------------------------------------------------------------
+
+FIXTURE = Path(__file__).with_name("mcp_fixture_tools.py")
+
+
+def test_serve_http_auth_flags_make_the_servers_auth(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--auth-issuer, --auth-audience, --auth-scope, --auth-token-file and SCOPETOOL_AUTH_TOKENS reach run_http."""
+    from scopetool.cli import main
+
+    tokens = tmp_path / "tokens"
+    tokens.write_text(f"alice {ALICE}\n")
+    monkeypatch.setenv(TOKENS_ENV, f"bob {BOB}")
+    seen: list[Any] = []
+    monkeypatch.setattr(mcp_server, "run_http", lambda registry, **options: seen.append(options["auth"]))
+    flags = ["--auth-issuer", "https://auth.example.com", "--auth-audience", RESOURCE, "--auth-scope", "tools:call"]
+    assert main(["serve", f"{FIXTURE}:registry", "--http", "0", *flags, "--auth-token-file", str(tokens)]) == 0
+    monkeypatch.delenv(TOKENS_ENV)
+    assert main(["serve", f"{FIXTURE}:registry", "--http", "0"]) == 0
+    assert seen == [
+        HttpAuth(
+            issuer="https://auth.example.com",
+            audience=RESOURCE,
+            scopes=("tools:call",),
+            tokens=(StaticToken("alice", ALICE), StaticToken("bob", BOB)),
+        ),
+        None,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (["--auth-issuer", "https://a.example"], "scopetool: --auth-issuer applies to --http only\n"),
+        (
+            ["--http", "0", "--auth-scope", "x"],
+            "scopetool: authentication needs an issuer, static tokens, or both: give",
+        ),
+        (["--http", "0", "--auth-issuer", "https://a.example"], "scopetool: --auth-audience: an issuer's tokens need"),
+        (["--http", "0", "--auth-issuer", "http://a.example", "--auth-audience", RESOURCE], "scopetool: --auth-issuer"),
+        (["--http", "0", "--auth-token-file", "/nonexistent/tokens"], "scopetool: cannot read the token file"),
+    ],
+)
+def test_serve_http_auth_flags_that_do_not_fit_are_one_usage_line(
+    flags: list[str], said: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An auth flag without --http, a scope alone, an issuer without audience or on http, no file: one usage line."""
+    from scopetool.cli import main
+
+    monkeypatch.delenv(TOKENS_ENV, raising=False)
+    monkeypatch.setattr(mcp_server, "run_http", lambda registry, **options: pytest.fail("served"))
+    assert main(["serve", f"{FIXTURE}:registry", *flags]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(said) and err.count("\n") == 1
+
+
+def test_the_gateway_configs_auth_and_the_proxy_flags(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """gateway.auth makes the gateway's HttpAuth (tokenFile from the config's folder); the flags override it."""
+    from scopetool.cli import main
+
+    (tmp_path / "tokens").write_text(f"alice {ALICE}\n")
+    path = tmp_path / "gateway.json"
+    auth = {"issuer": "https://auth.example.com", "audience": RESOURCE, "scopes": ["a"], "tokenFile": "tokens"}
+    path.write_text(json.dumps({"scopetool": {"tools": [f"{FIXTURE}:registry"]}, "gateway": {"auth": auth}}))
+    assert gateway.load_config(path).auth == HttpAuth(
+        issuer="https://auth.example.com", audience=RESOURCE, scopes=("a",), tokens=(StaticToken("alice", ALICE),)
+    )
+    seen: list[Any] = []
+    monkeypatch.delenv(TOKENS_ENV, raising=False)
+    monkeypatch.setattr(gateway, "run_gateway", lambda config, http: seen.append(config.auth))
+    other = "https://mcp.example.org/mcp"
+    assert main(["proxy", str(path), "--http", "0", "--auth-audience", other, "--auth-scope", "b"]) == 0
+    assert main(["proxy", str(path)]) == 0
+    assert [None if found is None else (found.audience, found.scopes, len(found.tokens)) for found in seen] == [
+        (other, ("a", "b"), 1),
+        None,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("auth", "message"),
+    [
+        ({"issuer": "https://a.example", "audence": RESOURCE}, "gateway.auth: unknown key 'audence'"),
+        ({"issuer": "http://a.example", "audience": RESOURCE}, "gateway.auth.issuer: must be an https URL"),
+        ({"issuer": "https://a.example"}, "gateway.auth.audience: an issuer's tokens need this server's URL"),
+        ({"issuer": "https://a.example", "audience": RESOURCE, "scopes": "a"}, "gateway.auth.scopes: must be a list"),
+        ({"issuer": 7, "audience": RESOURCE}, "gateway.auth.issuer: must be a non-empty string, not a number"),
+        ({"tokenFile": "missing"}, "gateway.auth.tokenFile: cannot read the token file"),
+        ({}, "gateway.auth: authentication needs an issuer, static tokens, or both"),
+        ("on", "gateway.auth: must be a JSON object, not a string"),
+    ],
+)
+def test_a_bad_gateway_auth_is_named_by_its_key(tmp_path: Path, auth: object, message: str) -> None:
+    """An unknown key, an http issuer, no audience, scopes not a list, a number, no token file, nothing: named."""
+    with pytest.raises(gateway.ConfigError) as error:
+        gateway.parse_config(
+            {"scopetool": {"tools": [f"{FIXTURE}:registry"]}, "gateway": {"auth": auth}}, base=tmp_path
+        )
+    assert message in str(error.value)
+
+
+async def test_the_gateway_authenticates_decides_by_caller_and_never_forwards_the_token(tmp_path: Path) -> None:
+    """proxy --http with gateway.auth: its policy sees alice and refuses bob; upstream sees the gateway, not alice."""
+    upstream_tokens = read_tokens(f"gateway {GATEWAY}\nalice {ALICE}")  # alice's token would work upstream too
+    (tmp_path / "tokens").write_text(f"alice {ALICE}\nbob {BOB}\n")
+    with served(TOOLS, HttpAuth(tokens=upstream_tokens)) as upstream:
+        entry = {"url": upstream, "headers": {"Authorization": f"Bearer {GATEWAY}"}, "policy": f"{POLICY}:only_alice"}
+        config = gateway.parse_config(
+            {"mcpServers": {"up": entry}, "gateway": {"auth": {"tokenFile": "tokens"}}}, base=tmp_path
+        )
+        said = io.StringIO()
+        async with anyio.create_task_group() as group:
+            group.start_soon(lambda: gateway.serve_gateway(config, http=("127.0.0.1", 0), errlog=said))
+            with anyio.fail_after(30):
+                while " at http://" not in said.getvalue():
+                    await anyio.sleep(0.05)
+            url = said.getvalue().split(" at ")[-1].split()[0]
+            body = call_body("{}").replace(b'"add"', b'"whoami"')
+            refused = await anyio.to_thread.run_sync(lambda: post(url, body, name="whoami"))
+            async with client(url, ALICE) as alice:
+                alice_sees = text(await alice.call_tool("whoami", {}))
+            async with client(url, BOB) as bob:
+                bob_gets = await bob.call_tool("whoami", {})
+            group.cancel_scope.cancel()
+    assert refused.status_code == 401
+    assert alice_sees == "gateway []"  # the upstream's caller is the gateway's own credential, never alice
+    assert (bob_gets.is_error, text(bob_gets)) == (True, 'error: tool "whoami" is not authorized')

@@ -96,7 +96,7 @@ def server(issuers: Issuers) -> Generator[Server]:
     """`TOOLS` served on a free port, taking the trusted provider's tokens for its URL with scope tools:call."""
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
-    auth = HttpAuth(url, issuer=issuers.trusted, scopes=("tools:call",), leeway=0)
+    auth = HttpAuth(audience=url, issuer=issuers.trusted, scopes=("tools:call",), leeway=0)
     AppStatus.should_exit = False
     served = Served(TOOLS, port=port, auth=auth, warn=ignore)
     try:
