@@ -272,11 +272,12 @@ class Verifier:
     It is also the MCP SDK's ``TokenVerifier`` (`verify_token`), for an SDK server of one's own.
     """
 
-    __slots__ = ("_auth", "_fetched", "_jwks_uri", "_keys", "_lock", "_refused_until")
+    __slots__ = ("_auth", "_built", "_fetched", "_jwks_uri", "_keys", "_lock", "_refused_until")
 
     def __init__(self, auth: HttpAuth) -> None:
         self._auth = auth
         self._keys: dict[str | None, dict[str, Any]] = {}
+        self._built: dict[tuple[int, str], jwt.PyJWK] = {}
         self._jwks_uri: str | None = None
         self._fetched = -math.inf
         self._refused_until = -math.inf
@@ -364,10 +365,13 @@ class Verifier:
         declared = found.get("alg")
         if declared is not None and declared != algorithm:
             raise AuthRejected(401, "invalid_token", "the token's algorithm does not fit its key")
-        try:
-            return jwt.PyJWK(found, algorithm)
-        except jwt.PyJWTError:
-            raise AuthRejected(401, "invalid_token", "the token's algorithm does not fit its key") from None
+        built = self._built.get((id(found), algorithm))
+        if built is None:  # a key object is costly to make (an RSA one more than a verification): made once
+            try:
+                built = self._built[id(found), algorithm] = jwt.PyJWK(found, algorithm)
+            except jwt.PyJWTError:
+                raise AuthRejected(401, "invalid_token", "the token's algorithm does not fit its key") from None
+        return built
 
     def _find(self, kid: str | None) -> dict[str, Any] | None:
         if kid is None and len(self._keys) == 1:  # a token without kid, from an issuer of one key
@@ -392,6 +396,7 @@ class Verifier:
             try:
                 with anyio.fail_after(self._auth.fetch_timeout):
                     self._keys = await self._fetch_keys()
+                self._built = {}
             except (TimeoutError, OSError, httpx2.HTTPError, ValueError) as error:
                 self._refused_until = time.monotonic() + self._auth.key_refresh_interval
                 _logger.warning("cannot fetch the keys of issuer %s: %s", self._auth.issuer, _why(error))
