@@ -84,6 +84,7 @@ __all__ = [
     "Verifier",
     "load_tokens",
     "read_tokens",
+    "tokens_from_env",
 ]
 
 DEFAULT_ALGORITHMS: Final = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
@@ -305,7 +306,7 @@ class Verifier:
     async def verify_token(self, token: str) -> AccessToken | None:
         """The MCP SDK's ``TokenVerifier``: the token's `AccessToken`, or None when it is not valid."""
         try:
-            return access_token(await self.authenticate(token), token, self._auth.audience)
+            return _access_token(await self.authenticate(token), token, self._auth.audience)
         except (AuthRejected, IssuerUnavailable):
             return None
 
@@ -491,7 +492,7 @@ def _principal(claims: Mapping[str, Any]) -> Principal:
     return Principal(subject, client_id, scopes, claims)
 
 
-def access_token(principal: Principal, token: str, resource: str | None) -> AccessToken:
+def _access_token(principal: Principal, token: str, resource: str | None) -> AccessToken:
     """The MCP SDK's `AccessToken` for a verified `principal` (what its session and request-state bindings read)."""
     expires = principal.claims.get("exp")
     return AccessToken(
@@ -554,7 +555,7 @@ class Authenticate:
             text = f"this server needs the scopes {' '.join(self._auth.scopes)}"
             await self._refuse(send, AuthRejected(403, "insufficient_scope", text))
             return
-        user = AuthenticatedUser(access_token(principal, token, self._auth.audience))
+        user = AuthenticatedUser(_access_token(principal, token, self._auth.audience))
         authenticated = {
             **scope,
             "user": user,
@@ -610,7 +611,7 @@ async def _answer(send: Send, status: int, body: Mapping[str, str], headers: lis
     await send({"type": "http.response.body", "body": data})
 
 
-def request_principal(request: object) -> Principal | None:
+def _request_principal(request: object) -> Principal | None:
     """The `Principal` an HTTP request was authenticated as (its Starlette request), or None."""
     scope: object = getattr(request, "scope", None)
     found = scope.get(_PRINCIPAL) if is_object(scope) else None
@@ -623,10 +624,10 @@ async def principal_middleware(ctx: ServerRequestContext[Any, Any], call_next: C
     A request with no authenticated caller (stdio, HTTP without authentication) runs as it is, under
     whatever principal is already current (the one the operator named for stdio).
     """
-    principal = request_principal(ctx.request)
+    principal = _request_principal(ctx.request)
     if principal is None:
         return await call_next(ctx)
-    user = scope_user(ctx.request)
+    user = _scope_user(ctx.request)
     reset = None if user is None else auth_context_var.set(user)
     try:
         with acting_as(principal):
@@ -636,7 +637,7 @@ async def principal_middleware(ctx: ServerRequestContext[Any, Any], call_next: C
             auth_context_var.reset(reset)
 
 
-def scope_user(request: object) -> AuthenticatedUser | None:
+def _scope_user(request: object) -> AuthenticatedUser | None:
     """The SDK's authenticated user of an HTTP request, or None."""
     scope: object = getattr(request, "scope", None)
     found = scope.get("user") if is_object(scope) else None
