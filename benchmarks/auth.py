@@ -67,7 +67,7 @@ class Issuer:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def log_message(self, *args: Any) -> None:
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
                 """Quiet."""
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -110,11 +110,11 @@ async def verify_alone(issuer: Issuer, count: int) -> list[str]:
         ("JWT RS256 (2048-bit key)", auth_for("jwt", issuer.url), issuer.token("RS256")),
         ("JWT ES256 (P-256)", auth_for("jwt", issuer.url), issuer.token("ES256")),
     ]
-    rows = []
+    rows: list[str] = []
     for label, auth, token in cases:
         verifier = Verifier(auth)
         await verifier.authenticate(token)  # the keys fetched once, before the clock
-        batches = []
+        batches: list[float] = []
         for _ in range(5):
             start = time.perf_counter()
             for _ in range(count):
@@ -168,7 +168,7 @@ async def measure(url: str, token: str | None, calls: int) -> float:
         Client(streamable_http_client(url, http_client=http), mode="legacy") as client,
     ):
         await client.call_tool("add", {"a": 1, "b": 2})  # warm
-        times = []
+        times: list[float] = []
         for n in range(calls):
             start = time.perf_counter()
             result = await client.call_tool("add", {"a": n, "b": 1})
@@ -187,7 +187,7 @@ async def over_http(issuer: Issuer, rounds: int, calls: int) -> list[str]:
             for mode in MODES if index % 2 == 0 else MODES[::-1]:
                 figures[mode].append(await measure(urls[mode], tokens[mode], calls))
     labels = {"none": "no authentication", "static": "a static token", "jwt": "a JWT (RS256)"}
-    rows = []
+    rows: list[str] = []
     for mode in MODES:
         ratio = statistics.median(ours / base for ours, base in zip(figures[mode], figures["none"], strict=True))
         rows.append(f"| {labels[mode]} | {statistics.median(figures[mode]):.2f} ms | {ratio:.2f} |")
@@ -220,7 +220,7 @@ async def run(count: int, rounds: int, calls: int) -> list[str]:
 
 def main() -> None:
     """Run the benchmark (or, with ``--serve``, be one of its servers)."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
     parser.add_argument("--quick", action="store_true", help="few calls, one round, no docs (a smoke run)")
     parser.add_argument("--serve", nargs=2, metavar=("MODE", "ISSUER"), help=argparse.SUPPRESS)
     args = parser.parse_args()

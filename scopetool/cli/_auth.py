@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ._common import UsageError
 
@@ -57,7 +57,7 @@ def http_auth(args: argparse.Namespace, base: HttpAuth | None = None) -> HttpAut
         raise UsageError(str(error)) from None
     if base is None and not given and not tokens:
         return None
-    changes = {
+    changes: dict[str, Any] = {
         "issuer": args.auth_issuer,
         "audience": args.auth_audience,
         "scopes": None if args.auth_scope is None else (*(() if base is None else base.scopes), *args.auth_scope),

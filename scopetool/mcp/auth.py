@@ -284,11 +284,6 @@ class Verifier:
         self._refused_until = -math.inf
         self._lock: anyio.Lock | None = None
 
-    @property
-    def auth(self) -> HttpAuth:
-        """The settings it checks against."""
-        return self._auth
-
     async def authenticate(self, token: str) -> Principal:
         """The caller `token` stands for.
 
@@ -431,12 +426,12 @@ class Verifier:
             f"{origin}/.well-known/oauth-authorization-server{path}",
             f"{issuer.rstrip('/')}/.well-known/openid-configuration",
         )
-        problem: Exception | None = None
+        problems: list[str] = []
         for place in places:
             try:
                 metadata = await _fetch(client, place, self._auth.max_document_bytes)
             except (httpx2.HTTPError, ValueError) as error:
-                problem = error
+                problems.append(_why(error))
                 continue
             if metadata.get("issuer") != issuer:  # RFC 8414 section 3.3, RFC 9207: exactly the one configured
                 raise ValueError(f"the metadata at {place} is of issuer {metadata.get('issuer')!r}, not {issuer!r}")
@@ -445,7 +440,7 @@ class Verifier:
                 raise ValueError(f"the metadata at {place} has no jwks_uri")
             _url(jwks_uri, "jwks_uri", issuer=True)
             return jwks_uri
-        raise ValueError(f"no metadata found for issuer {issuer}: {_why(problem)}")
+        raise ValueError(f"no metadata found for issuer {issuer}: {'; '.join(problems)}")
 
 
 async def _fetch(client: httpx2.AsyncClient, url: str, limit: int) -> dict[str, Any]:
@@ -469,7 +464,7 @@ async def _fetch(client: httpx2.AsyncClient, url: str, limit: int) -> dict[str, 
     return value
 
 
-def _why(error: BaseException | None) -> str:
+def _why(error: BaseException) -> str:
     text = " ".join(str(error).split())[:200]
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 

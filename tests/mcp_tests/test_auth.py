@@ -249,7 +249,8 @@ def test_tokens_come_from_a_file_or_the_environment(tmp_path: Any) -> None:
 def test_auth_settings_are_checked(options: dict[str, Any], message: str) -> None:
     """No issuer nor token, an http or query issuer, HMAC or none, a spaced scope, a bound out of range: named."""
     with pytest.raises(ValueError) as error:
-        HttpAuth(**{"audience": RESOURCE, **options})
+        settings: dict[str, Any] = {"audience": RESOURCE, **options}
+        HttpAuth(**settings)
     assert message in str(error.value)
 
 
@@ -338,7 +339,11 @@ def test_serve_http_auth_flags_make_the_servers_auth(
     tokens.write_text(f"alice {ALICE}\n")
     monkeypatch.setenv(TOKENS_ENV, f"bob {BOB}")
     seen: list[Any] = []
-    monkeypatch.setattr(mcp_server, "run_http", lambda registry, **options: seen.append(options["auth"]))
+
+    def run_http(registry: Registry, **options: Any) -> None:
+        seen.append(options["auth"])
+
+    monkeypatch.setattr(mcp_server, "run_http", run_http)
     flags = ["--auth-issuer", "https://auth.example.com", "--auth-audience", RESOURCE, "--auth-scope", "tools:call"]
     assert main(["serve", f"{FIXTURE}:registry", "--http", "0", *flags, "--auth-token-file", str(tokens)]) == 0
     monkeypatch.delenv(TOKENS_ENV)
@@ -374,7 +379,11 @@ def test_serve_http_auth_flags_that_do_not_fit_are_one_usage_line(
     from scopetool.cli import main
 
     monkeypatch.delenv(TOKENS_ENV, raising=False)
-    monkeypatch.setattr(mcp_server, "run_http", lambda registry, **options: pytest.fail("served"))
+
+    def run_http(registry: Registry, **options: Any) -> None:
+        pytest.fail("served")
+
+    monkeypatch.setattr(mcp_server, "run_http", run_http)
     assert main(["serve", f"{FIXTURE}:registry", *flags]) == 2
     err = capsys.readouterr().err
     assert err.startswith(said) and err.count("\n") == 1
@@ -393,12 +402,19 @@ def test_the_gateway_configs_auth_and_the_proxy_flags(tmp_path: Path, monkeypatc
     )
     seen: list[Any] = []
     monkeypatch.delenv(TOKENS_ENV, raising=False)
-    monkeypatch.setattr(gateway, "run_gateway", lambda config, http: seen.append(config.auth))
+
+    def run_gateway(config: gateway.GatewayConfig, http: tuple[str, int] | None) -> None:
+        seen.append(config.auth)
+
+    monkeypatch.setattr(gateway, "run_gateway", run_gateway)
     other = "https://mcp.example.org/mcp"
+    (tmp_path / "more").write_text(f"bob {BOB}\ncarol {GATEWAY}\n")
     assert main(["proxy", str(path), "--http", "0", "--auth-audience", other, "--auth-scope", "b"]) == 0
+    assert main(["proxy", str(path), "--http", "0", "--auth-token-file", str(tmp_path / "more")]) == 0
     assert main(["proxy", str(path)]) == 0
     assert [None if found is None else (found.audience, found.scopes, len(found.tokens)) for found in seen] == [
         (other, ("a", "b"), 1),
+        (RESOURCE, ("a",), 2),  # the flag's file takes the place of the config's
         None,
     ]
 
@@ -435,6 +451,7 @@ async def test_the_gateway_authenticates_decides_by_caller_and_never_forwards_th
             {"mcpServers": {"up": entry}, "gateway": {"auth": {"tokenFile": "tokens"}}}, base=tmp_path
         )
         said = io.StringIO()
+        refused, alice_sees, bob_gets = None, "", None
         async with anyio.create_task_group() as group:
             group.start_soon(lambda: gateway.serve_gateway(config, http=("127.0.0.1", 0), errlog=said))
             with anyio.fail_after(30):
@@ -448,6 +465,9 @@ async def test_the_gateway_authenticates_decides_by_caller_and_never_forwards_th
             async with client(url, BOB) as bob:
                 bob_gets = await bob.call_tool("whoami", {})
             group.cancel_scope.cancel()
-    assert refused.status_code == 401
+    assert refused is not None and refused.status_code == 401
     assert alice_sees == "gateway []"  # the upstream's caller is the gateway's own credential, never alice
-    assert (bob_gets.is_error, text(bob_gets)) == (True, 'error: tool "whoami" is not authorized')
+    assert bob_gets is not None and (bob_gets.is_error, text(bob_gets)) == (
+        True,
+        'error: tool "whoami" is not authorized',
+    )
