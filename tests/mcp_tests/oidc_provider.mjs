@@ -1,7 +1,7 @@
 // The authorization server of the auth tests: panva's certified OpenID Provider (npm `oidc-provider`,
 // installed by `.ci/third_party`), configured here and nothing more. Its JWT access tokens carry the
-// `resource` a client asked for (RFC 8707) as their `aud`; client_credentials and dynamic client
-// registration are on.
+// `resource` a client asked for (RFC 8707) as their `aud`; client_credentials, dynamic client
+// registration and its development sign-in and consent pages (any name and password) are on.
 //
 // node oidc_provider.mjs MODULE PORT KEYS_JSON
 //   MODULE: the path of oidc-provider's lib/index.js; KEYS_JSON: a file of {"keys": [private JWK]}.

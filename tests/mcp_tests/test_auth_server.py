@@ -2,8 +2,9 @@
 
 Two providers run on loopback with the same signing key (`issuers`): tokens of the first are this
 server's, the second's differ only by their issuer. The MCP server runs `serve_http` with
-``issuer`` and ``audience`` (its own URL); the official MCP SDK client's client-credentials provider
-goes from the 401 to a call by discovery alone.
+``issuer`` and ``audience`` (its own URL); the official MCP SDK client goes from the 401 to a call
+by discovery alone, with its client-credentials provider, and with its `OAuthClientProvider`
+(dynamic registration, the provider's own sign-in and consent pages, PKCE, the code).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import re
 import socket
 import subprocess
 import threading
@@ -19,6 +21,7 @@ from collections.abc import AsyncGenerator, Generator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urljoin, urlsplit
 
 import httpx
 import httpx2
@@ -26,10 +29,11 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 from jwt.algorithms import RSAAlgorithm
 from mcp import Client
-from mcp.client.auth import TokenStorage
+from mcp.client.auth import OAuthClientProvider, TokenStorage
 from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from pydantic import AnyUrl
 from sse_starlette.sse import AppStatus
 from test_auth import TOOLS, ignore
 from test_http import Served, call_body, post, text
@@ -252,3 +256,70 @@ async def test_the_sdk_oauth_client_steps_up_from_403(server: Server) -> None:
     assert seen[0] == ("POST", "/mcp", 403)
     assert ("POST", "/token", 200) in seen
     assert text(result).startswith("ci [") and "tools:call" in text(result)
+
+
+class Person:
+    """Signs in at the provider's own login and consent pages, as a person in a browser would."""
+
+    def __init__(self) -> None:
+        self.result: AuthorizationCodeResult | None = None
+
+    async def redirect(self, authorization_url: str) -> None:
+        """Follow the authorization URL through oidc-provider's sign-in and consent forms to the redirect."""
+        async with httpx2.AsyncClient(follow_redirects=False, timeout=10) as browser:
+            answer = await browser.get(authorization_url)
+            for _ in range(8):
+                location = answer.headers.get("location")
+                if location is not None and location.startswith(REDIRECT):
+                    query = dict(parse_qsl(urlsplit(location).query))
+                    self.result = AuthorizationCodeResult(
+                        code=query["code"], state=query.get("state"), iss=query.get("iss")
+                    )
+                    return
+                if location is not None:
+                    answer = await browser.get(urljoin(str(answer.url), location))
+                    continue
+                form = FORM.search(answer.text)
+                assert form is not None, answer.text[:500]
+                prompt = "login" if 'name="login"' in answer.text else "consent"
+                fields = (
+                    {"prompt": prompt, "login": "alice", "password": "anything"}
+                    if prompt == "login"
+                    else {"prompt": prompt}
+                )
+                answer = await browser.post(urljoin(str(answer.url), form["action"]), data=fields)
+        pytest.fail("the provider never redirected back")
+
+    async def callback(self) -> AuthorizationCodeResult:
+        """The code the provider redirected with."""
+        assert self.result is not None
+        return self.result
+
+
+REDIRECT = "http://127.0.0.1:1/callback"
+FORM = re.compile(r'<form[^>]*action="(?P<action>[^"]+)"')
+
+
+async def test_the_sdk_oauth_client_registers_signs_in_and_calls(server: Server) -> None:
+    """The SDK's OAuthClientProvider: 401, metadata, dynamic registration, sign-in and consent, code, token, call."""
+    person = Person()
+    metadata = OAuthClientMetadata(
+        redirect_uris=[AnyUrl(REDIRECT)],
+        client_name="scopetool test",
+        token_endpoint_auth_method="none",
+        grant_types=["authorization_code"],
+        response_types=["code"],
+    )
+    auth = OAuthClientProvider(server.url, metadata, Memory(), person.redirect, person.callback)
+    seen: list[tuple[str, str, int]] = []
+
+    async def note(response: httpx2.Response) -> None:
+        seen.append((response.request.method, response.request.url.path, response.status_code))
+
+    async with (
+        httpx2.AsyncClient(auth=auth, event_hooks={"response": [note]}) as http,
+        Client(streamable_http_client(server.url, http_client=http)) as client,
+    ):
+        result = await client.call_tool("whoami", {})
+    assert text(result) == "alice ['tools:call']"
+    assert ("POST", "/reg", 201) in seen and ("POST", "/token", 200) in seen
