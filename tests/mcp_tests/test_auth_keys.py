@@ -8,6 +8,8 @@ key, send a huge key set, name another issuer in its metadata). The real one is 
 from __future__ import annotations
 
 import asyncio
+import base64
+import hmac
 import json
 import threading
 import time
@@ -18,6 +20,7 @@ from typing import Any
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
 from scopetool.mcp.auth import AuthRejected, HttpAuth, IssuerUnavailable, Verifier, read_tokens
@@ -225,3 +228,15 @@ async def test_without_any_metadata_the_issuer_is_unavailable(issuer: Issuer, ca
 def test_a_static_only_auth_has_no_metadata_url() -> None:
     """Without an audience there is no Protected Resource Metadata to point at."""
     assert HttpAuth(tokens=read_tokens("bot static-token-0123456789abcdef")).resource_metadata_url is None
+
+
+async def test_hmac_signed_with_the_public_key_is_refused(issuer: Issuer) -> None:
+    """The classic confusion: HS256 with the issuer's public key as the secret is refused by its algorithm."""
+    pem = RSA_KEY.public_key().public_bytes(Encoding.PEM, PublicFormat.SubjectPublicKeyInfo)
+    claims = {"iss": issuer.url, "aud": AUDIENCE, "sub": "mallory", "exp": int(time.time()) + 600}
+    head = base64.urlsafe_b64encode(json.dumps({"alg": "HS256", "kid": "rs"}).encode()).rstrip(b"=")
+    body = base64.urlsafe_b64encode(json.dumps(claims).encode()).rstrip(b"=")
+    signature = base64.urlsafe_b64encode(hmac.digest(pem, head + b"." + body, "sha256")).rstrip(b"=")
+    forged = b".".join((head, body, signature)).decode()
+    assert await refused(issuer.verifier(), forged) == "the token's algorithm 'HS256' is not accepted"
+    assert issuer.fetches == 0
