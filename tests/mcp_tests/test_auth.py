@@ -45,6 +45,13 @@ BOB = "bob-token-0123456789abcdefgh"
 GATEWAY = "gateway-token-0123456789abcdef"
 RESOURCE = "https://mcp.example.com/mcp"
 POLICY = Path(__file__).with_name("auth_fixture.py")
+ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}},
+}
 
 
 @tool
@@ -471,3 +478,36 @@ async def test_the_gateway_authenticates_decides_by_caller_and_never_forwards_th
         True,
         'error: tool "whoami" is not authorized',
     )
+
+
+async def test_tools_list_runs_as_its_caller(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tools/list handler sees the caller as current_principal() and as the SDK's access token, in both eras."""
+    from mcp.server.auth.middleware.auth_context import get_access_token
+
+    from scopetool.mcp import _tool_handlers
+
+    seen: list[tuple[str | None, str | None]] = []
+    listing = _tool_handlers._Tools.list_tools  # pyright: ignore[reportPrivateUsage]
+
+    async def list_tools(self: Any, ctx: Any, params: Any) -> dict[str, Any]:
+        principal, token = current_principal(), get_access_token()
+        seen.append((None if principal is None else principal.subject, None if token is None else token.subject))
+        return await listing(self, ctx, params)
+
+    monkeypatch.setattr(_tool_handlers._Tools, "list_tools", list_tools)  # pyright: ignore[reportPrivateUsage]
+    with served(TOOLS, STATIC) as found:
+        for mode, token in (("legacy", ALICE), ("auto", BOB)):
+            async with client(found, token, mode) as connected:
+                await connected.list_tools()
+    assert seen == [("alice", "alice"), ("bob", "bob")]
+
+
+def test_a_session_answers_only_the_caller_that_opened_it(url: str) -> None:
+    """A 2025 session opened with alice's token is 404 to bob's token, and serves alice."""
+    alice, bob = {**ACCEPT, "authorization": f"Bearer {ALICE}"}, {**ACCEPT, "authorization": f"Bearer {BOB}"}
+    opened = httpx.post(url, json=INITIALIZE, headers=alice, timeout=10)
+    session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+    ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+    as_bob = httpx.post(url, json=ping, headers={**bob, **session}, timeout=10)
+    as_alice = httpx.post(url, json=ping, headers={**alice, **session}, timeout=10)
+    assert (opened.status_code, as_bob.status_code, as_alice.status_code) == (200, 404, 200)
