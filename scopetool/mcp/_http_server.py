@@ -258,7 +258,7 @@ def http_app(
     routes = [Route(path, StreamableHTTPASGIApp(sessions)), *([] if auth is None else metadata_routes(auth))]
     app: ASGIApp = _StrictBodies(Starlette(routes=routes, lifespan=lambda _: sessions.run()), settings)
     if auth is not None:  # before the body is read: an unauthenticated client sends no 4 MiB
-        app = Authenticate(app, auth, path)
+        app = Authenticate(app, auth)
     return _Hosts(app, host, settings)
 
 

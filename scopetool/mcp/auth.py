@@ -514,25 +514,27 @@ def metadata_routes(auth: HttpAuth) -> list[Route]:
 
 @final
 class Authenticate:
-    """ASGI middleware: each request to the MCP endpoint `path` authenticated (see the module's docstring).
+    """ASGI middleware: every HTTP request authenticated (see the module's docstring), fail-closed.
 
-    Other paths (the metadata document, anything else) pass unauthenticated. An authenticated request
-    carries its caller as the SDK's ``scope["user"]`` (so a 2025 session belongs to the caller that
-    opened it) and as its `Principal`, which `principal_middleware` makes current for the handlers.
+    Only a ``GET`` (or ``HEAD``, ``OPTIONS``) of the Protected Resource Metadata's path passes without a
+    token. An authenticated request carries its caller as the SDK's ``scope["user"]`` (so a 2025
+    session belongs to the caller that opened it) and as its `Principal`, which `principal_middleware`
+    makes current for the handlers.
     """
 
-    __slots__ = ("_app", "_auth", "_challenge", "_path", "_verifier")
+    __slots__ = ("_app", "_auth", "_challenge", "_open", "_verifier")
 
-    def __init__(self, app: ASGIApp, auth: HttpAuth, path: str) -> None:
+    def __init__(self, app: ASGIApp, auth: HttpAuth) -> None:
         self._app = app
         self._auth = auth
-        self._path = path
         self._verifier = Verifier(auth)
-        parts = [] if auth.issuer is None else [f'resource_metadata="{auth.resource_metadata_url}"']
+        metadata = auth.resource_metadata_url if auth.issuer is not None else None
+        self._open = None if metadata is None else urlsplit(metadata).path
+        parts = [] if metadata is None else [f'resource_metadata="{metadata}"']
         self._challenge = [*parts, *([f'scope="{" ".join(auth.scopes)}"'] if auth.scopes else [])]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] != self._path:
+        if scope["type"] != "http" or self._is_open(scope):
             await self._app(scope, receive, send)
             return
         try:
@@ -558,6 +560,14 @@ class Authenticate:
             _PRINCIPAL: principal,
         }
         await self._app(authenticated, receive, send)
+
+    def _is_open(self, scope: Scope) -> bool:
+        """Whether the request reads the metadata document (its path under any mount's root path)."""
+        path: str = scope["path"]
+        root: str = scope.get("root_path", "")
+        if root and path.startswith(root):
+            path = path[len(root) :]
+        return path == self._open and scope["method"] in ("GET", "HEAD", "OPTIONS")
 
     def _token(self, scope: Scope) -> str:
         query = scope.get("query_string", b"")

@@ -39,6 +39,7 @@ from scopetool.mcp.auth import (
     read_tokens,
     tokens_from_env,
 )
+from scopetool.mcp.server import http_app
 
 ALICE = "alice-token-0123456789abcdef"
 BOB = "bob-token-0123456789abcdefgh"
@@ -511,3 +512,25 @@ def test_a_session_answers_only_the_caller_that_opened_it(url: str) -> None:
     as_bob = httpx.post(url, json=ping, headers={**bob, **session}, timeout=10)
     as_alice = httpx.post(url, json=ping, headers={**alice, **session}, timeout=10)
     assert (opened.status_code, as_bob.status_code, as_alice.status_code) == (200, 404, 200)
+
+
+async def test_every_path_but_the_metadata_needs_a_token_even_when_mounted() -> None:
+    """Mounted under /api: its endpoint and any other path are 401 without a token; only the metadata is open."""
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+    from test_http import _lifespan  # pyright: ignore[reportPrivateUsage]
+
+    auth = HttpAuth(audience=RESOURCE, issuer=f"http://127.0.0.1:{closed_port()}")
+    app = http_app(TOOLS, auth=auth)
+    mounted = Starlette(routes=[Mount("/api", app=app)], lifespan=lambda _: _lifespan(app))  # type: ignore[arg-type]
+    statuses: dict[str, int] = {}
+    async with _lifespan(mounted), httpx.AsyncClient(transport=httpx.ASGITransport(app=mounted)) as http:
+        for path in ("/api/mcp", "/api/mcp/", "/api/other"):
+            statuses[path] = (await http.post(f"http://127.0.0.1{path}", json={}, headers=ACCEPT)).status_code
+        statuses["metadata"] = (
+            await http.get("http://127.0.0.1/api/.well-known/oauth-protected-resource/mcp")
+        ).status_code
+        statuses["metadata POST"] = (
+            await http.post("http://127.0.0.1/api/.well-known/oauth-protected-resource/mcp")
+        ).status_code
+    assert statuses == {"/api/mcp": 401, "/api/mcp/": 401, "/api/other": 401, "metadata": 200, "metadata POST": 401}
