@@ -238,11 +238,11 @@ def http_app(
     to resume a stream (``Last-Event-ID``) is answered ``400`` with a JSON-RPC error: this server does
     not store events. `options` are those of `create_server`.
 
-    Authentication (`scopetool.mcp.auth`): with `auth`, every request to `path` needs a valid bearer
-    token (``401``, ``403`` for missing scopes, ``503`` when the issuer's keys cannot be fetched), its
-    Protected Resource Metadata is served at ``auth.resource_metadata_url``'s path, and every MCP
-    request runs as its caller (`scopetool.current_principal`). Without it, anyone who reaches the
-    port can call every tool.
+    Authentication (`scopetool.mcp.auth`): with `auth`, every request but a read of the Protected
+    Resource Metadata (served at ``auth.resource_metadata_url``'s path) needs a valid bearer token
+    (``401``, ``403`` for missing scopes, ``503`` when the issuer's keys cannot be fetched), and
+    every MCP request runs as its caller (`scopetool.current_principal`). Without it, anyone who
+    reaches the port can call every tool.
 
     Both protocol eras are served: a 2025 client's session (``initialize``, ``Mcp-Session-Id``,
     server-sent events that carry progress and elicitations) and 2026-07-28's one request per POST.

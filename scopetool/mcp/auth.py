@@ -4,7 +4,7 @@
 its callers: as an OAuth 2.1 resource server (the MCP authorization spec), with JSON Web Tokens
 issued by `HttpAuth.issuer` for this server's resource URL (`HttpAuth.audience`), or with static
 tokens named in a file or the environment (`read_tokens`), or both. `Verifier` checks one token;
-`scopetool.mcp.server.http_app` runs it on every request to the MCP endpoint:
+`scopetool.mcp.server.http_app` runs it on every request but a read of the metadata document:
 
 * JWTs: the issuer's keys are found through its metadata (RFC 8414
   ``/.well-known/oauth-authorization-server``, else OpenID Connect discovery), whose ``issuer`` must
