@@ -14,8 +14,8 @@ tokens named in a file or the environment (`read_tokens`), or both. `Verifier` c
   `HttpAuth.algorithms` (``none`` and HMAC are never taken), name the issuer (``iss``), this server
   (``aud``, RFC 8707) and an expiry (``exp``; ``nbf`` too when present, with `HttpAuth.leeway`).
   The verification is PyJWT's (the MCP SDK's own JWT library), never code of this module.
-* Static tokens: compared in constant time (`hmac.compare_digest`) with every configured one; a
-  token's name is its caller's subject. No token, static or not, is ever logged.
+* Static tokens: compared in constant time (`hmac.compare_digest` of SHA-256 digests) with every
+  configured one; a token's name is its caller's subject. No token, static or not, is ever logged.
 * Answers: no token, ``401`` with ``WWW-Authenticate: Bearer resource_metadata="..."`` (RFC 9728: the
   document at `HttpAuth.resource_metadata_url` names the issuer and the scopes; served when there is
   an issuer); a token not valid,
@@ -45,6 +45,7 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
 import logging
@@ -273,10 +274,11 @@ class Verifier:
     It is also the MCP SDK's ``TokenVerifier`` (`verify_token`), for an SDK server of one's own.
     """
 
-    __slots__ = ("_auth", "_built", "_fetched", "_jwks_uri", "_keys", "_lock", "_refused_until")
+    __slots__ = ("_auth", "_built", "_digests", "_fetched", "_jwks_uri", "_keys", "_lock", "_refused_until")
 
     def __init__(self, auth: HttpAuth) -> None:
         self._auth = auth
+        self._digests = [(hashlib.sha256(entry.token.encode()).digest(), entry) for entry in auth.tokens]
         self._keys: dict[str | None, dict[str, Any]] = {}
         self._built: dict[tuple[int, str], jwt.PyJWK] = {}
         self._jwks_uri: str | None = None
@@ -307,9 +309,9 @@ class Verifier:
 
     def _static(self, token: str) -> Principal | None:
         found: StaticToken | None = None
-        given = token.encode()
-        for entry in self._auth.tokens:  # every one compared, in constant time: no early exit
-            if hmac.compare_digest(given, entry.token.encode()):
+        given = hashlib.sha256(token.encode()).digest()  # digests of one length: not even a length leaks
+        for digest, entry in self._digests:  # every one compared, in constant time: no early exit
+            if hmac.compare_digest(given, digest):
                 found = entry
         if found is None:
             return None
