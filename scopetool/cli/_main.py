@@ -13,6 +13,7 @@ from .. import __version__
 from .._stdio import reserved_stdout
 from .._target import TargetError
 from . import _pins
+from ._auth import add_auth_flags
 from ._common import KEY_VALUE, PROVIDERS, ExitCode, UsageError, say
 
 __all__ = ["EPILOG", "EXIT_CODES", "build_parser", "main"]
@@ -172,6 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     _http_settings(serve)
     _principal_flags(serve)
     _limit_flags(serve)
+    add_auth_flags(serve)
 
     proxy = commands.add_parser(
         "proxy",
@@ -190,6 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _http_settings(proxy, " (over the config's gateway section)")
     _principal_flags(proxy, " (over the config's gateway.principal)")
+    add_auth_flags(proxy, " (over the config's gateway.auth)")
     _pins.add_parser(commands)
     for name, command in commands.choices.items():
         if name == "pins":  # it loads no code of the user's

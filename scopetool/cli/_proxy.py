@@ -9,6 +9,7 @@ from pathlib import Path
 from types import ModuleType
 
 from .._stdio import reserved_stdin
+from ._auth import http_auth
 from ._common import ExitCode, UsageError, describe
 from ._serve import http_address, http_settings, import_problem, principal
 
@@ -20,7 +21,8 @@ def run(args: argparse.Namespace) -> int:
 
     A config problem is one line (the key and where it is); ``--pins`` and ``--audit`` override the
     config's ``gateway.pins`` and ``gateway.audit``, the ``--http`` settings flags its HTTP settings,
-    and ``--principal`` (with its ``--principal-*`` flags) its ``gateway.principal``.
+    ``--principal`` (with its ``--principal-*`` flags) its ``gateway.principal``, and the ``--auth-*`` flags
+    its ``gateway.auth``.
     """
     address = None if args.http is None else http_address(args.http)
     caller = principal(args)
@@ -40,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
         config = dataclasses.replace(config, http_settings=http_settings(args, config.http_settings))
         if caller is not None:
             config = dataclasses.replace(config, principal=caller)
+        config = dataclasses.replace(config, auth=http_auth(args, config.auth))
         try:
             gateway.run_gateway(config, http=address)
         except gateway.ConfigError as error:  # its cause, if any, is what the user's code raised (--traceback)

@@ -13,6 +13,7 @@ from .._principal import Principal
 from .._registry import Registry
 from .._stdio import reserved_stdin
 from .._target import load_registry
+from ._auth import http_auth
 from ._common import ExitCode, UsageError, describe, say
 
 if TYPE_CHECKING:
@@ -53,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"{flag} applies to --tool-search only")
     caller = principal(args)
     limits = _limits(args)
+    if args.http is None:
+        http_auth(args)  # an auth flag without --http is a usage error
     if args.page_size is not None and args.page_size < 1:
         raise UsageError(f"--page-size must be a positive integer, not {args.page_size}")
     interactive = sys.stdin is not None and sys.stdin.isatty()
@@ -86,8 +89,11 @@ def run(args: argparse.Namespace) -> int:
             say(f"{served} at {url} (Streamable HTTP); waiting for a client (Ctrl-C stops)")
 
         settings = http_settings(args, module.HttpSettings())
+        auth = http_auth(args)
         try:
-            module.run_http(registry, host=host, port=port, settings=settings, ready=ready, warn=say, **options)
+            module.run_http(
+                registry, host=host, port=port, settings=settings, auth=auth, ready=ready, warn=say, **options
+            )
         except OSError as error:
             raise UsageError(f"--http {args.http}: cannot listen there: {describe(error)}") from None
     return ExitCode.OK

@@ -44,6 +44,7 @@ from ..providers._common import ToolCall
 from ._strict_messages import ARGUMENTS, BLANK, LIMITED, Passed, screen
 from ._tool_handlers import CallObserver, ServerOptions, create_server
 from ._tool_search import counted_name
+from .auth import Authenticate, HttpAuth, metadata_routes, principal_middleware
 from .limits import RATE_LIMITED, Admitted, Limiter
 
 __all__ = [
@@ -220,6 +221,7 @@ def http_app(
     host: str = DEFAULT_HOST,
     path: str = DEFAULT_PATH,
     settings: HttpSettings | None = None,
+    auth: HttpAuth | None = None,
     **options: Unpack[ServerOptions],
 ) -> ASGIApp:
     """The ASGI application serving `registry` over MCP Streamable HTTP at `path` (the SDK's transport).
@@ -244,6 +246,12 @@ def http_app(
     to resume a stream (``Last-Event-ID``) is answered ``400`` with a JSON-RPC error: this server does
     not store events. `options` are those of `create_server`.
 
+    Authentication (`scopetool.mcp.auth`): with `auth`, every request but a read of the Protected
+    Resource Metadata (served at ``auth.resource_metadata_url``'s path) needs a valid bearer token
+    (``401``, ``403`` for missing scopes, ``503`` when the issuer's keys cannot be fetched), and
+    every MCP request runs as its caller (`scopetool.current_principal`). Without it, anyone who
+    reaches the port can call every tool.
+
     Both protocol eras are served: a 2025 client's session (``initialize``, ``Mcp-Session-Id``,
     server-sent events that carry progress and elicitations) and 2026-07-28's one request per POST.
 
@@ -251,13 +259,18 @@ def http_app(
         ValueError: a host name of `host` or of the settings cannot be read.
     """
     settings = settings or HttpSettings()
-    sessions = _EvictingSessions(create_server(registry, **options), settings)
+    server = create_server(registry, **options)
+    server.middleware.insert(1, principal_middleware)  # after the SDK's tracing, before its request-state boundary
+    sessions = _EvictingSessions(server, settings)
     # the SDK's `Server.streamable_http_app`, with this session manager: one route, the manager's lifespan
-    app = Starlette(routes=[Route(path, StreamableHTTPASGIApp(sessions))], lifespan=lambda _: sessions.run())
+    routes = [Route(path, StreamableHTTPASGIApp(sessions)), *([] if auth is None else metadata_routes(auth))]
     limiter = options.get("limiter")
     searching = options.get("tool_search", False) is not False
     limits = None if limiter is None else _Limits(limiter, options.get("on_call"), searching)
-    return _Hosts(_StrictBodies(app, settings, limits), host, settings)
+    app: ASGIApp = _StrictBodies(Starlette(routes=routes, lifespan=lambda _: sessions.run()), settings, limits)
+    if auth is not None:  # before the body is read: an unauthenticated client sends no 4 MiB
+        app = Authenticate(app, auth)  # and outside the limits, which count each call by its caller
+    return _Hosts(app, host, settings)
 
 
 _logger: Final = logging.getLogger("scopetool.mcp.server")
@@ -329,6 +342,7 @@ async def serve_http(
     settings: HttpSettings | None = None,
     ready: Callable[[str], object] = _unannounced,
     warn: Callable[[str], object] = _to_stderr,
+    auth: HttpAuth | None = None,
     **options: Unpack[ServerOptions],
 ) -> None:
     """Serve `registry` over MCP Streamable HTTP on `host`:`port` until cancelled or interrupted.
@@ -340,9 +354,10 @@ async def serve_http(
     `http_app`'s, with `settings`; `options` are those of `create_server`. It runs on uvicorn, which
     the MCP SDK brings, bounded by the settings' header, keep-alive and connection limits.
 
-    A `host` that is not loopback (``0.0.0.0``, ``::``, a public address) makes the server reachable
-    from the network with no authentication: `warn` is told so, in one line, before serving (by
-    default on standard error), with how to restrict the host names it answers to.
+    Without `auth` (`http_app`), anyone who reaches the port can call every tool: `warn` is told so,
+    in one line, before serving (by default on standard error); on a `host` that is not loopback
+    (``0.0.0.0``, ``::``, a public address), that is anyone on the network, and the line says how to
+    restrict the host names it answers to.
 
     Raises:
         OSError: The address cannot be bound (in use, not this machine's).
@@ -353,11 +368,11 @@ async def serve_http(
     if not shutdown_grace >= 0:
         raise ValueError(f"shutdown_grace must be a number of seconds >= 0, not {shutdown_grace!r}")
     settings = settings or HttpSettings()
-    app = http_app(registry, host=host, path=path, settings=settings, **options)
+    app = http_app(registry, host=host, path=path, settings=settings, auth=auth, **options)
     with _listen(host, port) as sock:
         url = _url(host, sock.getsockname()[1], path)
-        if not is_loopback(host):
-            warn(_public_warning(host, settings))
+        if auth is None:
+            warn(_local_warning() if is_loopback(host) else _public_warning(host, settings))
         # uvicorn hands the grace to asyncio.wait_for, which takes any number of seconds (None: no bound)
         grace = cast("int | None", None if math.isinf(shutdown_grace) else shutdown_grace)
         config = uvicorn.Config(
@@ -387,6 +402,14 @@ async def serve_http(
                     await serving
 
 
+def _local_warning() -> str:
+    """The warning for a loopback server without authentication."""
+    return (
+        "WARNING: no authentication: any program on this machine can call every tool "
+        "(--auth-issuer URL or --auth-token-file PATH authenticates callers)."
+    )
+
+
 def _public_warning(host: str, settings: HttpSettings) -> str:
     """The warning for a server reachable from the network."""
     text = (
@@ -408,6 +431,7 @@ def run_http(
     settings: HttpSettings | None = None,
     ready: Callable[[str], object] = _unannounced,
     warn: Callable[[str], object] = _to_stderr,
+    auth: HttpAuth | None = None,
     **options: Unpack[ServerOptions],
 ) -> None:
     """Serve `registry` over Streamable HTTP, blocking until interrupted (``scopetool serve --http``).
@@ -424,6 +448,7 @@ def run_http(
             settings=settings,
             ready=ready,
             warn=warn,
+            auth=auth,
             **options,
         )
     )

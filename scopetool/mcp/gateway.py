@@ -79,6 +79,7 @@ from .._registry import Registry
 from .._target import TargetError, load_object, load_registry
 from ..providers._common import ToolCall, UnknownToolError
 from ._tool_search import CALL_TOOL, SEARCH_TOOLS
+from .auth import HttpAuth, load_tokens
 from .client import (
     CALL_TIMEOUT,
     LIST_TIMEOUT,
@@ -146,6 +147,7 @@ _GATEWAY_KEYS: Final = frozenset(
         "maxMessageBytes",
         "maxDescriptionBytes",
         "toolSearch",
+        "auth",
     }
 )
 _HTTP_KEYS: Final = {
@@ -160,6 +162,8 @@ _HTTP_KEYS: Final = {
     "stateless": "stateless",
 }
 """The ``gateway`` keys of its HTTP server's settings (``proxy --http``), and the `HttpSettings` field of each."""
+_AUTH_KEYS: Final = {"issuer": "issuer", "audience": "audience", "scopes": "scopes", "tokenFile": "tokens"}
+"""The keys of ``gateway.auth``, and the `HttpAuth` setting each gives (what its errors start with)."""
 _TOP_KEYS: Final = frozenset({"mcpServers", LOCAL, "gateway"})
 _PREFIX: Final = re.compile(r"(?!.*__)[A-Za-z0-9_-]{0,31}[A-Za-z0-9-]")
 """1 to 32 of ``A-Z a-z 0-9 _ -``, no ``__`` and no final ``_``: a served name splits at its first ``__``."""
@@ -296,6 +300,8 @@ class GatewayConfig:
     """The cap on each text of a server's tool definitions (``connect``'s ``max_description_bytes``)."""
     http_settings: HttpSettings = field(default_factory=HttpSettings)
     """The bounds and allowed hosts of the gateway's HTTP server (``proxy --http``)."""
+    auth: HttpAuth | None = None
+    """How the gateway's HTTP server authenticates its callers (``gateway.auth``), or None: no authentication."""
     poisoning: Literal["flag", "refuse"] = "flag"
     """A tool with a screening finding: ``flag`` serves it without its invisible characters and says what was
     found; ``refuse`` does not serve it (`scopetool.mcp.screening`)."""
@@ -342,11 +348,12 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
     ``"refuse"``), the timeouts every server gets unless its entry says otherwise: ``startTimeout``,
     ``listTimeout``, ``callTimeout`` (seconds > 0), the caps ``maxMessageBytes`` and
     ``maxDescriptionBytes``, ``toolSearch`` (true, or ``{"alwaysShow": [SERVED_NAME, ...]}``:
-    ``search_tools`` and ``call_tool`` in place of the list), and its HTTP server's settings
+    ``search_tools`` and ``call_tool`` in place of the list), its HTTP server's settings
     (`scopetool.mcp.server.HttpSettings`): ``sessionIdleTimeout``, ``maxSessions``, ``headerTimeout``,
     ``bodyTimeout``, ``keepAliveTimeout``, ``maxConnections``, ``allowedHosts``, ``allowedOrigins``,
-    ``stateless``. No two servers may have the same prefix. Relative paths (pins, audit, file targets,
-    ``cwd``) are taken from `base`.
+    ``stateless``, and ``auth``: how its callers are authenticated (`scopetool.mcp.auth.HttpAuth`:
+    ``issuer``, ``audience``, ``scopes``, ``tokenFile``). No two servers may have the same prefix.
+    Relative paths (pins, audit, file targets, ``cwd``, ``tokenFile``) are taken from `base`.
 
     Raises:
         ConfigError: one line naming the key and where it is (`source`).
@@ -413,6 +420,7 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
         max_message_bytes=message_bytes,
         max_description_bytes=description_bytes,
         http_settings=_http_settings(gateway, source),
+        auth=None if "auth" not in gateway else _auth(gateway["auth"], base, source),
         poisoning=_poisoning(gateway.get("poisoning"), source, "gateway.poisoning") or "flag",
         tool_search=_tool_search(gateway.get("toolSearch", False), source),
         base=base,
@@ -450,6 +458,31 @@ def _tool_search(value: object, source: str) -> ToolSearch | None:
         always_show=_strings(entry.get("alwaysShow", []), source, "gateway.toolSearch.alwaysShow"),
         reveal=_bool(entry.get("reveal", False), source, "gateway.toolSearch.reveal"),
     )
+
+
+def _auth(value: object, base: Path, source: str) -> HttpAuth:
+    """The `HttpAuth` of ``gateway.auth``; a value that is not usable is named by its key."""
+    entry = _object(value, source, "gateway.auth")
+    _known(entry, frozenset(_AUTH_KEYS), source, "gateway.auth")
+    given: dict[str, Any] = {}
+    for key in ("issuer", "audience"):
+        if key in entry:
+            given[key] = _string(entry[key], source, f"gateway.auth.{key}")
+    if "scopes" in entry:
+        given["scopes"] = _strings(entry["scopes"], source, "gateway.auth.scopes")
+    if "tokenFile" in entry:
+        path = base / _string(entry["tokenFile"], source, "gateway.auth.tokenFile")
+        try:
+            given["tokens"] = load_tokens(path)
+        except ValueError as error:
+            raise ConfigError(f"{source}: gateway.auth.tokenFile: {error}") from None
+    try:
+        return HttpAuth(**given)
+    except ValueError as error:
+        text = str(error)
+        found = next((key for key, name in _AUTH_KEYS.items() if text.startswith(name)), None)
+        where = "gateway.auth" if found is None else f"gateway.auth.{found}"
+        raise ConfigError(f"{source}: {where}: {text if found is None else text.partition(' ')[2]}") from None
 
 
 def _strings(value: object, source: str, where: str) -> tuple[str, ...]:
@@ -1327,6 +1360,7 @@ async def serve_gateway(
             visible=gateway.allows,
             limiter=gateway.limiter,
             settings=config.http_settings,
+            auth=config.auth,
             ready=lambda url: _say(out, f"{served} at {url} (Streamable HTTP)"),
             warn=lambda text: _say(out, text),
         )

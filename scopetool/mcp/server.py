@@ -40,6 +40,9 @@ What a client sees:
 * Over HTTP, what a client can hold is bounded (`HttpSettings`: sessions, their idle time, the time
   to send headers and a body, connections), a call whose client disconnects is cancelled, and the
   ``Host`` and ``Origin`` headers are checked on every loopback address and for allowed host names.
+* Over HTTP with ``auth=`` (`scopetool.mcp.auth.HttpAuth`), every request carries a bearer token (a
+  JWT of the issuer for this server, or a static token), and every MCP request runs as its caller
+  (`scopetool.current_principal`); without it the server warns that it answers anyone.
 
 This module names the public entry points; each concern has a private module beside it:
 ``_tool_handlers`` (`create_server`, ``tools/list`` and ``tools/call``), ``_stdio_server``,

@@ -382,6 +382,7 @@ def test_serve_says_one_line_and_passes_its_options(
                 "host": "127.0.0.1",
                 "port": 0,
                 "settings": scopetool.mcp.server.HttpSettings(),
+                "auth": None,
                 "name": "calc",
                 "instructions": None,
                 "page_size": 1,

@@ -39,7 +39,7 @@ PAGE = 4
 class Served:
     """A server running `serve_http` on its own event loop in a thread, until `stop`."""
 
-    def __init__(self, tools: Registry, **options: Any) -> None:
+    def __init__(self, tools: Registry, *, port: int = 0, **options: Any) -> None:
         self.loop = asyncio.new_event_loop()
         self.ready = threading.Event()
         self.url = ""
@@ -52,7 +52,7 @@ class Served:
         async def main() -> None:
             self.task = asyncio.current_task()  # type: ignore[assignment]
             with contextlib.suppress(asyncio.CancelledError):  # how `stop` ends it
-                await serve_http(tools, port=0, ready=on_ready, **options)
+                await serve_http(tools, port=port, ready=on_ready, **options)
 
         self.thread = threading.Thread(target=self.loop.run_until_complete, args=(main(),), daemon=True)
         self.thread.start()
@@ -300,10 +300,12 @@ def serve_command(*extra: str) -> subprocess.Popen[str]:
 
 
 async def test_scopetool_serve_http_says_what_it_serves_and_stops_on_one_ctrl_c() -> None:
-    """One stderr line names the tools, the name and the URL; the client is served; one SIGINT ends it, exit 130."""
+    """A warning (no authentication), one line naming the tools, the name and the URL; one SIGINT ends it, exit 130."""
     with serve_command("--name", "fixture-tools", "--instructions", "Be brief.") as process:
         try:
             assert process.stderr is not None
+            warning = await asyncio.to_thread(process.stderr.readline)
+            assert warning.startswith("scopetool: WARNING: no authentication: any program on this machine")
             line = await asyncio.to_thread(process.stderr.readline)
             prefix = f"scopetool: serving {len(registry)} tools as MCP server 'fixture-tools' at http://127.0.0.1:"
             assert line.startswith(prefix) and line.endswith(

@@ -39,3 +39,9 @@ def git_server(repository: Path) -> list[str]:
     """The reference git server from PyPI (``mcp-server-git``), serving REPOSITORY on stdio."""
     python = _require(ROOT / "pypi" / "bin" / "python", "mcp-server-git")
     return [str(python), "-m", "mcp_server_git", "--repository", str(repository)]
+
+
+def oidc_provider() -> list[str]:
+    """panva's OpenID Provider (npm ``oidc-provider``) under the tests' launcher: append PORT and a keys file."""
+    module = _require(ROOT / "oauth" / "node_modules" / "oidc-provider" / "lib" / "index.js", "oidc-provider")
+    return ["node", str(Path(__file__).with_name("oidc_provider.mjs")), str(module)]
