@@ -538,13 +538,13 @@ async def test_every_path_but_the_metadata_needs_a_token_even_when_mounted() -> 
 
 async def test_each_authenticated_caller_has_its_own_rate_limit_over_http() -> None:
     """The limits count by the token's caller: alice over her rate gets 429 while bob's calls go on."""
-    from scopetool.mcp.limits import Limit, Limiter, Limits  # noqa: PLC0415 - needs the limits package
+    from scopetool.mcp.limits import Limit, Limiter, Limits
 
     limiter = Limiter(Limits(caller=Limit(rate="2/minute")), tools=TOOLS.names())
     with served(TOOLS, STATIC, limiter=limiter) as limited:
         async with client(limited, ALICE, "legacy") as alice:
             first = [text(await alice.call_tool("whoami", {})) for _ in range(2)]
-            with pytest.raises(Exception, match="Rate limit|429|rate"):
+            with pytest.raises(Exception, match=r"[Rr]ate"):
                 await alice.call_tool("whoami", {})
         async with client(limited, BOB, "legacy") as bob:
             bob_is = text(await bob.call_tool("whoami", {}))
