@@ -37,6 +37,7 @@ from ..providers._common import Export, ProviderError, ToolCall, UnknownToolErro
 from ..providers.mcp import export_tools, list_tools_result, result_message
 from ._elicitation import ANSWER, requested_schema
 from ._strict_messages import ARGUMENTS, RawArguments
+from .tasks import EXTENSION, TaskOptions, TaskService
 
 __all__ = ["MAX_INPUT_ROUNDS", "CallObserver", "ServerOptions", "create_server"]
 
@@ -74,6 +75,7 @@ def create_server(
     page_size: int | None = None,
     tool_fields: Mapping[str, Mapping[str, Any]] | None = None,
     on_call: CallObserver | None = None,
+    tasks: TaskOptions | None = None,
 ) -> Server[Any]:
     """An MCP server (the SDK's low-level `Server`) exposing every tool of `registry`.
 
@@ -89,6 +91,7 @@ def create_server(
         tool_fields: Per tool name, its MCP ``title``, ``icons`` and ``_meta``
             (`scopetool.providers.mcp.export_tools`).
         on_call: Told each call's outcome (see `CallObserver`).
+        tasks: Answer long calls with MCP tasks, run on the Driver (`scopetool.mcp.tasks`); None: never.
 
     Raises:
         TypeError: `registry` is not a `Registry`.
@@ -101,6 +104,10 @@ def create_server(
         raise ValueError(f"page_size must be a positive integer or None, not {page_size!r}")
     tools = _Tools(registry, export_tools(registry, tool_fields=tool_fields), page_size, on_call)
     server: Server[Any] = Server(name, version=version, instructions=instructions)
+    if tasks is not None:
+        tools.tasks = service = TaskService(registry, tools._export, tasks, tools._tell_on_call, MAX_INPUT_ROUNDS)
+        server.extensions[EXTENSION] = {}
+        service.register(server)
     server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=name))
     server.add_request_handler("tools/list", mcp_types.PaginatedRequestParams, tools.list_tools)
     server.add_request_handler("tools/call", mcp_types.CallToolRequestParams, tools.call_tool)
@@ -116,6 +123,7 @@ class ServerOptions(TypedDict, total=False):
     page_size: int | None
     tool_fields: Mapping[str, Mapping[str, Any]] | None
     on_call: CallObserver | None
+    tasks: TaskOptions | None
 
 
 @final
@@ -163,13 +171,15 @@ class _Ended(Exception):  # noqa: N818 - a control signal: the call ends with th
 class _Tools:
     """The ``tools/list`` and ``tools/call`` handlers of one server."""
 
-    __slots__ = ("_export", "_names", "_on_call", "_page_size", "_registry")
+    __slots__ = ("_export", "_names", "_on_call", "_page_size", "_registry", "tasks")
 
     def __init__(
         self, registry: Registry, export: Export, page_size: int | None = None, on_call: CallObserver | None = None
     ) -> None:
         self._registry = registry
         self._export = export
+        self.tasks: TaskService | None = None
+        """Where calls become MCP tasks, when the server offers them."""
         self._names = frozenset(entry["name"] for entry in export.tools)
         self._page_size = page_size
         self._on_call = on_call
@@ -219,6 +229,8 @@ class _Tools:
             except ProviderError:
                 return _error(_NOT_JSON, name)
         call = ToolCall(call_id, Request(name, arguments))
+        if self.tasks is not None and params.request_state is None and self.tasks.eligible(ctx, name):
+            return await self.tasks.call(call)
         try:
             admission, rounds = Admission(), 0
             if params.request_state is not None:
