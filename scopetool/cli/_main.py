@@ -14,6 +14,7 @@ from .._stdio import reserved_stdout
 from .._target import TargetError
 from . import _pins
 from ._common import KEY_VALUE, PROVIDERS, ExitCode, UsageError, say
+from ._tasks import add_task_flags
 
 __all__ = ["EPILOG", "EXIT_CODES", "build_parser", "main"]
 
@@ -155,6 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--page-size", metavar="N", type=int, help="list the tools N to a tools/list page (default: all on one)"
     )
     _http_settings(serve)
+    add_task_flags(serve)
 
     proxy = commands.add_parser(
         "proxy",

@@ -19,12 +19,13 @@ the task survives a restart: the task index (owner, status, result) is a table i
 before the reply that names it.
 
 Task ids are 256-bit random (`secrets`). A task is read, answered and cancelled only by the principal
-that created it (`scopetool.current_principal`); a caller with no principal is the server's own
-anonymous owner (over stdio, the one client of the session; over HTTP without authentication, every
-unauthenticated caller holding the id). A task expires `TaskOptions.ttl` seconds after it was created:
-then, as for an unknown id or another owner's, ``tasks/*`` answers ``-32602``. Cancellation is
-cooperative: the task is marked ``cancelled`` and the running attempt in this process is cancelled (as a
-crash would end it); a call DBOS runs goes on, and its outcome is dropped.
+that created it (`scopetool.current_principal`); a caller with no principal is the store's anonymous
+owner (over stdio, the one client of the server; over HTTP without authentication, every
+unauthenticated caller holding the id: there, authenticate callers for tasks of their own). A task
+expires `TaskOptions.ttl` seconds after it was created: then, as for an unknown id or another owner's,
+``tasks/*`` answers ``-32602``. Cancellation is cooperative: the task is marked ``cancelled`` and the
+running attempt in this process is cancelled (as a crash would end it); a call DBOS runs goes on, and
+its outcome is dropped.
 """
 
 from __future__ import annotations
@@ -111,6 +112,9 @@ CREATE TABLE IF NOT EXISTS scopetool_mcp_tasks (
     round INTEGER NOT NULL DEFAULT 0
 )
 """
+_OWNER_SCHEMA: Final = (
+    "CREATE TABLE IF NOT EXISTS scopetool_mcp_task_owner (id INTEGER PRIMARY KEY CHECK (id = 1), secret TEXT)"
+)
 _COLUMNS: Final = "task_id, owner, name, arguments, created_ms, updated_ms, ttl_ms, status, message, payload, round"
 
 
@@ -186,7 +190,7 @@ class _Record:
 class _Index:
     """The task index: a SQLite table, written before each reply that depends on it."""
 
-    __slots__ = ("_connection", "_lock")
+    __slots__ = ("_connection", "_lock", "anonymous")
 
     def __init__(self, store: str | PathLike[str] | None) -> None:
         path = ":memory:" if store is None else fspath(store)
@@ -195,6 +199,13 @@ class _Index:
         with self._lock:
             self._connection.execute("PRAGMA busy_timeout = 30000")
             self._connection.execute(_SCHEMA)
+            self._connection.execute(_OWNER_SCHEMA)
+            self._connection.execute(
+                "INSERT OR IGNORE INTO scopetool_mcp_task_owner (id, secret) VALUES (1, ?)", (secrets.token_hex(16),)
+            )
+            [(secret,)] = self._connection.execute("SELECT secret FROM scopetool_mcp_task_owner").fetchall()
+        self.anonymous: str = secret
+        """The owner of the tasks created with no principal: drawn once per store, kept across restarts."""
 
     async def insert(self, record: _Record) -> None:
         values = (
@@ -272,7 +283,6 @@ class TaskService:
     """
 
     __slots__ = (
-        "_anonymous",
         "_driver",
         "_export",
         "_index",
@@ -298,7 +308,6 @@ class TaskService:
         self._tell = tell
         self._driver = Driver(registry, options.backend)
         self._index = _Index(options.store)
-        self._anonymous = secrets.token_hex(16)  # the owner of tasks created with no principal
         self._running: dict[str, asyncio.Task[None]] = {}
 
     def register(self, server: Server[Any]) -> None:
@@ -386,7 +395,7 @@ class TaskService:
     def _owner(self) -> str:
         principal = current_principal()
         if principal is None:
-            return f"anonymous:{self._anonymous}"
+            return f"anonymous:{self._index.anonymous}"
         return "principal:" + json.dumps([principal.subject, principal.client_id])
 
     async def _find(self, ctx: _Context, task_id: str) -> _Record:
