@@ -1,0 +1,362 @@
+"""MCP tasks (``io.modelcontextprotocol/tasks``) in `scopetool serve`: raw exchanges checked against its schema.
+
+The official MCP client (SDK 2.3.0) does not speak the extension, so these tests write the JSON-RPC
+messages themselves, over stdio (``scopetool serve --tasks`` as a subprocess) and over Streamable HTTP
+(the ASGI app in process), and check every task message the server sends against the extension's
+published JSON Schema (``tests/data/mcp_tasks/schema.json``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import jsonschema
+import pytest
+from tasks_fixture_tools import registry
+from test_http import _lifespan  # pyright: ignore[reportPrivateUsage]
+
+from scopetool import Principal, acting_as
+from scopetool.driver.dbos import _sqlite_problem  # pyright: ignore[reportPrivateUsage]
+from scopetool.mcp.server import http_app
+from scopetool.mcp.tasks import EXTENSION, MISSING_CAPABILITY, TaskOptions
+
+FIXTURE = Path(__file__).with_name("tasks_fixture_tools.py")
+SCHEMA = json.loads((Path(__file__).parents[1] / "data" / "mcp_tasks" / "schema.json").read_text(encoding="utf-8"))
+MODERN = "2026-07-28"
+CLIENT = {"name": "raw", "version": "1"}
+DECLARING = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientInfo": CLIENT,
+    "io.modelcontextprotocol/clientCapabilities": {"extensions": {EXTENSION: {}}, "elicitation": {}},
+}
+PLAIN = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientInfo": CLIENT,
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def conforms(definition: str, instance: dict[str, Any]) -> dict[str, Any]:
+    """`instance`, after checking it against the extension schema's `definition`."""
+    validator = jsonschema.Draft202012Validator({"$ref": f"#/$defs/{definition}", "$defs": SCHEMA["$defs"]})
+    problems = [
+        f"{'/'.join(map(str, error.absolute_path))}: {error.message}" for error in validator.iter_errors(instance)
+    ]
+    assert not problems, f"{definition}: {problems}"
+    return instance
+
+
+def request(request_id: int, method: str, params: dict[str, Any], meta: dict[str, Any] = DECLARING) -> dict[str, Any]:
+    """A JSON-RPC request with the 2026-07-28 envelope in its ``_meta``; a ``tasks/*`` one is checked too."""
+    message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": {**params, "_meta": meta}}
+    kinds = {"tasks/get": "GetTaskRequest", "tasks/update": "UpdateTaskRequest", "tasks/cancel": "CancelTaskRequest"}
+    if method in kinds:
+        conforms(kinds[method], message)
+    return message
+
+
+class Stdio:
+    """A server subprocess spoken to line by line; every read waits at most `timeout` seconds."""
+
+    def __init__(self, command: list[str], timeout: float = 30.0) -> None:
+        self.process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        )
+        self.timeout = timeout
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.next_id = 0
+        self.pump = threading.Thread(target=self._pump, daemon=True)
+        self.pump.start()
+
+    def _pump(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.put(line)
+
+    def ask(self, method: str, params: dict[str, Any], meta: dict[str, Any] = DECLARING) -> dict[str, Any]:
+        """Send one request; its response (other messages are skipped)."""
+        self.next_id += 1
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(request(self.next_id, method, params, meta)) + "\n")
+        self.process.stdin.flush()
+        deadline = time.monotonic() + self.timeout
+        while True:
+            message = json.loads(self.lines.get(timeout=max(0.0, deadline - time.monotonic())))
+            if message.get("id") == self.next_id:
+                return dict(message)
+
+    def result(self, method: str, params: dict[str, Any], meta: dict[str, Any] = DECLARING) -> dict[str, Any]:
+        """The result of one request (it must not be an error)."""
+        answer = self.ask(method, params, meta)
+        assert "result" in answer, answer
+        return dict(answer["result"])
+
+    def poll(self, task_id: str, *, until: str, bound: float = 30.0) -> dict[str, Any]:
+        """``tasks/get`` every 0.1 s until the task is no longer `until`-or-working; its last state."""
+        deadline = time.monotonic() + bound
+        while True:
+            got = conforms("GetTaskResult", self.result("tasks/get", {"taskId": task_id}))
+            if got["status"] not in ("working", until) or time.monotonic() > deadline:
+                return got
+            time.sleep(0.1)
+
+    def kill(self) -> None:
+        """Kill the server at once (SIGKILL), as a crash would."""
+        os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait(30)
+        self._release()
+
+    def _release(self) -> None:
+        """Close the pipes once the output has been read to its end."""
+        self.pump.join(30)
+        for pipe in (self.process.stdin, self.process.stdout):
+            if pipe is not None and not pipe.closed:
+                with contextlib.suppress(BrokenPipeError):
+                    pipe.close()
+
+    def close(self) -> None:
+        """End the input and wait for the server to exit."""
+        if self.process.poll() is None:
+            assert self.process.stdin is not None
+            self.process.stdin.close()
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self._release()
+
+
+@contextmanager
+def serving(*flags: str) -> Iterator[Stdio]:
+    """``scopetool serve tasks_fixture_tools.py:registry --tasks FLAGS`` over stdio."""
+    server = Stdio([sys.executable, "-m", "scopetool", "serve", f"{FIXTURE}:registry", "--tasks", *flags])
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def is_ack(result: dict[str, Any]) -> bool:
+    """Whether `result` is an empty acknowledgement (``resultType`` and the SDK's ``_meta`` alone)."""
+    return result.get("resultType") == "complete" and set(result) <= {"resultType", "_meta"}
+
+
+def text_of(result: dict[str, Any]) -> str:
+    """The one text block of a ``CallToolResult``."""
+    [block] = result["content"]
+    return str(block["text"])
+
+
+def test_a_long_call_becomes_a_task_that_completes_and_a_quick_one_does_not() -> None:
+    """Over stdio: advertised; a quick call answered inline; a long one a task, polled to its exact result."""
+    with serving() as server:
+        discovered = server.result("server/discover", {})
+        assert discovered["capabilities"]["extensions"] == {EXTENSION: {}}
+        quick = server.result("tools/call", {"name": "slow", "arguments": {"seconds": 0.01}})
+        assert (quick["resultType"], text_of(quick)) == ("complete", "slept 0.01s")
+        created = conforms(
+            "CreateTaskResult", server.result("tools/call", {"name": "slow", "arguments": {"seconds": 1.5}})
+        )
+        assert created["status"] == "working" and created["ttlMs"] == 3_600_000 and len(created["taskId"]) >= 43
+        done = server.poll(created["taskId"], until="working")
+        assert done["status"] == "completed" and done["resultType"] == "complete"
+        assert done["result"] == {
+            "content": [{"type": "text", "text": "slept 1.5s"}],
+            "isError": False,
+            "resultType": "complete",
+        }
+        assert done["createdAt"] == created["createdAt"] and done["lastUpdatedAt"] > created["createdAt"]
+        unknown = server.ask("tasks/get", {"taskId": "not-a-task"})
+        assert unknown["error"] == {"code": -32602, "message": "Failed to retrieve task: Task not found"}
+        assert (
+            server.ask("tasks/result", {"taskId": created["taskId"]})["error"]["code"] == -32601
+        )  # removed by the SEP
+
+
+def test_a_client_that_did_not_declare_the_extension_never_gets_a_task() -> None:
+    """Over stdio: the same long call answered inline; ``tasks/*`` refused with -32021 and the capability."""
+    with serving() as server:
+        inline = server.result("tools/call", {"name": "slow", "arguments": {"seconds": 1.2}}, PLAIN)
+        assert (inline["resultType"], text_of(inline)) == ("complete", "slept 1.2s")
+        created = server.result("tools/call", {"name": "slow", "arguments": {"seconds": 1.2}})
+        refused = server.ask("tasks/get", {"taskId": created["taskId"]}, PLAIN)
+        assert refused["error"]["code"] == MISSING_CAPABILITY
+        assert refused["error"]["data"] == {"requiredCapabilities": {"extensions": {EXTENSION: {}}}}
+
+
+def test_a_tool_without_an_effect_promise_is_answered_inline() -> None:
+    """A slow call of a tool with no effect promise (it may not be run twice) is never a task."""
+    with serving() as server:
+        booked = server.result("tools/call", {"name": "book", "arguments": {"seat": "12A", "seconds": 1.3}})
+        assert (booked["resultType"], text_of(booked)) == ("complete", "booked 12A")
+
+
+def test_an_input_request_is_answered_through_tasks_update() -> None:
+    """input_required with an elicitation; an answer off its schema refused; the right one resumes the call."""
+    with serving() as server:
+        created = conforms(
+            "CreateTaskResult", server.result("tools/call", {"name": "label", "arguments": {"item": "box"}})
+        )
+        task_id = created["taskId"]
+        asked = server.poll(task_id, until="working")
+        assert asked["status"] == "input_required"
+        [(key, elicitation)] = asked["inputRequests"].items()
+        assert elicitation["method"] == "elicitation/create" and elicitation["params"]["message"] == "A label for box?"
+        wrong = server.ask(
+            "tasks/update", {"taskId": task_id, "inputResponses": {key: {"action": "accept", "content": {"answer": 7}}}}
+        )
+        assert wrong["error"]["code"] == -32602 and "schema" in wrong["error"]["message"]
+        stale = {"taskId": task_id, "inputResponses": {"input-99": {"action": "accept", "content": {"answer": "x"}}}}
+        assert is_ack(conforms("UpdateTaskResult", server.result("tasks/update", stale)))
+        answer = {"taskId": task_id, "inputResponses": {key: {"action": "accept", "content": {"answer": "red"}}}}
+        assert is_ack(conforms("UpdateTaskResult", server.result("tasks/update", answer)))
+        done = server.poll(task_id, until="input_required")
+        assert done["status"] == "completed" and text_of(done["result"]) == "box: red"
+
+
+def test_a_declined_input_request_completes_the_task_with_an_error_result() -> None:
+    """Declining the elicitation ends the call: completed, with the fixed isError text."""
+    with serving() as server:
+        task_id = server.result("tools/call", {"name": "label", "arguments": {"item": "jar"}})["taskId"]
+        key = next(iter(server.poll(task_id, until="working")["inputRequests"]))
+        server.result("tasks/update", {"taskId": task_id, "inputResponses": {key: {"action": "decline"}}})
+        done = server.poll(task_id, until="input_required")
+        assert done["status"] == "completed" and done["result"]["isError"] is True
+        assert text_of(done["result"]) == 'error: tool "label" needs input, and the request for it was declined'
+
+
+def test_a_task_is_cancelled() -> None:
+    """``tasks/cancel`` is acknowledged and the task reads cancelled; its result never arrives."""
+    with serving() as server:
+        task_id = server.result("tools/call", {"name": "slow", "arguments": {"seconds": 30}})["taskId"]
+        assert is_ack(conforms("CancelTaskResult", server.result("tasks/cancel", {"taskId": task_id})))
+        got = conforms("GetTaskResult", server.result("tasks/get", {"taskId": task_id}))
+        assert got["status"] == "cancelled" and "result" not in got
+
+
+def test_task_flags_need_tasks_and_a_positive_ttl() -> None:
+    """``--task-store`` without ``--tasks``, or a TTL of 0, is one line on stderr, exit 2."""
+    for flags, message in [
+        (["--task-store", "x.sqlite"], "--task-store applies to --tasks only"),
+        (["--tasks", "--task-ttl", "0"], "--task-ttl must be a positive number of seconds, not 0.0"),
+    ]:
+        done = subprocess.run(
+            [sys.executable, "-m", "scopetool", "serve", f"{FIXTURE}:registry", *flags],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 2 and done.stderr.strip().endswith(message), done.stderr
+
+
+# --- over Streamable HTTP, in process, with the caller's principal set by the test's own ASGI layer ---
+
+
+@asynccontextmanager
+async def http_client(options: TaskOptions) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of the app; each request's ``x-subject`` header is its principal (as an auth layer would set)."""
+    app = http_app(registry, tasks=options)
+
+    async def as_subject(scope: Any, receive: Any, send: Any) -> None:
+        subject = dict(scope.get("headers", [])).get(b"x-subject")
+        with acting_as(None if subject is None else Principal(subject.decode())):
+            await app(scope, receive, send)
+
+    async with _lifespan(app):
+        transport = httpx.ASGITransport(app=as_subject)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:9") as client:
+            yield client
+
+
+async def post(client: httpx.AsyncClient, subject: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """One 2026-07-28 POST as `subject`, with ``Mcp-Name`` the tool or the task id; the JSON-RPC answer."""
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": MODERN,
+        "mcp-method": method,
+        "mcp-name": str(params.get("name") or params.get("taskId")),
+        "x-subject": subject,
+    }
+    answer = await client.post("/mcp", json=request(1, method, params), headers=headers)
+    return dict(answer.json())
+
+
+async def test_over_http_a_task_is_only_its_creators() -> None:
+    """Over HTTP: alice's task is completed for alice; for bob, get, update and cancel are -32602 (not found)."""
+    async with http_client(TaskOptions(answer_within=0.1)) as client:
+        created = await post(client, "alice", "tools/call", {"name": "slow", "arguments": {"seconds": 0.5}})
+        task_id = conforms("CreateTaskResult", created["result"])["taskId"]
+        for method, params in [
+            ("tasks/get", {"taskId": task_id}),
+            ("tasks/update", {"taskId": task_id, "inputResponses": {}}),
+            ("tasks/cancel", {"taskId": task_id}),
+        ]:
+            refused = await post(client, "bob", method, params)
+            assert refused["error"] == {"code": -32602, "message": "Failed to retrieve task: Task not found"}
+        got: dict[str, Any] = {}
+        for _ in range(50):
+            got = conforms("GetTaskResult", (await post(client, "alice", "tasks/get", {"taskId": task_id}))["result"])
+            if got["status"] != "working":
+                break
+            await asyncio.sleep(0.1)
+        assert got["status"] == "completed" and text_of(got["result"]) == "slept 0.5s"
+
+
+async def test_over_http_an_expired_task_is_gone() -> None:
+    """A task past its TTL answers -32602 'expired', then 'not found' (it was purged)."""
+    async with http_client(TaskOptions(answer_within=0, ttl=0.3)) as client:
+        created = await post(client, "alice", "tools/call", {"name": "slow", "arguments": {"seconds": 0.01}})
+        task_id = conforms("CreateTaskResult", created["result"])["taskId"]
+        assert created["result"]["ttlMs"] == 300
+        await asyncio.sleep(0.4)
+        expired = await post(client, "alice", "tasks/get", {"taskId": task_id})
+        assert expired["error"] == {"code": -32602, "message": "Failed to retrieve task: Task has expired"}
+        gone = await post(client, "alice", "tasks/get", {"taskId": task_id})
+        assert gone["error"]["message"] == "Failed to retrieve task: Task not found"
+
+
+# --- durable: DBOS on SQLite, a server killed mid-task ---
+
+
+def test_a_server_killed_mid_task_answers_tasks_get_after_a_restart(tmp_path: Path) -> None:
+    """kill -9 mid-call; restarted on the same store, the task is another principal's to no one, and completes."""
+    store = tmp_path / "tasks.sqlite"
+    problem = _sqlite_problem(f"sqlite:///{store}")
+    if problem is not None:
+        pytest.skip(problem)
+    script = [sys.executable, str(FIXTURE), str(store)]
+    first = Stdio([*script, "alice"], timeout=60)
+    try:
+        created = conforms(
+            "CreateTaskResult", first.result("tools/call", {"name": "slow", "arguments": {"seconds": 2}})
+        )
+    finally:
+        first.kill()
+    intruder = Stdio([*script, "mallory"], timeout=60)
+    try:
+        refused = intruder.ask("tasks/get", {"taskId": created["taskId"]})
+        assert refused["error"] == {"code": -32602, "message": "Failed to retrieve task: Task not found"}
+    finally:
+        intruder.close()
+    again = Stdio([*script, "alice"], timeout=60)
+    try:
+        done = again.poll(created["taskId"], until="working", bound=60)
+    finally:
+        again.close()
+    assert done["status"] == "completed" and done["createdAt"] == created["createdAt"]
+    assert text_of(done["result"]) == "slept 2.0s"
