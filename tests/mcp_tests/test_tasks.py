@@ -18,7 +18,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, Generator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
@@ -38,12 +38,12 @@ FIXTURE = Path(__file__).with_name("tasks_fixture_tools.py")
 SCHEMA = json.loads((Path(__file__).parents[1] / "data" / "mcp_tasks" / "schema.json").read_text(encoding="utf-8"))
 MODERN = "2026-07-28"
 CLIENT = {"name": "raw", "version": "1"}
-DECLARING = {
+DECLARING: dict[str, Any] = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
     "io.modelcontextprotocol/clientInfo": CLIENT,
     "io.modelcontextprotocol/clientCapabilities": {"extensions": {EXTENSION: {}}, "elicitation": {}},
 }
-PLAIN = {
+PLAIN: dict[str, Any] = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
     "io.modelcontextprotocol/clientInfo": CLIENT,
     "io.modelcontextprotocol/clientCapabilities": {},
@@ -53,9 +53,8 @@ PLAIN = {
 def conforms(definition: str, instance: dict[str, Any]) -> dict[str, Any]:
     """`instance`, after checking it against the extension schema's `definition`."""
     validator = jsonschema.Draft202012Validator({"$ref": f"#/$defs/{definition}", "$defs": SCHEMA["$defs"]})
-    problems = [
-        f"{'/'.join(map(str, error.absolute_path))}: {error.message}" for error in validator.iter_errors(instance)
-    ]
+    errors: list[Any] = list(validator.iter_errors(instance))  # pyright: ignore[reportUnknownMemberType]
+    problems = [f"{'/'.join(map(str, error.absolute_path))}: {error.message}" for error in errors]
     assert not problems, f"{definition}: {problems}"
     return instance
 
@@ -141,7 +140,7 @@ class Stdio:
 
 
 @contextmanager
-def serving(*flags: str) -> Iterator[Stdio]:
+def serving(*flags: str) -> Generator[Stdio]:
     """``scopetool serve tasks_fixture_tools.py:registry --tasks FLAGS`` over stdio."""
     server = Stdio([sys.executable, "-m", "scopetool", "serve", f"{FIXTURE}:registry", "--tasks", *flags])
     try:
@@ -268,7 +267,7 @@ def test_task_flags_need_tasks_and_a_positive_ttl() -> None:
 
 
 @asynccontextmanager
-async def http_client(options: TaskOptions) -> AsyncIterator[httpx.AsyncClient]:
+async def http_client(options: TaskOptions) -> AsyncGenerator[httpx.AsyncClient]:
     """A client of the app; each request's ``x-subject`` header is its principal (as an auth layer would set)."""
     app = http_app(registry, tasks=options)
 
@@ -301,11 +300,12 @@ async def test_over_http_a_task_is_only_its_creators() -> None:
     async with http_client(TaskOptions(answer_within=0.1)) as client:
         created = await post(client, "alice", "tools/call", {"name": "slow", "arguments": {"seconds": 0.5}})
         task_id = conforms("CreateTaskResult", created["result"])["taskId"]
-        for method, params in [
+        attempts: list[tuple[str, dict[str, Any]]] = [
             ("tasks/get", {"taskId": task_id}),
             ("tasks/update", {"taskId": task_id, "inputResponses": {}}),
             ("tasks/cancel", {"taskId": task_id}),
-        ]:
+        ]
+        for method, params in attempts:
             refused = await post(client, "bob", method, params)
             assert refused["error"] == {"code": -32602, "message": "Failed to retrieve task: Task not found"}
         got: dict[str, Any] = {}
