@@ -26,12 +26,14 @@ from typing import Any
 import httpx
 import jsonschema
 import pytest
+from pydantic import BaseModel
 from tasks_fixture_tools import registry
 from test_http import _lifespan  # pyright: ignore[reportPrivateUsage]
 
-from scopetool import Principal, acting_as
+from scopetool import CallContext, Effect, Principal, Registry, acting_as, tool
+from scopetool.driver import AdmittedCall, CallState
 from scopetool.driver.dbos import _sqlite_problem  # pyright: ignore[reportPrivateUsage]
-from scopetool.mcp.server import http_app
+from scopetool.mcp.server import MAX_INPUT_ROUNDS, http_app
 from scopetool.mcp.tasks import EXTENSION, MISSING_CAPABILITY, TaskOptions
 
 FIXTURE = Path(__file__).with_name("tasks_fixture_tools.py")
@@ -59,11 +61,13 @@ def conforms(definition: str, instance: dict[str, Any]) -> dict[str, Any]:
     return instance
 
 
-def request(request_id: int, method: str, params: dict[str, Any], meta: dict[str, Any] = DECLARING) -> dict[str, Any]:
-    """A JSON-RPC request with the 2026-07-28 envelope in its ``_meta``; a ``tasks/*`` one is checked too."""
+def request(
+    request_id: int, method: str, params: dict[str, Any], meta: dict[str, Any] = DECLARING, *, valid: bool = True
+) -> dict[str, Any]:
+    """A JSON-RPC request with the 2026-07-28 envelope in its ``_meta``; a `valid` ``tasks/*`` one is checked too."""
     message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": {**params, "_meta": meta}}
     kinds = {"tasks/get": "GetTaskRequest", "tasks/update": "UpdateTaskRequest", "tasks/cancel": "CancelTaskRequest"}
-    if method in kinds:
+    if valid and method in kinds:
         conforms(kinds[method], message)
     return message
 
@@ -267,9 +271,9 @@ def test_task_flags_need_tasks_and_a_positive_ttl() -> None:
 
 
 @asynccontextmanager
-async def http_client(options: TaskOptions) -> AsyncGenerator[httpx.AsyncClient]:
+async def http_client(options: TaskOptions, tools: Registry = registry) -> AsyncGenerator[httpx.AsyncClient]:
     """A client of the app; each request's ``x-subject`` header is its principal (as an auth layer would set)."""
-    app = http_app(registry, tasks=options)
+    app = http_app(tools, tasks=options)
 
     async def as_subject(scope: Any, receive: Any, send: Any) -> None:
         subject = dict(scope.get("headers", [])).get(b"x-subject")
@@ -282,16 +286,24 @@ async def http_client(options: TaskOptions) -> AsyncGenerator[httpx.AsyncClient]
             yield client
 
 
-async def post(client: httpx.AsyncClient, subject: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+async def post(
+    client: httpx.AsyncClient,
+    subject: str | None,
+    method: str,
+    params: dict[str, Any],
+    *,
+    valid: bool = True,
+    meta: dict[str, Any] = DECLARING,
+) -> dict[str, Any]:
     """One 2026-07-28 POST as `subject`, with ``Mcp-Name`` the tool or the task id; the JSON-RPC answer."""
     headers = {
         "accept": "application/json, text/event-stream",
         "mcp-protocol-version": MODERN,
         "mcp-method": method,
         "mcp-name": str(params.get("name") or params.get("taskId")),
-        "x-subject": subject,
+        **({} if subject is None else {"x-subject": subject}),
     }
-    answer = await client.post("/mcp", json=request(1, method, params), headers=headers)
+    answer = await client.post("/mcp", json=request(1, method, params, meta, valid=valid), headers=headers)
     return dict(answer.json())
 
 
@@ -360,3 +372,148 @@ def test_a_server_killed_mid_task_answers_tasks_get_after_a_restart(tmp_path: Pa
         again.close()
     assert done["status"] == "completed" and done["createdAt"] == created["createdAt"]
     assert text_of(done["result"]) == "slept 2.0s"
+
+
+@tool(effect=Effect.IDEMPOTENT)
+def survey(ctx: CallContext[None], rounds: int) -> str:
+    """Ask `rounds` questions in turn."""
+    answers = [ctx.ask(f"Question {number}?", str) for number in range(rounds)]
+    return " ".join(answers)
+
+
+class Place(BaseModel):
+    """A place: an object, which an elicitation form cannot ask for inside a form."""
+
+    name: str
+
+
+@tool(effect=Effect.SAFE)
+def places(ctx: CallContext[None], count: int) -> str:
+    """Ask for a list of places (no elicitation form can ask for it)."""
+    return str(len(ctx.ask("Which places?", list[Place])))
+
+
+class Broken:
+    """A driver backend whose every start fails: the task ends failed, with a JSON-RPC error."""
+
+    async def secret(self) -> bytes:
+        return b"k" * 32
+
+    async def start(self, call: AdmittedCall) -> CallState:
+        raise RuntimeError("the store is down")
+
+    async def answer(self, key: str, response: Any) -> bool:
+        return False
+
+
+EXTRA = Registry(survey, places)
+
+
+async def poll_http(client: httpx.AsyncClient, task_id: str, until: str) -> dict[str, Any]:
+    """``tasks/get`` as alice every 0.05 s (at most 100 times) while the task is working or `until`."""
+    got: dict[str, Any] = {}
+    for _ in range(100):
+        got = conforms("GetTaskResult", (await post(client, "alice", "tasks/get", {"taskId": task_id}))["result"])
+        if got["status"] not in ("working", until):
+            break
+        await asyncio.sleep(0.05)
+    return got
+
+
+async def test_over_http_input_requests_round_by_round_and_their_bounds() -> None:
+    """Each round gets a fresh key; a malformed answer is -32602; past MAX_INPUT_ROUNDS the call ends."""
+    async with http_client(TaskOptions(answer_within=0), EXTRA) as client:
+        created = await post(client, "alice", "tools/call", {"name": "survey", "arguments": {"rounds": 2}})
+        task_id = created["result"]["taskId"]
+        keys = []
+        for word in ("a", "b"):
+            asked = await poll_http(client, task_id, "working")
+            [key] = asked["inputRequests"]
+            keys.append(key)
+            malformed = await post(
+                client,
+                "alice",
+                "tasks/update",
+                {"taskId": task_id, "inputResponses": {key: {"action": "maybe"}}},
+                valid=False,
+            )
+            assert malformed["error"]["code"] == -32602
+            answer = {key: {"action": "accept", "content": {"answer": word}}}
+            assert is_ack(
+                (await post(client, "alice", "tasks/update", {"taskId": task_id, "inputResponses": answer}))["result"]
+            )
+        done = await poll_http(client, task_id, "input_required")
+        assert keys == ["input-1", "input-2"] and text_of(done["result"]) == "a b"
+        late = await post(client, "alice", "tasks/update", {"taskId": task_id, "inputResponses": {}})
+        assert is_ack(late["result"])  # nothing outstanding: ignored
+        assert is_ack((await post(client, "alice", "tasks/cancel", {"taskId": task_id}))["result"])
+        assert (await poll_http(client, task_id, "working"))["status"] == "completed"  # a final task stays final
+        endless = await post(client, "alice", "tools/call", {"name": "survey", "arguments": {"rounds": 20}})
+        endless_id = endless["result"]["taskId"]
+        for _ in range(MAX_INPUT_ROUNDS):
+            [key] = (await poll_http(client, endless_id, "working"))["inputRequests"]
+            answer = {key: {"action": "accept", "content": {"answer": "x"}}}
+            await post(client, "alice", "tasks/update", {"taskId": endless_id, "inputResponses": answer})
+        ended = await poll_http(client, endless_id, "input_required")
+        assert text_of(ended["result"]) == 'error: tool "survey" asked for input too many times'
+
+
+async def test_over_http_input_no_form_can_ask_for_and_a_cancelled_form_end_the_call() -> None:
+    """A request no elicitation form can express, or a form the person cancels: completed, with the fixed text."""
+    async with http_client(TaskOptions(answer_within=0), EXTRA) as client:
+        created = await post(client, "alice", "tools/call", {"name": "places", "arguments": {"count": 1}})
+        done = await poll_http(client, created["result"]["taskId"], "working")
+        assert (
+            text_of(done["result"]) == 'error: tool "places" needs input that cannot be requested over this connection'
+        )
+        created = await post(client, "alice", "tools/call", {"name": "survey", "arguments": {"rounds": 1}})
+        task_id = created["result"]["taskId"]
+        [key] = (await poll_http(client, task_id, "working"))["inputRequests"]
+        await post(client, "alice", "tasks/update", {"taskId": task_id, "inputResponses": {key: {"action": "cancel"}}})
+        done = await poll_http(client, task_id, "input_required")
+        assert text_of(done["result"]) == 'error: tool "survey" needs input, and the request for it was cancelled'
+
+
+async def test_over_http_a_backend_that_fails_fails_the_task_with_a_json_rpc_error() -> None:
+    """The Driver's backend raises: the task is failed, its error -32603 with no private cause."""
+    async with http_client(TaskOptions(backend=Broken(), answer_within=0), EXTRA) as client:
+        created = await post(client, "alice", "tools/call", {"name": "survey", "arguments": {"rounds": 1}})
+        failed = await poll_http(client, created["result"]["taskId"], "working")
+    assert failed["status"] == "failed" and failed["error"] == {"code": -32603, "message": "Internal error"}
+    assert "down" not in json.dumps(failed)
+
+
+def test_task_options_are_checked() -> None:
+    """A backend that is not one, a TTL or poll interval that is not positive, a negative wait: each named."""
+    for kwargs, message in [
+        ({"backend": object()}, "object is not a driver backend"),
+        ({"ttl": 0}, "TaskOptions.ttl must be a positive number of seconds, not 0"),
+        ({"poll_interval": True}, "TaskOptions.poll_interval must be"),
+        ({"answer_within": -1}, "TaskOptions.answer_within must be a number of seconds >= 0, not -1"),
+    ]:
+        with pytest.raises((TypeError, ValueError), match=message):
+            TaskOptions(**kwargs)
+
+
+async def test_over_http_an_anonymous_caller_answers_and_cancels_its_own_tasks() -> None:
+    """No principal: a quick call inline, a wrong or stale answer, a cancel that stops the call, -32021 undeclared."""
+    async with http_client(TaskOptions(answer_within=0.3)) as client:
+        quick = await post(client, None, "tools/call", {"name": "slow", "arguments": {"seconds": 0.01}})
+        assert text_of(quick["result"]) == "slept 0.01s"
+        task_id = (await post(client, None, "tools/call", {"name": "label", "arguments": {"item": "lid"}}))["result"][
+            "taskId"
+        ]
+        [key] = (await post(client, None, "tasks/get", {"taskId": task_id}))["result"]["inputRequests"]
+        wrong = {key: {"action": "accept", "content": {"answer": 3}}}
+        refused = await post(client, None, "tasks/update", {"taskId": task_id, "inputResponses": wrong})
+        assert refused["error"]["message"] == f"inputResponses.{key}: the answer does not satisfy the request's schema"
+        stale = await post(client, None, "tasks/update", {"taskId": task_id, "inputResponses": {}})
+        assert is_ack(stale["result"])
+        slow_id = (await post(client, None, "tools/call", {"name": "slow", "arguments": {"seconds": 30}}))["result"][
+            "taskId"
+        ]
+        assert is_ack((await post(client, None, "tasks/cancel", {"taskId": slow_id}))["result"])
+        cancelled = (await post(client, None, "tasks/get", {"taskId": slow_id}))["result"]
+        assert cancelled["status"] == "cancelled" and cancelled["statusMessage"] == "The task was cancelled."
+        undeclared = await post(client, None, "tasks/get", {"taskId": slow_id}, meta=PLAIN)
+        assert undeclared["error"]["code"] == MISSING_CAPABILITY
