@@ -425,7 +425,7 @@ async def test_over_http_input_requests_round_by_round_and_their_bounds() -> Non
     async with http_client(TaskOptions(answer_within=0), EXTRA) as client:
         created = await post(client, "alice", "tools/call", {"name": "survey", "arguments": {"rounds": 2}})
         task_id = created["result"]["taskId"]
-        keys = []
+        keys: list[str] = []
         for word in ("a", "b"):
             asked = await poll_http(client, task_id, "working")
             [key] = asked["inputRequests"]
@@ -485,12 +485,13 @@ async def test_over_http_a_backend_that_fails_fails_the_task_with_a_json_rpc_err
 
 def test_task_options_are_checked() -> None:
     """A backend that is not one, a TTL or poll interval that is not positive, a negative wait: each named."""
-    for kwargs, message in [
+    cases: list[tuple[dict[str, Any], str]] = [
         ({"backend": object()}, "object is not a driver backend"),
         ({"ttl": 0}, "TaskOptions.ttl must be a positive number of seconds, not 0"),
         ({"poll_interval": True}, "TaskOptions.poll_interval must be"),
         ({"answer_within": -1}, "TaskOptions.answer_within must be a number of seconds >= 0, not -1"),
-    ]:
+    ]
+    for kwargs, message in cases:
         with pytest.raises((TypeError, ValueError), match=message):
             TaskOptions(**kwargs)
 
