@@ -31,8 +31,11 @@ from tasks_fixture_tools import registry
 from test_http import _lifespan  # pyright: ignore[reportPrivateUsage]
 
 from scopetool import CallContext, Effect, Principal, Registry, acting_as, tool
+from scopetool.cli._common import UsageError
+from scopetool.cli._main import build_parser
+from scopetool.cli._tasks import task_options
 from scopetool.driver import AdmittedCall, CallState
-from scopetool.driver.dbos import _sqlite_problem  # pyright: ignore[reportPrivateUsage]
+from scopetool.driver.dbos import DbosBackend, _sqlite_problem  # pyright: ignore[reportPrivateUsage]
 from scopetool.mcp.server import MAX_INPUT_ROUNDS, http_app
 from scopetool.mcp.tasks import EXTENSION, MISSING_CAPABILITY, TaskOptions
 
@@ -251,20 +254,39 @@ def test_a_task_is_cancelled() -> None:
         assert got["status"] == "cancelled" and "result" not in got
 
 
-def test_task_flags_need_tasks_and_a_positive_ttl() -> None:
-    """``--task-store`` without ``--tasks``, or a TTL of 0, is one line on stderr, exit 2."""
-    for flags, message in [
+def test_task_flags_need_tasks_a_positive_ttl_and_a_sqlite_file(tmp_path: Path) -> None:
+    """``--task-store`` without ``--tasks``, a TTL of 0 or a store URL that is not SQLite: one line naming it."""
+    cases = [
         (["--task-store", "x.sqlite"], "--task-store applies to --tasks only"),
+        (["--task-ttl", "5"], "--task-ttl applies to --tasks only"),
         (["--tasks", "--task-ttl", "0"], "--task-ttl must be a positive number of seconds, not 0.0"),
-    ]:
-        done = subprocess.run(
-            [sys.executable, "-m", "scopetool", "serve", f"{FIXTURE}:registry", *flags],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        assert done.returncode == 2 and done.stderr.strip().endswith(message), done.stderr
+        (
+            ["--tasks", "--task-store", "postgresql://h/db"],
+            "--task-store postgresql://h/db: give the path of a SQLite file",
+        ),
+        (["--tasks", "--task-store", str(tmp_path)], f"--task-store {tmp_path}: cannot open it"),
+    ]
+    for flags, message in cases:
+        args = build_parser().parse_args(["serve", f"{FIXTURE}:registry", *flags])
+        with pytest.raises(UsageError) as refused, task_options(args, registry):
+            pass
+        assert str(refused.value).startswith(message)
+
+
+def test_task_flags_give_the_options_of_create_server(tmp_path: Path) -> None:
+    """No ``--tasks``: none; ``--task-ttl 60``: in memory; ``--task-store``: DBOS and the index in one file."""
+    for flags, expected in [([], {}), (["--tasks", "--task-ttl", "60"], {"tasks": TaskOptions(ttl=60.0)})]:
+        args = build_parser().parse_args(["serve", f"{FIXTURE}:registry", *flags])
+        with task_options(args, registry) as options:
+            assert options == expected
+    store = tmp_path / "tasks.sqlite"
+    if _sqlite_problem(f"sqlite:///{store}") is not None:
+        pytest.skip(_sqlite_problem(f"sqlite:///{store}"))
+    args = build_parser().parse_args(["serve", f"{FIXTURE}:registry", "--tasks", "--task-store", f"sqlite:///{store}"])
+    with task_options(args, registry) as options:
+        durable: TaskOptions = options["tasks"]
+        assert isinstance(durable.backend, DbosBackend) and durable.store == store.resolve()
+    assert store.exists()
 
 
 # --- over Streamable HTTP, in process, with the caller's principal set by the test's own ASGI layer ---
