@@ -280,8 +280,9 @@ def test_task_flags_give_the_options_of_create_server(tmp_path: Path) -> None:
         with task_options(args, registry) as options:
             assert options == expected
     store = tmp_path / "tasks.sqlite"
-    if _sqlite_problem(f"sqlite:///{store}") is not None:
-        pytest.skip(_sqlite_problem(f"sqlite:///{store}"))
+    problem = _sqlite_problem(f"sqlite:///{store}")
+    if problem is not None:
+        pytest.skip(problem)
     args = build_parser().parse_args(["serve", f"{FIXTURE}:registry", "--tasks", "--task-store", f"sqlite:///{store}"])
     with task_options(args, registry) as options:
         durable: TaskOptions = options["tasks"]
