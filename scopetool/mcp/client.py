@@ -105,6 +105,7 @@ from .._outcome import Failure, FailureKind
 from .._output import ContentBlock, MediaBlock, Output, Result, TextBlock
 from .._progress import Progress, report_progress
 from .._schema import compile_schema
+from ._task_client import TaskCancelledError, TaskCreated, TaskInput, TasksClientExtension, answer_task, follow_task
 from ._transport import (
     MAX_DEFINITION_DEPTH,
     MAX_MESSAGE_BYTES,
@@ -213,6 +214,7 @@ _CLOSED: Final = ("Connection closed", "SSE stream ")
 """How the SDK's own `CONNECTION_CLOSED` errors begin: -32000 is also the code servers use most for their
 own errors (JSON-RPC's generic server error), so the code alone cannot say the connection is gone."""
 _INPUT_REQUIRED: Final = "input_required"
+_TASK_INPUT: Final = "task_input"
 
 
 class ConnectError(ScopetoolError, RuntimeError):
@@ -692,6 +694,9 @@ class MCPClient:
             if kind == _INPUT_REQUIRED:
                 responses: types.InputResponses = {str(state["key"]): _elicit_result(continuation.response)}
                 return await self._start(name, invocation.contract, arguments, responses, state.get("request_state"))
+            if kind == _TASK_INPUT:  # an upstream task's input request: answer it, then follow the task again
+                answer = (str(state["task"]), str(state["key"]), _elicit_result(continuation.response))
+                return await self._start(name, invocation.contract, arguments, None, None, task_answer=answer)
             running = self._running.get(str(state.get("call"))) if kind == _ELICITATION else None
             if running is None or running.asked is None:
                 raise Failure(
@@ -712,6 +717,8 @@ class MCPClient:
         arguments: dict[str, Any],
         responses: types.InputResponses | None,
         request_state: str | None,
+        *,
+        task_answer: tuple[str, str, types.ElicitResult] | None = None,
     ) -> Result:
         client = self._client
         if client is None:
@@ -738,17 +745,24 @@ class MCPClient:
                 running.scope = scope
                 self._running[running.token] = running
                 try:
-                    outcome = await client.session.call_tool(
-                        name,
-                        arguments,
-                        # `_follow` bounds the wait, and only while someone waits: the SDK's own clock
-                        # would also count an in-call elicitation's time with a person.
-                        read_timeout_seconds=math.inf,
-                        progress_callback=on_progress,
-                        input_responses=responses,
-                        request_state=request_state,
-                        allow_input_required=True,
-                    )
+                    if task_answer is None:
+                        outcome = await client.session.call_tool(
+                            name,
+                            arguments,
+                            # `_follow` bounds the wait, and only while someone waits: the SDK's own clock
+                            # would also count an in-call elicitation's time with a person.
+                            read_timeout_seconds=math.inf,
+                            progress_callback=on_progress,
+                            input_responses=responses,
+                            request_state=request_state,
+                            allow_input_required=True,
+                            allow_claimed=True,
+                        )
+                    else:
+                        await answer_task(client.session, *task_answer)
+                        outcome = await follow_task(client.session, task_answer[0], None)
+                    if isinstance(outcome, TaskCreated):  # polled within the call's bound (`_follow`'s)
+                        outcome = await follow_task(client.session, outcome.task_id, outcome.poll_interval_ms)
                 except Exception as error:  # noqa: BLE001 - every error of the call is its outcome
                     outcome = error
                 finally:
@@ -799,6 +813,11 @@ class MCPClient:
     def _outcome(self, name: str, contract: Contract, outcome: Any) -> Result:
         if isinstance(outcome, types.InputRequiredResult):
             return self._input_required(name, outcome)
+        if isinstance(outcome, TaskInput):
+            state = {"kind": _TASK_INPUT, "task": outcome.task_id, "key": outcome.key}
+            return Result(input_request=_elicitation_request(outcome.params, state))
+        if isinstance(outcome, TaskCancelledError | NotImplementedError):
+            raise Failure(kind=FailureKind.FAILED, output=REFUSED.format(name=name), cause=outcome)
         if isinstance(outcome, MessageTooLargeError):
             raise Failure(
                 kind=FailureKind.FAILED, output=TOO_LARGE.format(name=name, limit=outcome.limit), cause=outcome
@@ -961,7 +980,11 @@ async def connect(
         cap_responses(http, max_message_bytes, cut, listing)
         transport = streamable_http_client(spec.url, http_client=http, max_sse_event_size=max_message_bytes)
     sdk = Client(
-        watched(transport, listing), elicitation_callback=elicit, read_timeout_seconds=float(call_timeout), cache=None
+        watched(transport, listing),
+        elicitation_callback=elicit,
+        read_timeout_seconds=float(call_timeout),
+        cache=None,
+        extensions=[TasksClientExtension()],  # an upstream's long call may come back as a task: followed
     )
     # Every scope below is entered and left in this task, nested: a caller's cancel scope around the
     # ``async with`` unwinds them in order. The start's deadline is lifted once the handshake is done.

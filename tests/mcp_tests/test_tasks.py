@@ -30,12 +30,13 @@ from pydantic import BaseModel
 from tasks_fixture_tools import registry
 from test_http import _lifespan  # pyright: ignore[reportPrivateUsage]
 
-from scopetool import CallContext, Effect, Principal, Registry, acting_as, tool
+from scopetool import Admission, CallContext, Effect, Principal, Registry, Request, acting_as, tool
 from scopetool.cli._common import UsageError
 from scopetool.cli._main import build_parser
 from scopetool.cli._tasks import task_options
 from scopetool.driver import AdmittedCall, CallState
 from scopetool.driver.dbos import DbosBackend, _sqlite_problem  # pyright: ignore[reportPrivateUsage]
+from scopetool.mcp.client import StdioServer, connect
 from scopetool.mcp.server import MAX_INPUT_ROUNDS, http_app
 from scopetool.mcp.tasks import EXTENSION, MISSING_CAPABILITY, TaskOptions
 
@@ -541,3 +542,25 @@ async def test_over_http_an_anonymous_caller_answers_and_cancels_its_own_tasks()
         assert cancelled["status"] == "cancelled" and cancelled["statusMessage"] == "The task was cancelled."
         undeclared = await post(client, None, "tasks/get", {"taskId": slow_id}, meta=PLAIN)
         assert undeclared["error"]["code"] == MISSING_CAPABILITY
+
+
+# --- the client follows an upstream's tasks ---
+
+
+async def test_the_client_follows_an_upstream_task_and_answers_its_input_request() -> None:
+    """`connect` declares the extension: a long call's task is polled to its result; its input request answered."""
+    env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else None
+    spec = StdioServer(sys.executable, ("-m", "scopetool", "serve", f"{FIXTURE}:registry", "--tasks"), env=env)
+    async with connect(spec, name="tasky") as client:
+        tools = Registry(*client.tools)
+        slow = tools["slow"]
+        assert (
+            await slow.call(slow.contract.prepare(Request("slow", '{"seconds": 1.3}')))
+        ).output.text() == "slept 1.3s"
+        label = tools["label"]
+        asked = (await label.call(label.contract.prepare(Request("label", '{"item": "box"}')))).input_request
+        assert asked is not None and asked.prompt == "A label for box?"
+        assert asked.continuation_state["kind"] == "task_input"  # asked through the task, not by a retried call
+        answer = asked.continuation({"action": "accept", "content": {"answer": "red"}})
+        resumed = label.contract.prepare(Request("label", '{"item": "box"}'), Admission(continuation=answer))
+        assert (await label.call(resumed)).output.text() == "box: red"
