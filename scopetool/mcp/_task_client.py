@@ -20,6 +20,7 @@ from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 
+from .._json import is_object
 from .tasks import EXTENSION
 
 __all__ = ["MAX_POLL", "MIN_POLL", "TaskCreated", "TaskInput", "TasksClientExtension", "answer_task", "follow_task"]
@@ -137,14 +138,16 @@ async def answer_task(session: ClientSession, task_id: str, key: str, answer: ty
 
 
 def _input(task_id: str, requests: dict[str, Any]) -> TaskInput:
-    if len(requests) == 1:
-        [(key, request)] = requests.items()
-        params = request.get("params") if isinstance(request, dict) else None
-        if (
-            request.get("method") == "elicitation/create"
-            and isinstance(params, dict)
-            and params.get("mode", "form") == "form"
-        ):
-            return TaskInput(task_id, str(key), types.ElicitRequestFormParams.model_validate(params))
-    methods = sorted(str(request.get("method")) for request in requests.values() if isinstance(request, dict))
+    """The task's one form elicitation.
+
+    Raises:
+        NotImplementedError: the task asks for anything else (several requests, sampling, a URL form).
+    """
+    asked = [(key, request) for key, request in requests.items() if is_object(request)]
+    if len(asked) == 1 == len(requests):
+        key, request = asked[0]
+        params = request.get("params")
+        if request.get("method") == "elicitation/create" and is_object(params) and params.get("mode", "form") == "form":
+            return TaskInput(task_id, key, types.ElicitRequestFormParams.model_validate(params))
+    methods = sorted(str(request.get("method")) for _, request in asked)
     raise NotImplementedError(f"scopetool answers one form elicitation per task input request, not {methods}")

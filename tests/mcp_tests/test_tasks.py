@@ -21,23 +21,25 @@ import time
 from collections.abc import AsyncGenerator, Generator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import jsonschema
 import pytest
+from mcp import Client, MCPError, types
 from pydantic import BaseModel
 from tasks_fixture_tools import registry
 from test_http import _lifespan  # pyright: ignore[reportPrivateUsage]
 
-from scopetool import Admission, CallContext, Effect, Principal, Registry, Request, acting_as, tool
+from scopetool import Admission, CallContext, Effect, Failure, Principal, Registry, Request, acting_as, tool
 from scopetool.cli._common import UsageError
 from scopetool.cli._main import build_parser
 from scopetool.cli._tasks import task_options
 from scopetool.driver import AdmittedCall, CallState
 from scopetool.driver.dbos import DbosBackend, _sqlite_problem  # pyright: ignore[reportPrivateUsage]
-from scopetool.mcp.client import StdioServer, connect
-from scopetool.mcp.server import MAX_INPUT_ROUNDS, http_app
+from scopetool.mcp._task_client import TaskCancelledError, TasksClientExtension, answer_task, follow_task
+from scopetool.mcp.client import REFUSED, MCPClient, StdioServer, connect
+from scopetool.mcp.server import MAX_INPUT_ROUNDS, create_server, http_app
 from scopetool.mcp.tasks import EXTENSION, MISSING_CAPABILITY, TaskOptions
 
 FIXTURE = Path(__file__).with_name("tasks_fixture_tools.py")
@@ -564,3 +566,60 @@ async def test_the_client_follows_an_upstream_task_and_answers_its_input_request
         answer = asked.continuation({"action": "accept", "content": {"answer": "red"}})
         resumed = label.contract.prepare(Request("label", '{"item": "box"}'), Admission(continuation=answer))
         assert (await label.call(resumed)).output.text() == "box: red"
+
+
+class Upstream:
+    """A stand-in for the SDK session: answers each ``tasks/get`` with the next of `states`, records requests."""
+
+    def __init__(self, *states: dict[str, Any]) -> None:
+        self.states = list(states)
+        self.sent: list[dict[str, Any]] = []
+
+    async def send_request(self, request: Any, result_type: Any) -> Any:
+        self.sent.append(request.model_dump(by_alias=True, mode="json", exclude_none=True))
+        state = self.states.pop(0) if request.method == "tasks/get" else {}
+        return result_type.model_validate({"resultType": "complete", **state})
+
+
+async def test_following_a_task_ends_in_its_result_its_error_or_a_refusal() -> None:
+    """Completed: the CallToolResult; failed: its MCPError; cancelled or an unsupported input request: an error."""
+    done = {"status": "completed", "result": {"content": [{"type": "text", "text": "ok"}], "isError": False}}
+    upstream = Upstream({"status": "working", "pollIntervalMs": 1}, {"status": "working"}, done)
+    result = await follow_task(cast("Any", upstream), "t1", 10)
+    assert isinstance(result, types.CallToolResult) and result.content[0].text == "ok"  # type: ignore[union-attr]
+    assert [sent["params"]["taskId"] for sent in upstream.sent] == ["t1"] * 3
+    failed = Upstream({"status": "failed", "error": {"code": -32603, "message": "Internal error"}})
+    with pytest.raises(MCPError) as error:
+        await follow_task(cast("Any", failed), "t2", None)
+    assert (error.value.code, error.value.message) == (-32603, "Internal error")
+    with pytest.raises(TaskCancelledError):
+        await follow_task(cast("Any", Upstream({"status": "cancelled"})), "t3", None)
+    sampling: dict[str, Any] = {
+        "status": "input_required",
+        "inputRequests": {"s": {"method": "sampling/createMessage", "params": {}}},
+    }
+    with pytest.raises(NotImplementedError, match="sampling/createMessage"):
+        await follow_task(cast("Any", Upstream(sampling)), "t4", None)
+    updates = Upstream()
+    await answer_task(cast("Any", updates), "t5", "input-1", types.ElicitResult(action="decline"))
+    assert updates.sent[0]["params"] == {"taskId": "t5", "inputResponses": {"input-1": {"action": "decline"}}}
+
+
+async def test_the_sdk_client_with_the_extension_gets_a_task_s_result() -> None:
+    """The SDK's own Client.call_tool, given `TasksClientExtension`, resolves a task to its CallToolResult."""
+    server = create_server(registry, tasks=TaskOptions(answer_within=0, poll_interval=0.05))
+    async with Client(server, extensions=[TasksClientExtension()]) as client:
+        result = await client.call_tool("slow", {"seconds": 0.2})
+        asked = await client.call_tool("label", {"item": "cup"})
+    assert result.content[0].text == "slept 0.2s"  # type: ignore[union-attr]
+    assert asked.is_error and asked.content[0].text.endswith("cannot be requested over this connection")  # type: ignore[union-attr]
+
+
+def test_an_upstream_task_cancelled_or_asking_what_cannot_be_answered_is_a_refusal() -> None:
+    """The client's outcome for a task cancelled upstream, or one asking for sampling: REFUSED, the cause private."""
+    client = MCPClient("tasky", cast("Any", None), cast("Any", None), list_timeout=1.0, call_timeout=1.0)
+    contract = registry["slow"].contract
+    for cause in (TaskCancelledError("the server cancelled task t1..."), NotImplementedError("sampling")):
+        with pytest.raises(Failure) as refused:
+            client._outcome("slow", contract, cause)  # pyright: ignore[reportPrivateUsage]
+        assert refused.value.output.text() == REFUSED.format(name="slow") and refused.value.cause is cause
