@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import json
 import os
 import queue
@@ -39,6 +40,7 @@ from scopetool.driver import AdmittedCall, CallState
 from scopetool.driver.dbos import DbosBackend, _sqlite_problem  # pyright: ignore[reportPrivateUsage]
 from scopetool.mcp._task_client import TaskCancelledError, TasksClientExtension, answer_task, follow_task
 from scopetool.mcp.client import REFUSED, MCPClient, StdioServer, connect
+from scopetool.mcp.gateway import load_config, open_gateway
 from scopetool.mcp.server import MAX_INPUT_ROUNDS, create_server, http_app
 from scopetool.mcp.tasks import EXTENSION, MISSING_CAPABILITY, TaskOptions
 
@@ -623,3 +625,27 @@ def test_an_upstream_task_cancelled_or_asking_what_cannot_be_answered_is_a_refus
         with pytest.raises(Failure) as refused:
             client._outcome("slow", contract, cause)  # pyright: ignore[reportPrivateUsage]
         assert refused.value.output.text() == REFUSED.format(name="slow") and refused.value.cause is cause
+
+
+async def test_the_gateway_follows_an_upstream_task(tmp_path: Path) -> None:
+    """The gateway in front of ``serve --tasks``: a long call's task is followed to its result."""
+    env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}
+    upstream = {"command": sys.executable, "args": ["-m", "scopetool", "serve", f"{FIXTURE}:registry", "--tasks"]}
+    config = {"mcpServers": {"tasky": {**upstream, "env": env}}, "gateway": {"name": "relay"}}
+    (tmp_path / "gateway.json").write_text(json.dumps(config), encoding="utf-8")
+    prompts: list[str] = []
+
+    async def person(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        prompts.append(params.message)
+        return types.ElicitResult(action="accept", content={"answer": "blue"})
+
+    async with open_gateway(load_config(tmp_path / "gateway.json"), errlog=io.StringIO()) as gateway:
+        server = create_server(gateway.registry, name="relay", on_call=gateway.observe)
+        async with Client(server, elicitation_callback=person) as client:
+            slow = await client.call_tool("slow", {"seconds": 1.3})
+            labelled = await client.call_tool("label", {"item": "pen"})
+    assert slow.content[0].text == "slept 1.3s"  # type: ignore[union-attr]
+    # The gateway does not relay an upstream's input request (the remote tool's answer schema is an ElicitResult,
+    # which no elicitation form can ask for): the task's question ends the call, as it does without tasks.
+    assert labelled.content[0].text.endswith('"label" needs input that cannot be requested over this connection')  # type: ignore[union-attr]
+    assert prompts == []
