@@ -102,10 +102,11 @@ def create_server(
         raise TypeError(f"create_server needs a Registry, not {type(registry).__name__}")
     if page_size is not None and (isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1):
         raise ValueError(f"page_size must be a positive integer or None, not {page_size!r}")
-    tools = _Tools(registry, export_tools(registry, tool_fields=tool_fields), page_size, on_call)
+    export = export_tools(registry, tool_fields=tool_fields)
+    tools = _Tools(registry, export, page_size, on_call)
     server: Server[Any] = Server(name, version=version, instructions=instructions)
     if tasks is not None:
-        tools.tasks = service = TaskService(registry, tools.export, tasks, tools.tell_on_call, MAX_INPUT_ROUNDS)
+        tools.tasks = service = TaskService(registry, export, tasks, on_call, MAX_INPUT_ROUNDS)
         server.extensions[EXTENSION] = {}
         service.register(server)
     server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=name))
@@ -173,11 +174,6 @@ class _Tools:
 
     __slots__ = ("_export", "_names", "_on_call", "_page_size", "_registry", "tasks")
 
-    @property
-    def export(self) -> Export:
-        """The tools as listed."""
-        return self._export
-
     def __init__(
         self, registry: Registry, export: Export, page_size: int | None = None, on_call: CallObserver | None = None
     ) -> None:
@@ -222,7 +218,7 @@ class _Tools:
             observer = _observe.current
             if observer is not None:
                 observer.unknown(name, call_id)
-            self.tell_on_call(ToolCall(call_id, Request(name)), UnknownToolError(name))
+            self._tell_on_call(ToolCall(call_id, Request(name)), UnknownToolError(name))
             raise MCPError(mcp_types.INVALID_PARAMS, f"Unknown tool: {name}")
         raw = _exact_arguments(ctx.request)
         arguments: str | bytes
@@ -242,7 +238,7 @@ class _Tools:
                 admission, rounds = self._resume(params)
             while True:
                 outcome = await self._run(ctx, call, admission)
-                self.tell_on_call(call, outcome)
+                self._tell_on_call(call, outcome)
                 request = outcome.input_request if isinstance(outcome, Result) else None
                 if request is None:
                     return result_message(call, outcome, self._export)
@@ -259,7 +255,7 @@ class _Tools:
         except _Ended as ended:
             return _error(ended.text, name)
 
-    def tell_on_call(self, call: ToolCall, outcome: Result | BaseException) -> None:
+    def _tell_on_call(self, call: ToolCall, outcome: Result | BaseException) -> None:
         if self._on_call is not None:
             self._on_call(call, outcome)
 

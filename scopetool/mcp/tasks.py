@@ -287,10 +287,10 @@ class TaskService:
         "_export",
         "_index",
         "_max_rounds",
+        "_on_call",
         "_options",
         "_registry",
         "_running",
-        "_tell",
     )
 
     def __init__(
@@ -298,14 +298,14 @@ class TaskService:
         registry: Registry,
         export: Export,
         options: TaskOptions,
-        tell: Callable[[ToolCall, Result | BaseException], None],
+        on_call: Callable[[ToolCall, Result | BaseException], None] | None,
         max_rounds: int,
     ) -> None:
         self._registry = registry
         self._max_rounds = max_rounds
         self._export = export
         self._options = options
-        self._tell = tell
+        self._on_call = on_call
         self._driver = Driver(registry, options.backend)
         self._index = _Index(options.store)
         self._running: dict[str, asyncio.Task[None]] = {}
@@ -460,7 +460,8 @@ class TaskService:
                     await self._index.move(task_id, "input_required", json.dumps(waiting), None, round_ + 1)
                 return
             outcome = result.outcome if result.outcome is not None else RuntimeError("no outcome")
-            self._tell(call, outcome)
+            if self._on_call is not None:
+                self._on_call(call, outcome)
             message = result_message(call, outcome, self._export)
             await self._index.move(task_id, "completed", json.dumps(message), None, round_)
         except asyncio.CancelledError:
