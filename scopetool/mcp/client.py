@@ -31,6 +31,10 @@ Outcomes (what the model may see is public; causes stay private):
   (`REFUSED`, `BROKEN_OUTPUT`, `INVALID_RESULT`, `UNAVAILABLE`, `TIMED_OUT`); the cause is the
   error, private.
 * Progress notifications: `report_progress`, in the calling task.
+* Tasks (``io.modelcontextprotocol/tasks``, declared on every request): a call the server answers
+  with a task is followed (``tasks/get`` within the call timeout, `scopetool.mcp._task_client`) to
+  its result; a task's form elicitation is an `InputRequest` whose continuation answers it with
+  ``tasks/update``.
 * Elicitation (form mode): an `InputRequest` result. Its prompt is the server's message, its
   response schema the MCP ``ElicitResult`` (``{"action": "accept", "content": {...}}`` with the
   server's requested schema, or ``decline`` / ``cancel``). On 2026-07-28 the server's
