@@ -38,7 +38,7 @@ from scopetool.cli._main import build_parser
 from scopetool.cli._tasks import task_options
 from scopetool.driver import AdmittedCall, CallState
 from scopetool.driver.dbos import DbosBackend, _sqlite_problem  # pyright: ignore[reportPrivateUsage]
-from scopetool.mcp._task_client import TaskCancelledError, TasksClientExtension, answer_task, follow_task
+from scopetool.mcp._task_client import TaskCancelledError, TaskCreated, TasksClientExtension, answer_task, follow_task
 from scopetool.mcp.client import REFUSED, MCPClient, StdioServer, connect
 from scopetool.mcp.gateway import load_config, open_gateway
 from scopetool.mcp.server import MAX_INPUT_ROUNDS, create_server, http_app
@@ -615,6 +615,20 @@ async def test_the_sdk_client_with_the_extension_gets_a_task_s_result() -> None:
         asked = await client.call_tool("label", {"item": "cup"})
     assert result.content[0].text == "slept 0.2s"  # type: ignore[union-attr]
     assert asked.is_error and asked.content[0].text.endswith("cannot be requested over this connection")  # type: ignore[union-attr]
+
+
+async def test_a_2025_session_or_a_quick_call_is_answered_inline() -> None:
+    """The extension is 2026-07-28's: a legacy session declaring it gets results; a quick call is never a task."""
+    every_call = create_server(registry, tasks=TaskOptions(answer_within=0))
+    async with Client(every_call, mode="legacy", extensions=[TasksClientExtension()]) as legacy:
+        inline = await legacy.session.call_tool("slow", {"seconds": 0.01}, allow_claimed=True)
+        assert isinstance(inline, types.CallToolResult) and inline.content[0].text == "slept 0.01s"  # type: ignore[union-attr]
+    async with Client(every_call, extensions=[TasksClientExtension()]) as modern:
+        assert isinstance(await modern.session.call_tool("slow", {"seconds": 0.01}, allow_claimed=True), TaskCreated)
+    server = create_server(registry, tasks=TaskOptions(answer_within=5.0))
+    async with Client(server, extensions=[TasksClientExtension()]) as modern:
+        quick = await modern.session.call_tool("slow", {"seconds": 0.01}, allow_claimed=True)
+    assert isinstance(quick, types.CallToolResult) and quick.content[0].text == "slept 0.01s"  # type: ignore[union-attr]
 
 
 def test_an_upstream_task_cancelled_or_asking_what_cannot_be_answered_is_a_refusal() -> None:
