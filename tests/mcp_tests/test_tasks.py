@@ -43,6 +43,7 @@ from scopetool.mcp.client import REFUSED, MCPClient, StdioServer, connect
 from scopetool.mcp.gateway import load_config, open_gateway
 from scopetool.mcp.server import MAX_INPUT_ROUNDS, create_server, http_app
 from scopetool.mcp.tasks import EXTENSION, MISSING_CAPABILITY, TaskOptions
+from scopetool.providers import ToolCall
 
 FIXTURE = Path(__file__).with_name("tasks_fixture_tools.py")
 SCHEMA = json.loads((Path(__file__).parents[1] / "data" / "mcp_tasks" / "schema.json").read_text(encoding="utf-8"))
@@ -299,9 +300,19 @@ def test_task_flags_give_the_options_of_create_server(tmp_path: Path) -> None:
 
 
 @asynccontextmanager
-async def http_client(options: TaskOptions, tools: Registry = registry) -> AsyncGenerator[httpx.AsyncClient]:
-    """A client of the app; each request's ``x-subject`` header is its principal (as an auth layer would set)."""
-    app = http_app(tools, tasks=options)
+async def http_client(
+    options: TaskOptions, tools: Registry = registry, told: list[str] | None = None
+) -> AsyncGenerator[httpx.AsyncClient]:
+    """A client of the app; each request's ``x-subject`` header is its principal (as an auth layer would set).
+
+    The name of each call's tool is appended to `told` when its outcome is known (the server's ``on_call``).
+    """
+
+    def on_call(call: ToolCall, outcome: object) -> None:
+        if told is not None:
+            told.append(call.name)
+
+    app = http_app(tools, tasks=options, on_call=on_call)
 
     async def as_subject(scope: Any, receive: Any, send: Any) -> None:
         subject = dict(scope.get("headers", [])).get(b"x-subject")
@@ -337,7 +348,8 @@ async def post(
 
 async def test_over_http_a_task_is_only_its_creators() -> None:
     """Over HTTP: alice's task is completed for alice; for bob, get, update and cancel are -32602 (not found)."""
-    async with http_client(TaskOptions(answer_within=0.1)) as client:
+    told: list[str] = []
+    async with http_client(TaskOptions(answer_within=0.1), told=told) as client:
         created = await post(client, "alice", "tools/call", {"name": "slow", "arguments": {"seconds": 0.5}})
         task_id = conforms("CreateTaskResult", created["result"])["taskId"]
         attempts: list[tuple[str, dict[str, Any]]] = [
@@ -355,6 +367,7 @@ async def test_over_http_a_task_is_only_its_creators() -> None:
                 break
             await asyncio.sleep(0.1)
         assert got["status"] == "completed" and text_of(got["result"]) == "slept 0.5s"
+    assert told == ["slow"]  # the server's call observer (the gateway's audit) is told a task's outcome too
 
 
 async def test_over_http_an_expired_task_is_gone() -> None:
