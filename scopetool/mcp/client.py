@@ -63,7 +63,8 @@ Bounds (the two caps in bytes are `connect` arguments, and keys of the gateway's
 
 The interface agreed with the gateway's authors holds as agreed (`StdioServer`, `HttpServer`,
 `server_spec`, `connect`, `MCPClient` with `name`, `tools`, `refused`, `definitions`). Beyond it:
-`MCPClient.missing`, `protocol_version` and `session`; `connect`'s ``errlog`` and its time bounds
+`MCPClient.missing`, `protocol_version`, `session` and `refresh` (also run on each tool list change a
+2026-07-28 server announces on ``subscriptions/listen``); `connect`'s ``errlog`` and its time bounds
 (``start_timeout``, ``list_timeout``, ``call_timeout``: `START_TIMEOUT`, `LIST_TIMEOUT`,
 `CALL_TIMEOUT` by default); `RemoteTool.server` and `listed`; `PinFile.accept(server, tools)` takes
 one name or several (None: every pending one).
@@ -88,7 +89,7 @@ from typing import Any, Final, Literal, TextIO, TypeAlias, cast, final
 try:
     import anyio
     import mcp_types as types
-    from anyio.abc import TaskGroup
+    from anyio.abc import TaskGroup, TaskStatus
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
     from mcp import Client
     from mcp.client.session import ClientRequestContext
@@ -96,6 +97,7 @@ try:
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
     from mcp.shared.exceptions import MCPError
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
     from pydantic import ValidationError
 except ImportError as _missing:
     raise ImportError("scopetool.mcp.client needs the MCP SDK: pip install 'scopetool[mcp]'") from _missing
@@ -560,6 +562,7 @@ class MCPClient:
         "_running",
         "_tasks",
         "_tools",
+        "_trusted",
     )
 
     def __init__(
@@ -587,6 +590,8 @@ class MCPClient:
         self._definitions: dict[str, dict[str, Any]] = {}
         self._missing: tuple[str, ...] = ()
         self._running: dict[str, _Running] = {}
+        self._pins: PinFile | None = None
+        self._trusted = False
 
     @property
     def name(self) -> str:
@@ -652,7 +657,52 @@ class MCPClient:
                 seen.add(cursor)
         raise ConnectError(f"MCP server {self._name!r} did not list its tools within {self._list_timeout:g} s")
 
+    async def refresh(self) -> bool:
+        """List the server's tools again and take them as at connect (pins and checks applied); whether they changed.
+
+        `tools` then holds the tools accepted now; a `RemoteTool` handed out before keeps calling its
+        tool by name. On a 2026-07-28 connection to a server that offers ``tools.listChanged``, the client
+        calls this itself on each change the server announces (``subscriptions/listen``); on a 2025
+        session, call it yourself.
+
+        Raises:
+            ConnectError: as `list_tools`.
+        """
+        before = [tool.listed for tool in self._tools]
+        listed = await self.list_tools()
+        self._refused = {}
+        self._adopt(listed, self._pins, self._trusted)
+        return [tool.listed for tool in self._tools] != before
+
+    async def _refresh_quietly(self) -> None:
+        try:
+            await self.refresh()
+        except Exception as error:  # noqa: BLE001 - the tools listed before stay; the next change retries
+            logger.warning("MCP server %r: the changed tool list could not be read: %s", self._name, error)
+
+    async def _listen_for_tool_changes(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """On a 2026-07-28 connection, re-list on each ``subscriptions/listen`` event that the tools changed.
+
+        Started once the server acknowledged the stream (within the list timeout), so no change made after
+        `connect` returns is missed; without a stream the tools stay as listed.
+        """
+        started = False
+        try:
+            with anyio.CancelScope(deadline=anyio.current_time() + self._list_timeout) as acknowledging:
+                async with self.session.listen(tools_list_changed=True) as events:
+                    acknowledging.deadline = math.inf
+                    started = True
+                    task_status.started()
+                    async for _ in events:
+                        await self._refresh_quietly()
+        except Exception as error:  # noqa: BLE001 - the stream is an extra: without it the tools stay as listed
+            logger.info("MCP server %r: not following tool list changes: %s", self._name, error)
+        finally:
+            if not started:
+                task_status.started()
+
     def _adopt(self, listed: list[dict[str, Any]], pins: PinFile | None, trusted: bool) -> None:
+        self._pins, self._trusted = pins, trusted
         for name, why in self._listing.refused.items():
             self._refused[name] = f'tool "{name}" of MCP server "{self._name}" is refused: {why}'
         self._definitions = {}
@@ -1023,6 +1073,9 @@ async def connect(
             except Exception as error:
                 raise ConnectError(f"cannot list the tools of MCP server {name!r}: {_describe(error, cut)}") from error
             client._adopt(listed, pins, trusted)  # pyright: ignore[reportPrivateUsage]
+            offered = sdk.server_capabilities.tools
+            if offered is not None and offered.list_changed and sdk.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                await tasks.start(client._listen_for_tool_changes)  # pyright: ignore[reportPrivateUsage]
             yield client
     if starting.cancelled_caught:
         raise ConnectError(f"MCP server {name!r} did not start within {start_timeout:g} s")
