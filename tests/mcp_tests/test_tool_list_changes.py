@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import time
 from pathlib import Path
+from typing import Any, cast
 
 import anyio
+import pytest
 
 from scopetool import Registry, Request
 from scopetool.mcp.client import MCPClient, StdioServer, connect
@@ -60,3 +63,17 @@ async def test_a_new_tool_waits_for_its_pin(tmp_path: Path) -> None:
             while "extra_1" not in pins.pending("grower"):
                 await anyio.sleep(0.05)
         assert names(client) == ["grow"]
+
+
+async def test_a_closed_client_neither_listens_nor_re_lists(caplog: pytest.LogCaptureFixture) -> None:
+    """No stream to open, no list to read: each is one log line, the tools stay as they were, nothing raises."""
+    client = MCPClient("gone", cast("Any", None), cast("Any", None), list_timeout=1.0, call_timeout=1.0)
+    with caplog.at_level(logging.INFO, logger="scopetool.mcp.client"):
+        async with anyio.create_task_group() as group:
+            await group.start(client._listen_for_tool_changes)  # pyright: ignore[reportPrivateUsage]
+        await client._refresh_quietly()  # pyright: ignore[reportPrivateUsage]
+    assert [record.getMessage() for record in caplog.records] == [
+        "MCP server 'gone': not following tool list changes: the MCP client of server 'gone' is closed",
+        "MCP server 'gone': the changed tool list could not be read: the MCP client of server 'gone' is closed",
+    ]
+    assert client.tools == ()
