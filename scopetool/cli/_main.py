@@ -15,6 +15,7 @@ from .._target import TargetError
 from . import _pins
 from ._auth import add_auth_flags
 from ._common import KEY_VALUE, PROVIDERS, ExitCode, UsageError, say
+from ._tasks import add_task_flags
 
 __all__ = ["EPILOG", "EXIT_CODES", "build_parser", "main"]
 
@@ -174,6 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
     _principal_flags(serve)
     _limit_flags(serve)
     add_auth_flags(serve)
+    add_task_flags(serve)
 
     proxy = commands.add_parser(
         "proxy",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import importlib
 import ipaddress
@@ -15,6 +16,7 @@ from .._stdio import reserved_stdin
 from .._target import load_registry
 from ._auth import http_auth
 from ._common import ExitCode, UsageError, describe, say
+from ._tasks import task_options
 
 if TYPE_CHECKING:
     from ..mcp.limits import Limit, Limits
@@ -59,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     if args.page_size is not None and args.page_size < 1:
         raise UsageError(f"--page-size must be a positive integer, not {args.page_size}")
     interactive = sys.stdin is not None and sys.stdin.isatty()
-    with reserved_stdin():
+    with reserved_stdin(), contextlib.ExitStack() as stack:
         registry = load_registry(args.target)
         try:
             module = importlib.import_module("scopetool.mcp.server")
@@ -70,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
             from ..mcp.limits import Limiter  # noqa: PLC0415 - loaded with the server, which needs the MCP SDK
 
             options["limiter"] = Limiter(limits, tools=registry.names())
+        options.update(stack.enter_context(task_options(args, registry)))  # the task store stays open while serving
         count = len(registry)
         served = f"serving {count} tool{'' if count == 1 else 's'} as MCP server {args.name!r}"
         if args.tool_search:

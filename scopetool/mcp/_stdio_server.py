@@ -56,7 +56,8 @@ async def serve_stdio(
     ends its call with an error result at once. Cancelled (Ctrl-C), it stops at once. `ready` is
     called once the server reads stdin (from then on, Ctrl-C stops it cleanly). `principal` is the
     caller the operator names for this connection (stdio has no authentication): every request runs
-    inside ``acting_as(principal)``, so policies read it from `scopetool.current_principal`. `options`
+    inside ``acting_as(principal)``, so policies read it from `scopetool.current_principal` (None keeps
+    the principal current where the server is started). `options`
     are those of `create_server`.
 
     Raises:
@@ -74,7 +75,9 @@ async def serve_stdio(
         ):
             if ready is not None:
                 ready()
-            with acting_as(principal):  # every request's task is started in this context, and inherits it
+            # Every request's task is started in this context, and inherits it; without a principal named
+            # here, the caller's own context (an `acting_as` around the server) stands.
+            with contextlib.nullcontext() if principal is None else acting_as(principal):
                 await server.run(received, sent, server.create_initialization_options())
     except* BrokenPipeError:  # the client closed its end of stdout: a disconnect, nothing can be answered
         pass

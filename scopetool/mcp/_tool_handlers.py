@@ -41,6 +41,7 @@ from ._elicitation import ANSWER, requested_schema
 from ._strict_messages import ARGUMENTS, LIMITED, RawArguments
 from ._tool_search import CALL_TOOL, SEARCH_TOOLS, SearchFront, ToolSearch, counted_name
 from .limits import RATE_LIMITED, Limiter, LimitError
+from .tasks import EXTENSION, TaskOptions, TaskService
 
 __all__ = ["MAX_INPUT_ROUNDS", "CallObserver", "ServerOptions", "create_server"]
 
@@ -81,6 +82,7 @@ def create_server(
     tool_search: ToolSearch | bool = False,
     visible: Callable[[str], bool] | None = None,
     limiter: Limiter | None = None,
+    tasks: TaskOptions | None = None,
 ) -> Server[Any]:
     """An MCP server (the SDK's low-level `Server`) exposing every tool of `registry`.
 
@@ -107,6 +109,7 @@ def create_server(
         limiter: Counts each ``tools/call`` against its limits (`scopetool.mcp.limits`): a call over one
             is answered with the JSON-RPC error `RATE_LIMITED` and never runs. Over HTTP the
             transport counts it first, and answers ``429``.
+        tasks: Answer long calls with MCP tasks, run on the Driver (`scopetool.mcp.tasks`); None: never.
 
     Raises:
         TypeError: `registry` is not a `Registry`, or `tool_search` is not a bool or a `ToolSearch`.
@@ -128,6 +131,10 @@ def create_server(
     tools = _Tools(registry, export, page_size, on_call=on_call, search=search, visible=visible, limiter=limiter)
     server_class = _ListChangingServer if search is not None and search.reveal else Server
     server: Server[Any] = server_class(name, version=version, instructions=instructions)
+    if tasks is not None:
+        tools.tasks = service = TaskService(registry, export, tasks, on_call, MAX_INPUT_ROUNDS)
+        server.extensions[EXTENSION] = {}
+        service.register(server)
     server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=name))
     server.add_request_handler("tools/list", mcp_types.PaginatedRequestParams, tools.list_tools)
     server.add_request_handler("tools/call", mcp_types.CallToolRequestParams, tools.call_tool)
@@ -161,6 +168,7 @@ class ServerOptions(TypedDict, total=False):
     tool_search: ToolSearch | bool
     visible: Callable[[str], bool] | None
     limiter: Limiter | None
+    tasks: TaskOptions | None
 
 
 @final
@@ -219,6 +227,7 @@ class _Tools:
         "_revealed",
         "_search",
         "_visible",
+        "tasks",
     )
 
     def __init__(
@@ -235,6 +244,8 @@ class _Tools:
         self._registry = registry
         self._export = export
         self._listed = export if search is None else search.listed
+        self.tasks: TaskService | None = None
+        """Where calls become MCP tasks, when the server offers them."""
         self._names = frozenset(entry["name"] for entry in export.tools)
         self._page_size = page_size
         self._on_call = on_call
@@ -334,6 +345,8 @@ class _Tools:
                 self._unknown(call_id, name)
                 return _error_text(search.unknown(name))
         call = ToolCall(call_id, Request(name, arguments))
+        if self.tasks is not None and params.request_state is None and self.tasks.eligible(ctx, name):
+            return await self.tasks.call(call)
         try:
             admission, rounds = Admission(), 0
             if params.request_state is not None:

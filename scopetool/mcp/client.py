@@ -31,6 +31,10 @@ Outcomes (what the model may see is public; causes stay private):
   (`REFUSED`, `BROKEN_OUTPUT`, `INVALID_RESULT`, `UNAVAILABLE`, `TIMED_OUT`); the cause is the
   error, private.
 * Progress notifications: `report_progress`, in the calling task.
+* Tasks (``io.modelcontextprotocol/tasks``, declared on every request): a call the server answers
+  with a task is followed (``tasks/get`` within the call timeout, `scopetool.mcp._task_client`) to
+  its result; a task's form elicitation is an `InputRequest` whose continuation answers it with
+  ``tasks/update``.
 * Elicitation (form mode): an `InputRequest` result. Its prompt is the server's message, its
   response schema the MCP ``ElicitResult`` (``{"action": "accept", "content": {...}}`` with the
   server's requested schema, or ``decline`` / ``cancel``). On 2026-07-28 the server's
@@ -59,7 +63,8 @@ Bounds (the two caps in bytes are `connect` arguments, and keys of the gateway's
 
 The interface agreed with the gateway's authors holds as agreed (`StdioServer`, `HttpServer`,
 `server_spec`, `connect`, `MCPClient` with `name`, `tools`, `refused`, `definitions`). Beyond it:
-`MCPClient.missing`, `protocol_version` and `session`; `connect`'s ``errlog`` and its time bounds
+`MCPClient.missing`, `protocol_version`, `session` and `refresh` (also run on each tool list change a
+2026-07-28 server announces on ``subscriptions/listen``); `connect`'s ``errlog`` and its time bounds
 (``start_timeout``, ``list_timeout``, ``call_timeout``: `START_TIMEOUT`, `LIST_TIMEOUT`,
 `CALL_TIMEOUT` by default); `RemoteTool.server` and `listed`; `PinFile.accept(server, tools)` takes
 one name or several (None: every pending one).
@@ -84,7 +89,7 @@ from typing import Any, Final, Literal, TextIO, TypeAlias, cast, final
 try:
     import anyio
     import mcp_types as types
-    from anyio.abc import TaskGroup
+    from anyio.abc import TaskGroup, TaskStatus
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
     from mcp import Client
     from mcp.client.session import ClientRequestContext
@@ -92,6 +97,7 @@ try:
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
     from mcp.shared.exceptions import MCPError
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
     from pydantic import ValidationError
 except ImportError as _missing:
     raise ImportError("scopetool.mcp.client needs the MCP SDK: pip install 'scopetool[mcp]'") from _missing
@@ -105,6 +111,7 @@ from .._outcome import Failure, FailureKind
 from .._output import ContentBlock, MediaBlock, Output, Result, TextBlock
 from .._progress import Progress, report_progress
 from .._schema import compile_schema
+from ._task_client import TaskCancelledError, TaskCreated, TaskInput, TasksClientExtension, answer_task, follow_task
 from ._transport import (
     MAX_DEFINITION_DEPTH,
     MAX_MESSAGE_BYTES,
@@ -213,6 +220,7 @@ _CLOSED: Final = ("Connection closed", "SSE stream ")
 """How the SDK's own `CONNECTION_CLOSED` errors begin: -32000 is also the code servers use most for their
 own errors (JSON-RPC's generic server error), so the code alone cannot say the connection is gone."""
 _INPUT_REQUIRED: Final = "input_required"
+_TASK_INPUT: Final = "task_input"
 
 
 class ConnectError(ScopetoolError, RuntimeError):
@@ -554,6 +562,7 @@ class MCPClient:
         "_running",
         "_tasks",
         "_tools",
+        "_trusted",
     )
 
     def __init__(
@@ -581,6 +590,8 @@ class MCPClient:
         self._definitions: dict[str, dict[str, Any]] = {}
         self._missing: tuple[str, ...] = ()
         self._running: dict[str, _Running] = {}
+        self._pins: PinFile | None = None
+        self._trusted = False
 
     @property
     def name(self) -> str:
@@ -646,7 +657,52 @@ class MCPClient:
                 seen.add(cursor)
         raise ConnectError(f"MCP server {self._name!r} did not list its tools within {self._list_timeout:g} s")
 
+    async def refresh(self) -> bool:
+        """List the server's tools again and take them as at connect (pins and checks applied); whether they changed.
+
+        `tools` then holds the tools accepted now; a `RemoteTool` handed out before keeps calling its
+        tool by name. On a 2026-07-28 connection to a server that offers ``tools.listChanged``, the client
+        calls this itself on each change the server announces (``subscriptions/listen``); on a 2025
+        session, call it yourself.
+
+        Raises:
+            ConnectError: as `list_tools`.
+        """
+        before = [tool.listed for tool in self._tools]
+        listed = await self.list_tools()
+        self._refused = {}
+        self._adopt(listed, self._pins, self._trusted)
+        return [tool.listed for tool in self._tools] != before
+
+    async def _refresh_quietly(self) -> None:
+        try:
+            await self.refresh()
+        except Exception as error:  # noqa: BLE001 - the tools listed before stay; the next change retries
+            logger.warning("MCP server %r: the changed tool list could not be read: %s", self._name, error)
+
+    async def _listen_for_tool_changes(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """On a 2026-07-28 connection, re-list on each ``subscriptions/listen`` event that the tools changed.
+
+        Started once the server acknowledged the stream (within the list timeout), so no change made after
+        `connect` returns is missed; without a stream the tools stay as listed.
+        """
+        started = False
+        try:
+            with anyio.CancelScope(deadline=anyio.current_time() + self._list_timeout) as acknowledging:
+                async with self.session.listen(tools_list_changed=True) as events:
+                    acknowledging.deadline = math.inf
+                    started = True
+                    task_status.started()
+                    async for _ in events:
+                        await self._refresh_quietly()
+        except Exception as error:  # noqa: BLE001 - the stream is an extra: without it the tools stay as listed
+            logger.info("MCP server %r: not following tool list changes: %s", self._name, error)
+        finally:
+            if not started:
+                task_status.started()
+
     def _adopt(self, listed: list[dict[str, Any]], pins: PinFile | None, trusted: bool) -> None:
+        self._pins, self._trusted = pins, trusted
         for name, why in self._listing.refused.items():
             self._refused[name] = f'tool "{name}" of MCP server "{self._name}" is refused: {why}'
         self._definitions = {}
@@ -692,6 +748,9 @@ class MCPClient:
             if kind == _INPUT_REQUIRED:
                 responses: types.InputResponses = {str(state["key"]): _elicit_result(continuation.response)}
                 return await self._start(name, invocation.contract, arguments, responses, state.get("request_state"))
+            if kind == _TASK_INPUT:  # an upstream task's input request: answer it, then follow the task again
+                answer = (str(state["task"]), str(state["key"]), _elicit_result(continuation.response))
+                return await self._start(name, invocation.contract, arguments, None, None, task_answer=answer)
             running = self._running.get(str(state.get("call"))) if kind == _ELICITATION else None
             if running is None or running.asked is None:
                 raise Failure(
@@ -712,6 +771,8 @@ class MCPClient:
         arguments: dict[str, Any],
         responses: types.InputResponses | None,
         request_state: str | None,
+        *,
+        task_answer: tuple[str, str, types.ElicitResult] | None = None,
     ) -> Result:
         client = self._client
         if client is None:
@@ -738,17 +799,24 @@ class MCPClient:
                 running.scope = scope
                 self._running[running.token] = running
                 try:
-                    outcome = await client.session.call_tool(
-                        name,
-                        arguments,
-                        # `_follow` bounds the wait, and only while someone waits: the SDK's own clock
-                        # would also count an in-call elicitation's time with a person.
-                        read_timeout_seconds=math.inf,
-                        progress_callback=on_progress,
-                        input_responses=responses,
-                        request_state=request_state,
-                        allow_input_required=True,
-                    )
+                    if task_answer is None:
+                        outcome = await client.session.call_tool(
+                            name,
+                            arguments,
+                            # `_follow` bounds the wait, and only while someone waits: the SDK's own clock
+                            # would also count an in-call elicitation's time with a person.
+                            read_timeout_seconds=math.inf,
+                            progress_callback=on_progress,
+                            input_responses=responses,
+                            request_state=request_state,
+                            allow_input_required=True,
+                            allow_claimed=True,
+                        )
+                    else:
+                        await answer_task(client.session, *task_answer)
+                        outcome = await follow_task(client.session, task_answer[0], None)
+                    if isinstance(outcome, TaskCreated):  # polled within the call's bound (`_follow`'s)
+                        outcome = await follow_task(client.session, outcome.task_id, outcome.poll_interval_ms)
                 except Exception as error:  # noqa: BLE001 - every error of the call is its outcome
                     outcome = error
                 finally:
@@ -799,6 +867,11 @@ class MCPClient:
     def _outcome(self, name: str, contract: Contract, outcome: Any) -> Result:
         if isinstance(outcome, types.InputRequiredResult):
             return self._input_required(name, outcome)
+        if isinstance(outcome, TaskInput):
+            state = {"kind": _TASK_INPUT, "task": outcome.task_id, "key": outcome.key}
+            return Result(input_request=_elicitation_request(outcome.params, state))
+        if isinstance(outcome, TaskCancelledError | NotImplementedError):
+            raise Failure(kind=FailureKind.FAILED, output=REFUSED.format(name=name), cause=outcome)
         if isinstance(outcome, MessageTooLargeError):
             raise Failure(
                 kind=FailureKind.FAILED, output=TOO_LARGE.format(name=name, limit=outcome.limit), cause=outcome
@@ -961,7 +1034,11 @@ async def connect(
         cap_responses(http, max_message_bytes, cut, listing)
         transport = streamable_http_client(spec.url, http_client=http, max_sse_event_size=max_message_bytes)
     sdk = Client(
-        watched(transport, listing), elicitation_callback=elicit, read_timeout_seconds=float(call_timeout), cache=None
+        watched(transport, listing),
+        elicitation_callback=elicit,
+        read_timeout_seconds=float(call_timeout),
+        cache=None,
+        extensions=[TasksClientExtension()],  # an upstream's long call may come back as a task: followed
     )
     # Every scope below is entered and left in this task, nested: a caller's cancel scope around the
     # ``async with`` unwinds them in order. The start's deadline is lifted once the handshake is done.
@@ -996,6 +1073,9 @@ async def connect(
             except Exception as error:
                 raise ConnectError(f"cannot list the tools of MCP server {name!r}: {_describe(error, cut)}") from error
             client._adopt(listed, pins, trusted)  # pyright: ignore[reportPrivateUsage]
+            offered = sdk.server_capabilities.tools
+            if offered is not None and offered.list_changed and sdk.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                await tasks.start(client._listen_for_tool_changes)  # pyright: ignore[reportPrivateUsage]
             yield client
     if starting.cancelled_caught:
         raise ConnectError(f"MCP server {name!r} did not start within {start_timeout:g} s")

@@ -313,13 +313,15 @@ def test_a_repeated_member_name_inside_the_inner_arguments_is_the_inner_tools_re
 
 
 async def test_scopetool_serve_tool_search_over_http() -> None:
-    """``--http``: the first line says the tools are behind search; the SDK client searches and calls through it."""
+    """``--http``: after the warning, the line says the tools are behind search; the SDK client searches and calls."""
     command = [sys.executable, "-m", "scopetool", "serve", f"{FIXTURE}:registry", "--tool-search", "--http", "0"]
     with subprocess.Popen(
         command, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=_environment()
     ) as process:
         try:
             assert process.stderr is not None
+            warning = await asyncio.to_thread(process.stderr.readline)
+            assert "WARNING: no authentication" in warning  # then what is served, and where
             line = await asyncio.to_thread(process.stderr.readline)
             assert (
                 f"serving {len(registry)} tools as MCP server 'scopetool' behind search_tools and call_tool at" in line
