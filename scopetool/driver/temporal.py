@@ -227,7 +227,8 @@ class TemporalBackend:
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
         )
         try:
-            state: dict[str, Any] = await self._client.execute_update_with_start_workflow(
+            # (the SDK's overloads leave a parameter unknown to pyright: the one for many arguments)
+            state: dict[str, Any] = await self._client.execute_update_with_start_workflow(  # pyright: ignore[reportUnknownMemberType]
                 CallWorkflow.settled, start_workflow_operation=operation
             )
         except (RPCError, WorkflowUpdateFailedError, TemporalError):
@@ -258,7 +259,7 @@ class TemporalBackend:
             raise InvalidInputRequestError(f"response: not a JSON value: {problem}") from None
         handle = self._client.get_workflow_handle(key)
         try:
-            accepted: bool = await handle.execute_update(CallWorkflow.answer, response_text)
+            accepted: bool = await handle.execute_update(CallWorkflow.answer, response_text)  # pyright: ignore[reportUnknownMemberType]
         except WorkflowUpdateFailedError as error:
             cause = error.cause
             if isinstance(cause, ApplicationError) and cause.type == _INVALID_ANSWER:

@@ -28,8 +28,17 @@ from temporalio.client import Client
 from scopetool import CallContext, Effect, Registry, tool
 from scopetool.driver.temporal import TemporalBackend
 
-SETTINGS = {"heartbeat_timeout": 1.0, "retry_initial_interval": 0.1, "start_to_close_timeout": 60.0}
-"""The backend's settings in these tests: a lost worker is seen within a second, and retried at once."""
+
+def backend(tools: Registry, client: Client, task_queue: str) -> TemporalBackend:
+    """The backend as these tests set it: a lost worker is seen within a second, and retried at once."""
+    return TemporalBackend(
+        tools,
+        client,
+        task_queue=task_queue,
+        heartbeat_timeout=1.0,
+        retry_initial_interval=0.1,
+        start_to_close_timeout=60,
+    )
 
 
 class Log:
@@ -75,7 +84,12 @@ def charge(ctx: CallContext[Log], cents: int) -> str:
     return f"charged {cents}"
 
 
-@tool(approval=lambda path: f"Remove {path}?")
+def removal_prompt(path: str) -> str:
+    """What a person is asked before `remove` runs."""
+    return f"Remove {path}?"
+
+
+@tool(approval=removal_prompt)
 def remove(ctx: CallContext[Log], path: str) -> str:
     """Remove a path, once a person approves it."""
     ctx.deps.append(f"removed {path} {ctx.idempotency_key}")
@@ -89,9 +103,10 @@ def registry(log: Path, worker: str = "") -> Registry:
 
 async def serve(target: str, log: Path, task_queue: str, name: str) -> None:
     client = await Client.connect(target)
-    backend = TemporalBackend(registry(log, name), client, task_queue=task_queue, **SETTINGS)
     # A killed worker's cached workflows move to the other workers after this long (10 s by default).
-    async with backend.worker(sticky_queue_schedule_to_start_timeout=timedelta(seconds=0.5)):
+    async with backend(registry(log, name), client, task_queue).worker(
+        sticky_queue_schedule_to_start_timeout=timedelta(seconds=0.5)
+    ):
         Log(log).append(f"ready {name}")
         await asyncio.sleep(3600)
 

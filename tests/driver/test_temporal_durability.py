@@ -19,12 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _temporal_worker import SETTINGS, registry
+from _temporal_worker import backend, registry
 from temporalio.client import Client
 
 from scopetool import Request
 from scopetool.driver import CallStatus, Driver, Turn
-from scopetool.driver.temporal import TemporalBackend
 from scopetool.providers import ToolCall, outcome_output
 
 WORKER = Path(__file__).with_name("_temporal_worker.py")
@@ -95,8 +94,7 @@ async def workers(temporal_target: str, tmp_path: Path) -> AsyncIterator[Workers
 async def driver(workers: Workers) -> Driver:
     """A driver in this process (a client: no worker), as a fresh connection to the server."""
     tools = registry(workers.log)
-    backend = TemporalBackend(tools, await Client.connect(workers.target), task_queue=workers.queue, **SETTINGS)
-    return Driver(tools, backend)
+    return Driver(tools, backend(tools, await Client.connect(workers.target), workers.queue))
 
 
 def call(call_id: str, name: str, arguments: str = "{}") -> ToolCall:
@@ -104,11 +102,11 @@ def call(call_id: str, name: str, arguments: str = "{}") -> ToolCall:
 
 
 def texts(turn: Turn) -> list[str]:
-    result = []
+    result: list[str] = []
     for item in turn.results:
         assert item.outcome is not None
         output, error = outcome_output(item.call.name, item.outcome)
-        result.append(("error: " if error else "") + output.text())
+        result.append(("error: " if error else "") + (output.text() or ""))
     return result
 
 
