@@ -42,7 +42,7 @@ from .._registry import Registry
 from ._backend import AdmittedCall, CallState, Conflict, Finished, Waiting
 from ._records import Record, decode_outcome, interrupted_record, is_input, lost_record, run_request
 
-__all__ = ["CALL_ACTIVITY", "CALL_WORKFLOW", "SECRET_WORKFLOW_ID", "TemporalBackend"]
+__all__ = ["CALL_ACTIVITY", "CALL_WORKFLOW", "SECRET_WORKFLOW_ID", "CallWorkflow", "SecretWorkflow", "TemporalBackend"]
 
 CALL_WORKFLOW: Final = "scopetool.driver.call"
 """The workflow type that runs one call (its workflow id is the call's key)."""
@@ -225,6 +225,7 @@ class TemporalBackend:
             task_queue=self._task_queue,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+            memo={"digest": call.digest},  # read back when the workflow ended without a result (terminated)
         )
         try:
             # (the SDK's overloads leave a parameter unknown to pyright: the one for many arguments)
