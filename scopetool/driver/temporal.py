@@ -50,6 +50,8 @@ __all__ = [
     "CallWorkflow",
     "SecretWorkflow",
     "TemporalBackend",
+    "call_activities",
+    "execute_call",
     "retry_policy",
 ]
 
@@ -158,7 +160,7 @@ class TemporalBackend:
             "retry_maximum_interval": retry_maximum_interval,
             "retry_maximum_attempts": retry_maximum_attempts,
         }
-        self._activities = _Activities(registry)
+        self._activities = call_activities(registry)
 
     @property
     def registry(self) -> Registry:
@@ -183,7 +185,7 @@ class TemporalBackend:
     @property
     def activities(self) -> Sequence[Any]:
         """The activities a worker of this backend registers (for a `Worker` of your own)."""
-        return (self._activities.call,)
+        return self._activities
 
     def worker(self, **options: Any) -> Worker:
         """A Temporal `Worker` that runs this backend's calls on its task queue; use it as ``async with``.
@@ -324,6 +326,52 @@ def _policy(
     )
 
 
+async def execute_call(
+    name: str,
+    arguments: str,
+    *,
+    key: str,
+    replayable: bool,
+    request: str | None = None,
+    response: str | None = None,
+    activity_id: str | None = None,
+    start_to_close_timeout: timedelta,
+    heartbeat_timeout: timedelta,
+    retry_policy: RetryPolicy,
+    task_queue: str | None = None,
+) -> Record:
+    """From workflow code: run one attempt of a call as the `CALL_ACTIVITY` activity; the record of its outcome.
+
+    The activity admits `arguments` under `key` (with the answer `response` to `request`, when
+    resumed) and runs the tool. A tool's error comes back as its record; an attempt lost for good
+    ends as unknown ("interrupted") for a tool that is not `replayable`, and as failed for one that is.
+    """
+    try:
+        record: Record = await workflow.execute_activity(
+            CALL_ACTIVITY,
+            {"name": name, "arguments": arguments, "key": key, "request": request, "response": response},
+            activity_id=activity_id,
+            task_queue=task_queue,
+            start_to_close_timeout=start_to_close_timeout,
+            heartbeat_timeout=heartbeat_timeout,
+            retry_policy=retry_policy,
+            result_type=dict,
+        )
+    except ActivityError as error:
+        cause = error.cause
+        if isinstance(cause, ApplicationError) and cause.type == _FAILURE and cause.details:
+            return dict(cause.details[0])  # the tool's error outcome, as the model is shown it
+        # Every attempt was lost (a worker died, an attempt timed out): one attempt of a tool with no
+        # promise may have had its effect, so its outcome is unknown; a replayable tool ran out of retries.
+        return lost_record(name) if replayable else interrupted_record(name)
+    return record
+
+
+def call_activities(registry: Registry) -> Sequence[Any]:
+    """The activities that run calls of `registry`'s tools (`CALL_ACTIVITY`), for a Temporal worker."""
+    return (_Activities(registry).call,)
+
+
 # -- the workflows: deterministic code on plain JSON data (not sandboxed: they import nothing and touch no I/O)
 
 
@@ -371,24 +419,18 @@ class CallWorkflow:
             maximum_attempts=settings["retry_maximum_attempts"],
         )
         key = workflow.info().workflow_id
-        try:
-            record: Record = await workflow.execute_activity(
-                CALL_ACTIVITY,
-                {"name": spec["name"], "arguments": spec["arguments"], "request": request, "response": response},
-                activity_id=key if round_ == 0 else f"{key}.{round_}",
-                start_to_close_timeout=timedelta(seconds=settings["start_to_close_timeout"]),
-                heartbeat_timeout=timedelta(seconds=settings["heartbeat_timeout"]),
-                retry_policy=retry,
-                result_type=dict,
-            )
-        except ActivityError as error:
-            cause = error.cause
-            if isinstance(cause, ApplicationError) and cause.type == _FAILURE and cause.details:
-                return dict(cause.details[0])  # the tool's error outcome, as the model is shown it
-            # Every attempt was lost (a worker died, an attempt timed out): one attempt of a tool with no
-            # promise may have had its effect, so its outcome is unknown; a replayable tool ran out of retries.
-            return lost_record(spec["name"]) if replayable else interrupted_record(spec["name"])
-        return record
+        return await execute_call(
+            spec["name"],
+            spec["arguments"],
+            key=key,
+            replayable=replayable,
+            request=request,
+            response=response,
+            activity_id=key if round_ == 0 else f"{key}.{round_}",
+            start_to_close_timeout=timedelta(seconds=settings["start_to_close_timeout"]),
+            heartbeat_timeout=timedelta(seconds=settings["heartbeat_timeout"]),
+            retry_policy=retry,
+        )
 
     @workflow.update
     async def settled(self) -> dict[str, Any]:
@@ -447,7 +489,7 @@ class _Activities:
         name: str = task["name"]
         request, response = task["request"], task["response"]
         continuation = None if request is None else InputRequest.from_json(request).continuation_from_json(response)
-        admission = Admission(idempotency_key=IdempotencyKey(info.workflow_id or ""), continuation=continuation)
+        admission = Admission(idempotency_key=IdempotencyKey(task["key"]), continuation=continuation)
         beat = asyncio.create_task(_heartbeat(info.heartbeat_timeout))
         try:
             record = await run_request(self._registry.resolve(name), name, task["arguments"], admission)
