@@ -41,7 +41,18 @@ def note(text: str) -> str:
     return f"noted {text}"
 
 
-TOOLS = Registry(add, note)
+def wipe_prompt(path: str) -> str:
+    """What a person would be asked before `wipe` runs."""
+    return f"Wipe {path}?"
+
+
+@tool(approval=wipe_prompt)
+def wipe(path: str) -> str:
+    """Wipe a path, once a person approves it."""
+    return f"wiped {path}"
+
+
+TOOLS = Registry(add, note, wipe)
 
 
 @workflow.defn(sandboxed=False)
@@ -55,6 +66,7 @@ class AgentWorkflow:
             function_call("add", '{"a": 2, "b": "x"}', call_id="c2"),
             function_call("note", '{"text": "hello"}', call_id="c3"),
             function_call("note", '{"text": "secret"}', call_id="c4"),
+            function_call("wipe", '{"path": "/srv"}', call_id="c5"),
         ]
         model = ScriptedModel([calls, [assistant_message("done")]])
         tools = activity_tools(TOOLS, key_secret=b"test-key-secret", retry={"initial_interval": 0.1})
@@ -82,12 +94,15 @@ async def test_scopetool_tools_run_as_activities_of_an_agents_sdk_run(temporal_t
         COUNTER.unlink(missing_ok=True)
     assert outputs[0] == "c1=5"
     assert outputs[1].startswith("c2=invalid arguments for tool 'add' (1 problem):")
-    assert outputs[2:] == ["c3=noted hello", "c4=notes may not say that"]
+    assert outputs[2:] == [
+        "c3=noted hello",
+        "c4=notes may not say that",
+        'c5=error: tool "wipe" needs input that this run cannot ask for',
+    ]
     assert count == "2"  # each note ran once
     assert "cause-5523" not in history  # the private cause stayed on the worker
-    assert (
-        history.count('"name": "scopetool.driver.call"') == 4
-    )  # one activity per call, the rejected one too: admission runs on the worker
+    # one activity per call, the rejected one too: admission runs on the worker
+    assert history.count('"name": "scopetool.driver.call"') == 5
     assert '"maximumAttempts": 1' in history and '"maximumAttempts": 10' in history
 
 
