@@ -29,7 +29,12 @@ try:
     from temporalio import activity, workflow
     from temporalio.client import Client, WithStartWorkflowOperation, WorkflowFailureError, WorkflowUpdateFailedError
     from temporalio.common import RetryPolicy, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
-    from temporalio.exceptions import ActivityError, ApplicationError, ApplicationErrorCategory, TemporalError
+    from temporalio.exceptions import (
+        ActivityError,
+        ApplicationError,
+        ApplicationErrorCategory,
+        WorkflowAlreadyStartedError,
+    )
     from temporalio.service import RPCError
     from temporalio.worker import Worker
 except ImportError as missing:  # pragma: no cover - the extra is installed wherever the tests run
@@ -243,9 +248,9 @@ class TemporalBackend:
             state: dict[str, Any] = await self._client.execute_update_with_start_workflow(  # pyright: ignore[reportUnknownMemberType]
                 CallWorkflow.settled, start_workflow_operation=operation
             )
-        except (RPCError, WorkflowUpdateFailedError, TemporalError):
+        except (WorkflowAlreadyStartedError, WorkflowUpdateFailedError, RPCError):
             # The call's workflow has closed (it cannot take an update): its result is the final state.
-            with contextlib.suppress(RPCError, TemporalError):
+            with contextlib.suppress(WorkflowAlreadyStartedError, RPCError):
                 await operation.workflow_handle()  # retrieved, so asyncio does not report it as never retrieved
             state = await self._final_state(call.key, call.name)
         if state["digest"] != call.digest:
