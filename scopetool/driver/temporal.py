@@ -27,7 +27,13 @@ from typing import Any, Final, final
 
 try:
     from temporalio import activity, workflow
-    from temporalio.client import Client, WithStartWorkflowOperation, WorkflowFailureError, WorkflowUpdateFailedError
+    from temporalio.client import (
+        Client,
+        WithStartWorkflowOperation,
+        WorkflowFailureError,
+        WorkflowUpdateFailedError,
+        WorkflowUpdateRPCTimeoutOrCancelledError,
+    )
     from temporalio.common import RetryPolicy, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
     from temporalio.exceptions import (
         ActivityError,
@@ -98,6 +104,8 @@ class TemporalBackend:
         retry_maximum_interval: The longest wait between retries, in seconds.
         retry_maximum_attempts: Attempts of a SAFE or IDEMPOTENT tool, the first included, before the
             call ends as failed.
+        answer_timeout: Seconds `answer` waits for a worker to take an answer before it raises
+            `TimeoutError` (no worker polls the task queue).
 
     Example:
         ```python
@@ -113,7 +121,15 @@ class TemporalBackend:
         ```
     """
 
-    __slots__ = ("_activities", "_activity_settings", "_client", "_registry", "_secret", "_task_queue")
+    __slots__ = (
+        "_activities",
+        "_activity_settings",
+        "_answer_timeout",
+        "_client",
+        "_registry",
+        "_secret",
+        "_task_queue",
+    )
 
     def __init__(
         self,
@@ -128,6 +144,7 @@ class TemporalBackend:
         retry_backoff: float = 2.0,
         retry_maximum_interval: float = 60.0,
         retry_maximum_attempts: int = 10,
+        answer_timeout: float = 60.0,
     ) -> None:
         if not isinstance(registry, Registry):
             raise TypeError(f"a TemporalBackend needs a Registry, not {type(registry).__name__}")
@@ -142,6 +159,7 @@ class TemporalBackend:
             ("heartbeat_timeout", heartbeat_timeout),
             ("retry_initial_interval", retry_initial_interval),
             ("retry_maximum_interval", retry_maximum_interval),
+            ("answer_timeout", answer_timeout),
         ):
             if not seconds > 0:
                 raise ValueError(f"{name} must be a positive number of seconds, not {seconds!r}")
@@ -155,6 +173,7 @@ class TemporalBackend:
         self._client = client
         self._task_queue = task_queue
         self._secret = secret
+        self._answer_timeout = answer_timeout
         # What every call's workflow is started with: the workflow's history keeps it, so a replay of the
         # workflow on another worker (or after a redeploy with other settings) schedules what it scheduled.
         self._activity_settings: dict[str, float | int] = {
@@ -269,6 +288,7 @@ class TemporalBackend:
 
         Raises:
             InvalidInputRequestError: the response does not satisfy the response schema.
+            TimeoutError: no worker took the answer within `answer_timeout` seconds.
         """
         try:
             response_text = canonical_json(response).decode("utf-8")
@@ -276,7 +296,9 @@ class TemporalBackend:
             raise InvalidInputRequestError(f"response: not a JSON value: {problem}") from None
         handle = self._client.get_workflow_handle(key)
         try:
-            accepted: bool = await handle.execute_update(CallWorkflow.answer, response_text)  # pyright: ignore[reportUnknownMemberType]
+            accepted: bool = await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
+                CallWorkflow.answer, response_text, rpc_timeout=timedelta(seconds=self._answer_timeout)
+            )
         except WorkflowUpdateFailedError as error:
             cause = error.cause
             if isinstance(cause, ApplicationError) and cause.type == _INVALID_ANSWER:
@@ -284,6 +306,10 @@ class TemporalBackend:
             return False
         except RPCError:  # no such call, or it has closed
             return False
+        except WorkflowUpdateRPCTimeoutOrCancelledError:
+            raise TimeoutError(
+                f"no worker took the answer within {self._answer_timeout} s: is one polling {self._task_queue!r}?"
+            ) from None
         return accepted
 
     async def _final_state(self, key: str, name: str) -> dict[str, Any]:

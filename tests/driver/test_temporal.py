@@ -214,6 +214,7 @@ async def test_settings_are_checked_and_exposed(client: Client) -> None:
         ({"task_queue": ""}, ValueError, "task_queue"),
         ({"secret": b"short"}, ValueError, "at least 32 bytes"),
         ({"heartbeat_timeout": 0}, ValueError, "heartbeat_timeout"),
+        ({"answer_timeout": -1}, ValueError, "answer_timeout"),
         ({"retry_backoff": 0.5}, ValueError, "retry_backoff"),
         ({"retry_maximum_attempts": True}, TypeError, "retry_maximum_attempts"),
         ({"retry_maximum_attempts": 0}, ValueError, "retry_maximum_attempts"),
@@ -227,3 +228,14 @@ async def test_settings_are_checked_and_exposed(client: Client) -> None:
 async def test_no_heartbeat_timeout_means_no_heartbeats() -> None:
     """Run outside a heartbeat timeout (a workflow of your own scheduling the activity), the activity does not beat."""
     await temporal_module._heartbeat(None)  # pyright: ignore[reportPrivateUsage]
+
+
+async def test_an_answer_no_worker_takes_times_out(client: Client) -> None:
+    """With no worker polling the queue, `answer` gives up after its timeout, naming the queue."""
+    queue = f"no-worker-{uuid.uuid4().hex[:8]}"
+    backend = TemporalBackend(TOOLS, client, task_queue=queue, answer_timeout=0.5)
+    driver, run = Driver(TOOLS, backend), run_id()
+    async with backend.worker():
+        waiting = await driver.run(run, [call("1", "delete", '{"item": "x4"}')])
+    with pytest.raises(TimeoutError, match=queue):
+        await driver.answer(waiting.results[0].key, True)
