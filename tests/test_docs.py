@@ -316,7 +316,7 @@ def test_api_reference_covers_the_public_surface() -> None:
     providers = sorted(p.stem for p in (PACKAGE / "providers").glob("[!_]*.py"))
     expected = {f"scopetool.{name}" for name in scopetool.__all__} | {"scopetool.providers"}
     expected |= {f"scopetool.providers.{module}" for module in providers}
-    expected |= {"scopetool.driver", "scopetool.driver.dbos", "scopetool.otel"}
+    expected |= {"scopetool.driver", "scopetool.driver.dbos", "scopetool.driver.temporal", "scopetool.otel"}
     assert set(directives) == expected, (expected - set(directives), set(directives) - expected)
 
 

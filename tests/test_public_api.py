@@ -35,7 +35,7 @@ def test_public_classes_present_themselves_as_scopetool() -> None:
 
 
 def test_import_is_light() -> None:
-    """`import scopetool` loads no provider SDK, CLI, MCP server, driver, DBOS, OpenTelemetry or docs library."""
+    """`import scopetool` loads no provider SDK, CLI, MCP server, driver, DBOS, Temporal, OpenTelemetry or docs."""
     heavy = ["openai", "anthropic", "mcp", "click", "typer", "rich", "mkdocs", "httpx", "jsonschema", "argparse"]
     heavy += [
         "scopetool.cli",
@@ -44,6 +44,7 @@ def test_import_is_light() -> None:
         "scopetool.providers",
         "scopetool.otel",
         "dbos",
+        "temporalio",
         "opentelemetry",
         "bm25s",
         "numpy",

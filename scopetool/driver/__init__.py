@@ -5,8 +5,9 @@
 `Backend`, and hands back a `Turn` whose outcomes become the provider's result messages. A call that
 asks for input waits; `Driver.answer` resumes it, and running the turn again returns its outcome.
 
-Backends: `MemoryBackend` (the default, one process) and ``scopetool.driver.dbos.DbosBackend``
-(durable, on DBOS Transact; install ``scopetool[dbos]``), which this package never imports itself.
+Backends: `MemoryBackend` (the default, one process), ``scopetool.driver.dbos.DbosBackend``
+(durable, on DBOS Transact; install ``scopetool[dbos]``) and ``scopetool.driver.temporal.TemporalBackend``
+(durable, on Temporal; install ``scopetool[temporal]``), which this package never imports itself.
 """
 
 from __future__ import annotations

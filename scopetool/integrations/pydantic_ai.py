@@ -265,8 +265,11 @@ class ScopetoolToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         binding = self._registry.resolve(name)
         if binding is None:
             raise ToolFailed(shown(name, UnknownToolError(name))[0])
-        invocation = tool_args.invocation if isinstance(tool_args, AdmittedArguments) else None
-        if invocation is None:
+        if isinstance(tool_args, AdmittedArguments):
+            # Not admitted yet when a durable engine validated the call in another process and only the
+            # validator ran here (pydantic-ai's Temporal activities): admit the model's text now.
+            invocation = tool_args.invocation or _Admit(binding.contract, self._keys).prepare(tool_args.arguments, ctx)
+        else:
             replaced = object_arguments(tool_args, f"tool {name!r}")
             invocation = _Admit(binding.contract, self._keys).prepare(replaced, ctx)
         try:

@@ -1,4 +1,4 @@
-"""Fixtures of the driver tests: a PostgreSQL server for the durable cases, when one can be had."""
+"""Fixtures of the driver tests: a PostgreSQL server and a Temporal dev server for the durable cases, when had."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 import pg_cluster  # the helper beside this file (also run by .ci/run)
+from temporal_fixture import temporal_target  # noqa: F401 - a fixture, shared with tests/integrations
 
 
 @pytest.fixture(scope="session")

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 from integration_support import Log, make_registry
+
+sys.path.insert(0, str(Path(__file__).parent.parent / "driver"))
+
+from temporal_fixture import temporal_target  # noqa: F401 - the driver tests' Temporal dev server
 
 from scopetool import Registry
 

@@ -1,0 +1,106 @@
+"""scopetool tools in pydantic-ai's Temporal agent: every call admitted and run in an activity, retried by its effect.
+
+Install with ``pip install 'scopetool[pydantic-ai,temporal]'``. pydantic-ai runs a toolset's tools as
+Temporal activities when it knows how to (function, dynamic and MCP toolsets); `temporal_toolset`
+gives it scopetool's tools as a dynamic toolset, so listing the tools, admitting a call
+(`Contract.prepare`, in pydantic-ai's validation activity) and running it (in its call activity) all
+happen on a worker, never in workflow code. Each tool's definition carries the retry policy its effect
+allows (``scopetool.driver.temporal.retry_policy``) as pydantic-ai's per-tool activity config (its
+``metadata["temporal"]``): a SAFE or IDEMPOTENT tool's lost attempt is retried with backoff, a tool
+with no promise gets one attempt, never two.
+
+Example:
+    ```python
+    from pydantic_ai import Agent
+    from pydantic_ai.durable_exec.temporal import TemporalDurability
+
+    from scopetool import Registry, tool
+    from scopetool.integrations.pydantic_ai_temporal import temporal_toolset
+
+    @tool
+    def send(to: str, text: str) -> str:
+        \"\"\"Send a message (no effect promise: never sent twice).\"\"\"
+        return "sent"
+
+    toolset = temporal_toolset(Registry(send), id="messaging", key_secret=b"the same in every worker")
+    agent = Agent("test", name="courier", toolsets=[toolset], capabilities=[TemporalDurability()])
+    print(toolset.id)
+    #> messaging
+    ```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+try:
+    from pydantic_ai import RunContext
+    from pydantic_ai.toolsets import AbstractToolset, DynamicToolset, ToolsetTool, WrapperToolset
+    from temporalio.workflow import ActivityConfig
+except ImportError as _missing:
+    raise ImportError(
+        "scopetool.integrations.pydantic_ai_temporal needs pydantic-ai and temporalio: "
+        "pip install 'scopetool[pydantic-ai,temporal]'",
+        name=_missing.name,
+    ) from _missing
+
+from .._registry import Registry
+from ..driver.temporal import retry_policy
+from ._common import Tools, registry_of
+from .pydantic_ai import ScopetoolToolset
+
+__all__ = ["temporal_toolset"]
+
+
+def temporal_toolset(
+    tools: Tools,
+    *,
+    id: str,  # noqa: A002 - pydantic-ai's name
+    key_secret: bytes,
+    max_retries: int = 1,
+    retry: Mapping[str, Any] | None = None,
+) -> DynamicToolset[Any]:
+    """Scopetool's tools as a toolset pydantic-ai's Temporal durability lists, admits and runs in activities.
+
+    Args:
+        tools: A `Registry`, or tools and bindings for a new one (build it the same way in every worker).
+        id: The toolset's id: stable, and unique among the agent's toolsets (it names the activities).
+        key_secret: The secret every call's idempotency key is minted under (from the run's
+            conversation id and the call id): the same bytes in every worker, so that a retried
+            activity, on any worker, runs the call under the same key.
+        max_retries: How many rejected calls each tool allows before the run fails.
+        retry: Settings of `retry_policy` (``initial_interval``, ``backoff``, ``maximum_interval``,
+            ``maximum_attempts``) for the tools that may be run again.
+    """
+    if not isinstance(key_secret, bytes) or not key_secret:
+        raise ValueError("key_secret must be the same non-empty bytes in every worker")
+    registry = registry_of(tools)
+    scoped: ScopetoolToolset[Any] = ScopetoolToolset(registry, id=id, max_retries=max_retries, key_secret=key_secret)
+    toolset = _EffectRetries(scoped, registry, dict(retry or {}))
+
+    def resolve(ctx: RunContext[Any]) -> AbstractToolset[Any]:
+        return toolset
+
+    return DynamicToolset(resolve, id=id, per_run_step=False)
+
+
+class _EffectRetries(WrapperToolset[Any]):
+    """Gives each tool's definition the activity config (its retry policy) its effect allows."""
+
+    def __init__(self, wrapped: ScopetoolToolset[Any], registry: Registry, retry: dict[str, Any]) -> None:
+        super().__init__(wrapped)
+        self._registry = registry
+        self._retry = retry
+
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        """The wrapped toolset's tools, each with ``metadata["temporal"]`` holding its retry policy."""
+        tools = await super().get_tools(ctx)
+        for name, tool in tools.items():
+            binding = self._registry.resolve(name)
+            effect = None if binding is None else binding.definition().effect
+            config = ActivityConfig(retry_policy=retry_policy(effect, **self._retry))
+            metadata = {**(tool.tool_def.metadata or {}), "temporal": config}
+            tools[name] = replace(tool, tool_def=replace(tool.tool_def, metadata=metadata))
+        return tools
