@@ -134,7 +134,11 @@ def parse(
     parser.add_argument("--quick", action="store_true", help="a smoke run (CI): short, no instruction counts, no docs")
     parser.add_argument("--rounds", type=int, help=f"interleaved rounds (default {full.rounds}, quick {quick.rounds})")
     parser.add_argument("--target", type=float, help=f"seconds per batch (default {full.target}, quick {quick.target})")
-    parser.add_argument("--calls", type=int, help=f"calls per step under callgrind (default {full.calls})")
+    parser.add_argument(
+        "--calls",
+        type=int,
+        help=f"calls a step under callgrind, or a round where the script says so (default {full.calls})",
+    )
     parser.add_argument("--no-docs", action="store_true", help="print the report only (a full run writes its page)")
     if steps is not None:
         parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
