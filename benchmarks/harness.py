@@ -222,7 +222,7 @@ def machine(load: float | None = None) -> str:
 
 def versions(*packages: str) -> str:
     """``name version`` of each package installed, comma-separated (scopetool first)."""
-    found = []
+    found: list[str] = []
     for name in dict.fromkeys(("scopetool", *packages)):
         try:
             found.append(f"{name} {metadata.version(name)}")
@@ -313,7 +313,7 @@ def calibrate(run: Runner, target: float) -> int:
 
 def medians(runners: Mapping[str, Runner], rounds: int, target: float) -> dict[str, float]:
     """Median nanoseconds per operation of each runner: warmed up, its batch calibrated, then taking turns."""
-    counts = {}
+    counts: dict[str, int] = {}
     for label, run in runners.items():
         run(1)
         counts[label] = calibrate(run, target)

@@ -242,7 +242,7 @@ def _child(kind: str, subject: str, repeat: int) -> None:
 
 def measure(repeat: int, kinds: list[str] | None = None) -> list[dict[str, Any]]:
     """Run every (kind, subject) case in its own subprocess."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for kind in kinds or list(hostile_inputs()):
         for subject in subjects():
             done = subprocess.run(

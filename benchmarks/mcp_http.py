@@ -22,7 +22,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 
 import harness
 
@@ -66,7 +66,7 @@ def serve(name: str) -> None:
 
 
 @contextlib.contextmanager
-def started(name: str) -> Iterator[str]:
+def started(name: str) -> Generator[str]:
     """The server `name` in a subprocess, for the block: its URL."""
     process = subprocess.Popen([sys.executable, __file__, "--serve", name], stdout=subprocess.PIPE, text=True)
     try:

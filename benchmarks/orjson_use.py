@@ -167,7 +167,7 @@ def jobs() -> tuple[list[Job], list[str]]:
 def measure(rounds: int, target: float) -> dict[str, Any]:
     """Median ns per call of scopetool's way and orjson's for every job, JSON-ready."""
     found, notes = jobs()
-    rows = []
+    rows: list[dict[str, Any]] = []
     for job, case, way, ours, our_argument, theirs, their_argument in found:
         medians = harness.medians(
             {"ours": calls(ours, our_argument), "orjson": calls(theirs, their_argument)}, rounds, target

@@ -281,7 +281,7 @@ def measure(count: int, rounds: int, counted_lines: int | None = 2_000) -> dict[
     on `counted_lines` lines (callgrind, when installed; None: not counted), then end to end."""
     cores = set(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
     all_cases = cases(count)
-    rows = []
+    rows: list[dict[str, Any]] = []
     release = harness.on_one_core()  # the loops on one core
     try:
         for name, lines, line_format in all_cases:
