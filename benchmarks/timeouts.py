@@ -76,7 +76,7 @@ def steps(calls: int) -> list[Step]:
 
 
 def tables(ns: dict[str, float], instructions: dict[str, float] | None) -> list[str]:
-    """The report: the timed table, then the instruction counts (or why there are none)."""
+    """The timed table, then the instruction counts when there are."""
     lines = [
         "| path | ns per call (median of interleaved rounds) | x its path without a timeout |",
         "|---|---:|---:|",
