@@ -2,28 +2,22 @@
 
 The bare validator is the floor: a typed-dict validator equivalent to the tool's parameters, strict,
 extra members forbidden, with nothing else (no size cap, no duplicate-key check, no identity, no
-Invocation). Each case runs valid and invalid arguments of three sizes. Timing: batches sized to
-``--target`` seconds, run round-robin over ``--rounds`` rounds so machine noise hits every runner
-alike; the median ns per call is reported with its ratio to the bare validator. A second table times
-each check of prepare on its own (`breakdown`).
+Invocation). Each case runs valid and invalid arguments of three sizes; the median ns per call (timed
+by `harness.medians`) is reported with its ratio to the bare validator. A second table times each
+check of prepare on its own (`breakdown`), a third what a rejection costs (`rejections`).
 
-    python benchmarks/admission.py            # full run
+    python benchmarks/admission.py            # full run: writes benchmarks/results.md
     python benchmarks/admission.py --quick    # a smoke run (CI)
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import platform
-import statistics
-import time
 from collections.abc import Callable
-from importlib import metadata
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import harness
+from harness import calls
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic_core import SchemaValidator, core_schema
 
@@ -197,38 +191,11 @@ ADMISSION_PATH = (
 )
 
 
-def _batch(run: Callable[[str], Any], raw: str, count: int) -> int:
-    clock = time.perf_counter_ns
-    start = clock()
-    for _ in range(count):
-        try:
-            run(raw)
-        except Exception:
-            continue
-    return clock() - start
-
-
-def _calibrate(run: Callable[[str], Any], raw: str, target: float) -> int:
-    count = 16
-    while True:
-        elapsed = _batch(run, raw, count)
-        if elapsed > 20_000_000 or count > 1 << 22:
-            return max(1, int(count * target * 1e9 / elapsed))
-        count *= 4
-
-
 def interleaved_medians(
     runners: dict[str, tuple[Callable[[Any], Any], Any]], rounds: int, target: float
 ) -> dict[str, float]:
     """Median ns per call of each ``label: (run, argument)``, the runners taking turns in every round."""
-    for run, arg in runners.values():  # warm up
-        _batch(run, arg, 50)
-    counts = {label: _calibrate(run, arg, target) for label, (run, arg) in runners.items()}
-    samples: dict[str, list[float]] = {label: [] for label in runners}
-    for _ in range(rounds):
-        for label, (run, arg) in runners.items():
-            samples[label].append(_batch(run, arg, counts[label]) / counts[label])
-    return {label: statistics.median(values) for label, values in samples.items()}
+    return harness.medians({label: calls(run, arg) for label, (run, arg) in runners.items()}, rounds, target)
 
 
 def measure(rounds: int, target: float) -> list[dict[str, Any]]:
@@ -423,14 +390,16 @@ def breakdown_table(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def report(rounds: int, target: float) -> str:
+PAGE = harness.Page(harness.HERE / "results.md")
+
+
+def report(options: harness.Options) -> str:
     """The benchmark's Markdown report: how it was run, then one row per case."""
-    versions = " ".join(f"{p}=={metadata.version(p)}" for p in ("scopetool", "pydantic", "pydantic-core", "jiter"))
+    rounds, target = options.rounds, options.target
     lines = [
-        f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs; {versions}; "
-        f"{ADMISSION_PATH}.",
-        f"Command: `python benchmarks/admission.py --rounds {rounds} --target {target}`; median ns per call over "
-        f"{rounds} interleaved rounds.",
+        harness.header(
+            options, "pydantic", "pydantic-core", "jiter", how=f"{ADMISSION_PATH}. {harness.timing(options)}"
+        ),
         "",
         "| case | bytes | bare validate_json (ns) | Contract.prepare (ns) | prepare / bare |",
         "|---|---:|---:|---:|---:|",
@@ -447,19 +416,8 @@ def report(rounds: int, target: float) -> str:
 
 
 def main() -> None:
-    """Run the benchmark, print its report and, with --write, save it."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=9)
-    parser.add_argument("--target", type=float, default=0.1, help="seconds per batch")
-    parser.add_argument("--quick", action="store_true", help="3 rounds of 0.01 s batches: checks that it runs")
-    parser.add_argument("--write", metavar="PATH", help="also write the report (Markdown) to PATH")
-    args = parser.parse_args()
-    if args.quick:
-        args.rounds, args.target = 3, 0.01
-    text = report(args.rounds, args.target)
-    print(text, end="")
-    if args.write:
-        Path(args.write).write_text(text, encoding="utf-8")
+    """Run the benchmark, print its report and (a full run) write it into benchmarks/results.md."""
+    harness.run(__doc__, report, PAGE)
 
 
 if __name__ == "__main__":

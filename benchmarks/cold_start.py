@@ -13,8 +13,8 @@
   built with the MCP SDK's ``MCPServer`` serving the same tool in the same way.
 
 Each command runs once first (so bytecode is written and files are cached), then in ``--rounds``
-interleaved rounds; the medians are reported. The children run with bytecode writing allowed, as a
-user's install has it.
+interleaved rounds (`harness.take_turns`); the medians are reported. The children run with bytecode
+writing allowed, as a user's install has it.
 
     python benchmarks/cold_start.py            # 21 rounds
     python benchmarks/cold_start.py --quick    # a smoke run (CI): 3 rounds
@@ -22,10 +22,8 @@ user's install has it.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -34,6 +32,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import harness
 
 TOOLS = '''
 from scopetool import Registry, tool
@@ -194,10 +194,7 @@ def measure(rounds: int) -> dict[str, Any]:
             notes.append("the serve rows were skipped: the MCP SDK is not installed (pip install 'scopetool[mcp]')")
         for runner in runners.values():
             runner()  # warm-up: bytecode written, files cached
-        times: dict[str, list[float]] = {name: [] for name in runners}
-        for _ in range(rounds):
-            for name, runner in runners.items():
-                times[name].append(runner())
+        times = harness.take_turns(runners, rounds)
         where = profile(folder, environment, 3 if rounds < 5 else 7)
     return {
         "rounds": rounds,
@@ -429,19 +426,19 @@ def targets(figures: dict[str, Any]) -> list[tuple[str, float, float]]:
     return found
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="a smoke run: 3 rounds")
-    parser.add_argument("--rounds", type=int, default=21)
-    options = parser.parse_args()
-    figures = measure(3 if options.quick else options.rounds)
-    print(f"cold starts: median of {figures['rounds']} interleaved rounds, fresh processes")
-    print(f"python {platform.python_version()}, {platform.machine()}, {platform.system()}")
-    print()
-    print("\n".join(table(figures)))
-    print()
+def report(options: harness.Options) -> str:
+    """Every cold start, timed: the table, where the time goes, and the targets met or not."""
+    figures = measure(options.rounds)
+    how = f"Fresh processes: medians of {figures['rounds']} interleaved rounds after one warm-up run each."
+    lines = [harness.header(options, "pydantic", "mcp", how=how), "", *table(figures), ""]
     for what, value, limit in targets(figures):
-        print(f"- {what}: {value:.2f}x ({'met' if value <= limit else 'not met'})")
+        lines.append(f"- {what}: {value:.2f}x ({'met' if value <= limit else 'not met'})")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    """Time every cold start and print the report."""
+    harness.run(__doc__, report, full=harness.Plan(rounds=21))
 
 
 if __name__ == "__main__":

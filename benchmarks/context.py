@@ -12,27 +12,18 @@ which is what to read when the ratio is near 1 on a shared machine.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
-import os
-import platform
-import shutil
-import statistics
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import Path
 
-from callgrind import count_steps
-from pages import replace_between
+import harness
+from harness import IDLE, Step, awaits
 
 from scopetool import Binding, CallContext, Registry, Request, tool
 
-HERE = Path(__file__).resolve().parent
-DOCS = HERE.parent / "docs" / "concepts" / "context.md"
-START = "<!-- context-benchmark:start -->"
-END = "<!-- context-benchmark:end -->"
+PAGE = harness.Page(
+    harness.DOCS / "concepts" / "context.md", "<!-- context-benchmark:start -->", "<!-- context-benchmark:end -->"
+)
 
 Turn = Callable[[], Awaitable[object]]
 
@@ -86,116 +77,58 @@ def turn(name: str) -> Turn:
     return once
 
 
-async def _round(one: Turn, calls: int) -> float:
-    start = time.perf_counter()
-    for _ in range(calls):
-        await one()
-    return (time.perf_counter() - start) / calls
+def sides(loop: asyncio.AbstractEventLoop) -> dict[str, dict[str, harness.Runner]]:
+    """Each pair's runners on `loop`: the plain tool and the one taking the context."""
+    return {
+        label: {"plain": awaits(turn(plain), loop), "context": awaits(turn(context), loop)}
+        for label, plain, context in PAIRS
+    }
 
 
-async def timed(plain: Turn, context: Turn, rounds: int, calls: int) -> tuple[float, float]:
-    """Median seconds per call of each, over interleaved rounds (warmed up first)."""
-    await _round(plain, calls)
-    await _round(context, calls)
-    a: list[float] = []
-    b: list[float] = []
-    for index in range(rounds):
-        pair = (plain, a), (context, b)
-        for one, into in pair if index % 2 == 0 else pair[::-1]:
-            into.append(await _round(one, calls))
-    return statistics.median(a), statistics.median(b)
-
-
-async def _idle() -> None:
-    return None
-
-
-async def _loop(one: Turn, calls: int) -> None:
-    for _ in range(calls):
-        await one()
-
-
-def child(calls: int) -> None:
-    """Under callgrind: the idle loop and each side of each pair in a loop of its own, between dump markers."""
+def steps(calls: int) -> list[Step]:
+    """Under callgrind: each pair's idle loop, then each side in a loop of its own."""
     loop = asyncio.new_event_loop()
-    plan: list[tuple[str, str]] = []
-    turns: list[Turn] = []
-    for label, plain, context in PAIRS:
-        for side, one in (("idle", _idle), ("plain", turn(plain)), ("context", turn(context))):
-            plan.append((label, side))
-            turns.append(one)
-    for one in turns:
-        loop.run_until_complete(_loop(one, 50))
-    os.getppid()
-    for one in turns:
-        loop.run_until_complete(_loop(one, calls))
-        os.getppid()
-    print(json.dumps(plan))
+    idle = awaits(harness.nothing, loop)
+    return [
+        Step(label, side, run, calls)
+        for label, runs in sides(loop).items()
+        for side, run in {IDLE: idle, **runs}.items()
+    ]
 
 
-def instructions(calls: int) -> dict[str, dict[str, float]]:
-    """Instructions per call of each side of each pair, the loop's own cost subtracted."""
-    plan, totals = count_steps(Path(__file__).resolve(), calls, len)
-    counts: dict[str, dict[str, float]] = {}
-    for (label, side), total in zip(plan, totals, strict=True):
-        counts.setdefault(label, {})[side] = total / calls
-    for row in counts.values():
-        idle = row.pop("idle")
-        for side in row:
-            row[side] -= idle
-    return counts
-
-
-def report(quick: bool) -> str:
+def report(options: harness.Options) -> str:
     """The generated table, with the machine and the command."""
-    rounds, calls = (3, 20) if quick else (31, 400)
-    counted: dict[str, dict[str, float]] = {}
-    counting = "no instructions counted (" + ("--quick" if quick else "valgrind is not installed here") + ")"
-    if not quick and shutil.which("valgrind") is not None:
-        counted = instructions(300)
-        counting = "instructions: valgrind's callgrind, 300 calls per side after 50 warm-up calls, loop cost subtracted"
+    counted = harness.instructions(__file__, options.calls) if options.count else {}
     lines = [
-        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
-        f"{platform.system()} {platform.release()}; Python {platform.python_version()}.",
-        f"Command: `python benchmarks/context.py{' --quick' if quick else ''}`. Timings: medians of {rounds} "
-        f"interleaved rounds of {calls} calls (prepare and call); {counting}.",
+        harness.header(
+            options, how=f"One call: prepare and call. {harness.timing(options)} {harness.counting(options)}"
+        ),
         "",
         "| tool | plain (µs) | with `CallContext` (µs) | added (µs) | ratio | plain (instructions) "
         "| with `CallContext` (instructions) | added (instructions) | ratio |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for label, plain, context in PAIRS:
-        a, b = asyncio.run(timed(turn(plain), turn(context), rounds, calls))
-        count = counted.get(label)
-        ins = (
-            f"{count['plain']:,.0f} | {count['context']:,.0f} | {count['context'] - count['plain']:,.0f} "
-            f"| {count['context'] / count['plain']:.2f}x"
-            if count
-            else "- | - | - | -"
-        )
-        lines.append(f"| {label} | {a * 1e6:.1f} | {b * 1e6:.1f} | {(b - a) * 1e6:.1f} | {b / a:.2f}x | {ins} |")
+    loop = asyncio.new_event_loop()
+    try:
+        for label, runs in sides(loop).items():
+            ns = harness.medians(runs, options.rounds, options.target)
+            a, b = ns["plain"] / 1000, ns["context"] / 1000
+            count = counted.get(label)
+            ins = (
+                f"{count['plain']:,.0f} | {count['context']:,.0f} | {count['context'] - count['plain']:,.0f} "
+                f"| {count['context'] / count['plain']:.2f}x"
+                if count
+                else "- | - | - | -"
+            )
+            lines.append(f"| {label} | {a:.1f} | {b:.1f} | {b - a:.1f} | {b / a:.2f}x | {ins} |")
+    finally:
+        loop.close()
     return "\n".join(lines)
-
-
-def write_docs(text: str) -> None:
-    """Put the table between the markers of docs/concepts/context.md."""
-    replace_between(DOCS, START, END, f"\n\n{text.strip()}\n\n")
 
 
 def main() -> None:
     """Measure every pair, print the table, and (a full run) write it into the docs."""
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="few rounds, no instruction counts, no docs")
-    parser.add_argument("--no-docs", action="store_true", help="leave docs/concepts/context.md alone")
-    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
-    options = parser.parse_args()
-    if options.child is not None:
-        child(options.child)
-        return
-    text = report(options.quick)
-    print(text)
-    if not options.quick and not options.no_docs:
-        write_docs(text)
+    harness.run(__doc__, report, PAGE, full=harness.Plan(rounds=15, calls=300), steps=steps)
 
 
 if __name__ == "__main__":

@@ -8,9 +8,9 @@ packages installed, both times (wall clock, and the CPU time of the suite's proc
 closing line, and the machine's load average before and after, since on a shared machine other work
 slows both.
 
-    python benchmarks/first_run.py                                      # the README's command
-    python benchmarks/first_run.py --extra test --extra test-all        # and everything, to compare
-    python benchmarks/first_run.py --write benchmarks/first_run.md      # the report the README quotes
+    python benchmarks/first_run.py                                # the README's command: writes benchmarks/first_run.md
+    python benchmarks/first_run.py --extra test --extra test-all  # and everything, to compare
+    python benchmarks/first_run.py --quick   # a smoke run: pip's cache used, the suite collected, not run
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import re
 import resource
 import signal
@@ -29,7 +28,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+import harness
+
+ROOT = harness.ROOT
+PAGE = harness.Page(harness.HERE / "first_run.md")
 # What `python -m venv` puts in a new venv before anything is installed.
 VENV_SEED = {"pip", "setuptools"}
 
@@ -52,8 +54,11 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def measure(extra: str) -> dict[str, Any]:
-    """Install `extra` into a fresh venv in a fresh copy, run the suite there; timings and counts."""
+def measure(extra: str, quick: bool = False) -> dict[str, Any]:
+    """Install `extra` into a fresh venv in a fresh copy, run the suite there; timings and counts.
+
+    `quick`: pip may use its cache, and the suite is collected, not run.
+    """
     with tempfile.TemporaryDirectory(prefix="scopetool-first-run-") as folder:
         work = Path(folder)
         _checkout(work)
@@ -62,7 +67,7 @@ def measure(extra: str) -> dict[str, Any]:
         load_before = os.getloadavg()
         started, cpu = time.perf_counter(), _children_cpu()
         subprocess.run(
-            [python, "-m", "pip", "install", "--quiet", "--no-cache-dir", "-e", f".[{extra}]"],
+            [python, "-m", "pip", "install", "--quiet", *([] if quick else ["--no-cache-dir"]), "-e", f".[{extra}]"],
             cwd=work,
             check=True,
             capture_output=True,
@@ -74,7 +79,7 @@ def measure(extra: str) -> dict[str, Any]:
         packages = [entry["name"] for entry in json.loads(listed) if entry["name"].lower() not in VENV_SEED]
         started, cpu = time.perf_counter(), _children_cpu()
         suite = subprocess.run(
-            [python, "-m", "pytest", "-p", "no:cacheprovider"],
+            [python, "-m", "pytest", "-p", "no:cacheprovider", *(["--collect-only", "-q"] if quick else [])],
             cwd=work,
             capture_output=True,
             text=True,
@@ -83,7 +88,7 @@ def measure(extra: str) -> dict[str, Any]:
         )
         seconds, suite_cpu = time.perf_counter() - started, _children_cpu() - cpu
         load_after = os.getloadavg()
-    closing = [line for line in suite.stdout.splitlines() if re.match(r"^=+ .*\bin [\d.]+s\b.* =+$", line)]
+    closing = [line for line in suite.stdout.splitlines() if re.match(r"^(=+ )?.*\bin [\d.]+s\b.*( =+)?$", line)]
     return {
         "extra": extra,
         "packages": len(packages),
@@ -99,16 +104,17 @@ def measure(extra: str) -> dict[str, Any]:
     }
 
 
-def report(rows: list[dict[str, Any]]) -> str:
+def report(options: harness.Options, rows: list[dict[str, Any]]) -> str:
     """The Markdown report of the measured runs."""
+    how = "A fresh venv in a fresh copy of the last commit for each extra; " + (
+        "pip with its cache, and the suite collected, not run (--quick)."
+        if options.quick
+        else "pip without its cache, so every package is downloaded."
+    )
     lines = [
         "# The README's test command, timed",
         "",
-        f"Machine: {os.cpu_count()} CPUs, {platform.system()} {platform.release()}; "
-        f"Python {platform.python_version()}.",
-        "",
-        f"Command: `{' '.join(['python benchmarks/first_run.py', *sys.argv[1:]])}` (a fresh venv in a fresh copy "
-        "of the last commit for each extra; pip without its cache, so every package is downloaded).",
+        harness.header(options, how=how),
         "",
         "Wall-clock times grow with other work on the machine; CPU times (the processes' own, user and system) "
         "much less, and on an idle machine the suite's wall-clock time is close to its CPU time.",
@@ -127,16 +133,14 @@ def report(rows: list[dict[str, Any]]) -> str:
 
 
 def main() -> None:
-    """Measure each extra in turn, print the report and write it where asked."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--extra", action="append", help="an extra to install (repeatable; default: test)")
-    parser.add_argument("--write", type=Path, metavar="PATH", help="also write the report to PATH")
-    args = parser.parse_args()
-    rows = [measure(extra) for extra in args.extra or ["test"]]
-    text = report(rows)
-    print(text)
-    if args.write is not None:
-        args.write.write_text(text, encoding="utf-8")
+    """Measure each extra in turn, print the report and (a full run) write benchmarks/first_run.md."""
+
+    def flags(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--extra", action="append", help="an extra to install (repeatable; default: test)")
+
+    options = harness.parse(__doc__, flags=flags)
+    rows = [measure(extra, options.quick) for extra in options.args.extra or ["test"]]
+    harness.publish(options, report(options, rows), PAGE)
     if any(row["returncode"] != 0 for row in rows):
         sys.exit("a suite failed:\n" + "\n".join(line for row in rows for line in row["failed"]))
 

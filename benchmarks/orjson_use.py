@@ -18,15 +18,15 @@ The jobs of a tool turn and its records, on the valid documents of `admission.py
 
 from __future__ import annotations
 
-import argparse
 import json
-import platform
 from collections.abc import Callable
 from typing import Any
 
+import harness
 import jiter
 import orjson
-from admission import CASES, interleaved_medians
+from admission import CASES
+from harness import calls
 from pydantic import BaseModel, TypeAdapter
 
 from scopetool import Output, Result
@@ -167,10 +167,10 @@ def jobs() -> tuple[list[Job], list[str]]:
 def measure(rounds: int, target: float) -> dict[str, Any]:
     """Median ns per call of scopetool's way and orjson's for every job, JSON-ready."""
     found, notes = jobs()
-    rows = []
+    rows: list[dict[str, Any]] = []
     for job, case, way, ours, our_argument, theirs, their_argument in found:
-        medians = interleaved_medians(
-            {"ours": (ours, our_argument), "orjson": (theirs, their_argument)}, rounds, target
+        medians = harness.medians(
+            {"ours": calls(ours, our_argument), "orjson": calls(theirs, their_argument)}, rounds, target
         )
         rows.append(
             {
@@ -202,17 +202,18 @@ def table(figures: dict[str, Any]) -> list[str]:
     return lines
 
 
+def report(options: harness.Options) -> str:
+    """How it was run, then the table."""
+    figures = measure(options.rounds, options.target)
+    how = harness.timing(options)
+    return "\n".join(
+        [harness.header(options, "orjson", "jiter", "pydantic-core", "dbos", how=how), "", *table(figures)]
+    )
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="a smoke run: 3 rounds of 0.01 s batches")
-    parser.add_argument("--rounds", type=int, default=9)
-    parser.add_argument("--target", type=float, default=0.1, help="seconds per batch")
-    options = parser.parse_args()
-    figures = measure(3, 0.01) if options.quick else measure(options.rounds, options.target)
-    print(f"where orjson is used: median of {figures['rounds']} interleaved rounds")
-    print(f"python {platform.python_version()}, orjson {orjson.__version__}")
-    print()
-    print("\n".join(table(figures)))
+    """Time every job and print the table."""
+    harness.run(__doc__, report)
 
 
 if __name__ == "__main__":

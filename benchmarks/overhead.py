@@ -8,7 +8,7 @@
 - import: ``import scopetool`` and ``from scopetool import tool`` time and peak memory against
   ``import pydantic`` and ``from pydantic import BaseModel``, each in a fresh subprocess.
 
-Timed figures are medians over interleaved rounds; imports are medians over interleaved subprocesses.
+Timed figures are `harness.medians`; imports are medians over interleaved subprocesses (`harness.take_turns`).
 
     python benchmarks/overhead.py            # full run
     python benchmarks/overhead.py --quick    # a smoke run (CI)
@@ -23,30 +23,17 @@ import os
 import statistics
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from typing import Any
 
+import harness
 import pydantic_core
-from admission import CASES, _calibrate, bare_validator
+from admission import CASES, bare_validator
+from harness import awaits, calls
 
 from scopetool import Caller, Definition, Invocation, Request, Result, bind, tool
 from scopetool.providers import openai_chat
 
 Rows = list[dict[str, Any]]
-
-
-def _interleaved(runners: dict[str, Callable[[int], int]], rounds: int, target: float) -> dict[str, float]:
-    """Median ns per operation of each `run(count) -> elapsed ns`, batches calibrated then interleaved."""
-    counts = {}
-    for label, run in runners.items():
-        run(10)  # warm up
-        counts[label] = _calibrate(lambda _raw, run=run: run(1), "", target)
-    samples: dict[str, list[float]] = {label: [] for label in runners}
-    for _ in range(rounds):
-        for label, run in runners.items():
-            samples[label].append(run(counts[label]) / counts[label])
-    return {label: statistics.median(values) for label, values in samples.items()}
 
 
 async def add(a: int, b: int) -> int:
@@ -61,36 +48,21 @@ async def passthrough(invocation: Invocation, call_next: Caller) -> Result:
 
 def binding(rounds: int, target: float) -> Rows:
     """ns per call: direct await, and prepare + Binding.call with 0 and 3 middlewares."""
-    loop = asyncio.new_event_loop()
-    clock = time.perf_counter_ns
     request = Request(name="add", arguments='{"a":17,"b":25}')
 
-    async def direct(count: int) -> int:
-        start = clock()
-        for _ in range(count):
-            await add(17, 25)
-        return clock() - start
-
-    def through(*middlewares: Any) -> Callable[[int], Any]:
+    def through(*middlewares: Any) -> Any:
         bound = bind(tool(add), *middlewares)
         prepare, call = bound.contract.prepare, bound.call
+        return lambda: call(prepare(request))
 
-        async def batch(count: int) -> int:
-            start = clock()
-            for _ in range(count):
-                await call(prepare(request))
-            return clock() - start
-
-        return batch
-
-    batches = {
-        "direct": direct,
-        "binding, 0 middlewares": through(),
-        "binding, 3 middlewares": through(passthrough, passthrough, passthrough),
-    }
+    loop = asyncio.new_event_loop()
     try:
-        runners = {label: (lambda n, b=b: loop.run_until_complete(b(n))) for label, b in batches.items()}
-        ns = _interleaved(runners, rounds, target)
+        turns = {
+            "direct": lambda: add(17, 25),
+            "binding, 0 middlewares": through(),
+            "binding, 3 middlewares": through(passthrough, passthrough, passthrough),
+        }
+        ns = harness.medians({label: awaits(turn, loop) for label, turn in turns.items()}, rounds, target)
     finally:
         loop.close()
     base = ns["direct"]
@@ -112,37 +84,14 @@ def export(rounds: int, target: float) -> Rows:
     definitions = _definitions(100)
     stored = [d.input_schema_json for d in definitions]
     from_json = pydantic_core.from_json
-    clock = time.perf_counter_ns
-
-    def floor(count: int) -> int:
-        start = clock()
-        for _ in range(count):
-            [from_json(s) for s in stored]
-        return clock() - start
-
-    def neutral(count: int) -> int:
-        start = clock()
-        for _ in range(count):
-            [d.to_dict() for d in definitions]
-        return clock() - start
-
-    def openai(count: int) -> int:
-        start = clock()
-        for _ in range(count):
-            openai_chat.export_tools(definitions)
-        return clock() - start
-
-    ns = _interleaved(
-        {
-            "pydantic_core.from_json of 100 schemas": floor,
-            "100 x Definition.to_dict": neutral,
-            "openai_chat.export_tools(100)": openai,
-        },
-        rounds,
-        target,
-    )
-    base = ns["pydantic_core.from_json of 100 schemas"]
-    return [{"what": label, "ns": value, "ratio": value / base} for label, value in ns.items()]
+    floor = "pydantic_core.from_json of 100 schemas"
+    runners = {
+        floor: calls(lambda _: [from_json(s) for s in stored]),
+        "100 x Definition.to_dict": calls(lambda _: [d.to_dict() for d in definitions]),
+        "openai_chat.export_tools(100)": calls(lambda _: openai_chat.export_tools(definitions)),
+    }
+    ns = harness.medians(runners, rounds, target)
+    return [{"what": label, "ns": value, "ratio": value / ns[floor]} for label, value in ns.items()]
 
 
 def throughput(rounds: int, target: float) -> Rows:
@@ -152,31 +101,20 @@ def throughput(rounds: int, target: float) -> Rows:
     validate = bare_validator(fn, raw)
     raws = [json.dumps({"a": i, "b": -i}, separators=(",", ":")) for i in range(1000)]
     requests = [Request(name=fn.__name__, arguments=r) for r in raws]
-    clock = time.perf_counter_ns
 
-    def admit(count: int) -> int:
-        start = clock()
-        for _ in range(count):
-            for request in requests:
-                prepare(request)
-        return clock() - start
+    def admit(_: object) -> None:
+        for request in requests:
+            prepare(request)
 
-    def bare(count: int) -> int:
-        start = clock()
-        for _ in range(count):
-            for r in raws:
-                validate(r)
-        return clock() - start
+    def bare(_: object) -> None:
+        for r in raws:
+            validate(r)
 
-    pinned = hasattr(os, "sched_getaffinity")
-    if pinned:
-        cpus = os.sched_getaffinity(0)
-        os.sched_setaffinity(0, {min(cpus)})
+    release = harness.on_one_core()
     try:
-        ns = _interleaved({"bare validate_json": bare, "Contract.prepare": admit}, rounds, target)
+        ns = harness.medians({"bare validate_json": calls(bare), "Contract.prepare": calls(admit)}, rounds, target)
     finally:
-        if pinned:
-            os.sched_setaffinity(0, cpus)
+        release()
     per_second = {label: 1e9 * len(raws) / value for label, value in ns.items()}
     base = per_second["bare validate_json"]
     return [{"what": label, "per_second": value, "ratio": value / base} for label, value in per_second.items()]
@@ -215,16 +153,13 @@ def imports(runs: int) -> Rows:
     writable = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
     for statement in IMPORTS.values():
         subprocess.run([sys.executable, "-c", statement], check=True, env=writable)
-    samples: dict[str, list[tuple[float, float]]] = {label: [] for label in IMPORTS}
-    for _ in range(runs):
-        for label, statement in IMPORTS.items():
-            out = subprocess.run(
-                [sys.executable, "-c", _PROBE.format(statement=statement)],
-                capture_output=True,
-                text=True,
-                check=True,
-            ).stdout.split()
-            samples[label].append((float(out[0]) * 1000, int(out[1]) / 1024))
+
+    def probe(statement: str) -> tuple[float, float]:
+        command = [sys.executable, "-c", _PROBE.format(statement=statement)]
+        out = subprocess.run(command, capture_output=True, text=True, check=True).stdout.split()
+        return float(out[0]) * 1000, int(out[1]) / 1024
+
+    samples = harness.take_turns({label: (lambda s=statement: probe(s)) for label, statement in IMPORTS.items()}, runs)
     medians = {
         label: (statistics.median(t for t, _ in values), statistics.median(m for _, m in values))
         for label, values in samples.items()
@@ -283,15 +218,17 @@ def tables(results: dict[str, Rows]) -> list[str]:
 
 def main() -> None:
     """Run the overhead benchmarks and print their tables."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=9)
-    parser.add_argument("--target", type=float, default=0.1, help="seconds per batch")
-    parser.add_argument("--imports", type=int, default=11, help="fresh subprocesses per import statement")
-    parser.add_argument("--quick", action="store_true", help="3 rounds of 0.01 s batches, 3 imports each")
-    args = parser.parse_args()
-    if args.quick:
-        args.rounds, args.target, args.imports = 3, 0.01, 3
-    print("\n".join(tables(measure(args.rounds, args.target, args.imports))))
+
+    def flags(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--imports", type=int, help="fresh subprocesses per import statement (default 11, quick 3)")
+
+    options = harness.parse(__doc__, flags=flags)
+    runs = options.args.imports or (3 if options.quick else 11)
+    how = f"{harness.timing(options)} Imports: medians of {runs} fresh subprocesses each."
+    text = "\n".join(
+        [harness.header(options, "pydantic", how=how), "", *tables(measure(options.rounds, options.target, runs))]
+    )
+    harness.publish(options, text)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ valid and invalid) along the path its framework takes before calling the functio
 - bare: a strict pydantic-core typed-dict ``validate_json`` (the floor, and the ratios' denominator).
 
 A peer that is not installed (or whose internals moved) is skipped with a one-line note. Timing is
-that of `admission.py`: calibrated batches, run round-robin over the rounds, median ns per call.
+`harness.medians`: calibrated batches, the runners taking turns over the rounds, median ns per call.
 
     python benchmarks/peers.py            # full run
     python benchmarks/peers.py --quick    # a smoke run (CI)
@@ -20,11 +20,11 @@ that of `admission.py`: calibrated batches, run round-robin over the rounds, med
 
 from __future__ import annotations
 
-import argparse
 import warnings
 from collections.abc import Callable
 from typing import Any
 
+import harness
 import pydantic_core
 from admission import CASES, bare_validator, interleaved_medians, scopetool_prepare
 
@@ -227,17 +227,17 @@ def skipped(notes: dict[str, str]) -> list[str]:
     return [f"- {LABELS[label]}: {note}" for label, note in notes.items()]
 
 
+def report(options: harness.Options) -> str:
+    """The comparison's Markdown: how it was run, the table, and the runners skipped."""
+    rows, notes = measure(options.rounds, options.target)
+    how = harness.timing(options)
+    versions = ("pydantic-core", "pydantic-ai-slim", "openai-agents", "mcp", "langchain-core")
+    return "\n".join([harness.header(options, *versions, how=how), "", *table(rows), "", *skipped(notes)])
+
+
 def main() -> None:
     """Run the comparison and print its tables."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=9)
-    parser.add_argument("--target", type=float, default=0.1, help="seconds per batch")
-    parser.add_argument("--quick", action="store_true", help="3 rounds of 0.01 s batches: checks that it runs")
-    args = parser.parse_args()
-    if args.quick:
-        args.rounds, args.target = 3, 0.01
-    rows, notes = measure(args.rounds, args.target)
-    print("\n".join([*table(rows), "", *skipped(notes)]))
+    harness.run(__doc__, report)
 
 
 if __name__ == "__main__":

@@ -11,39 +11,26 @@ choose between the loop's worker pool and a thread of the call's own. This scrip
   instructions per call of the same four paths, and of the one check the sync path gained, as a share
   of the sync call without a timeout.
 
-    python benchmarks/timeouts.py            # full run; --docs also writes the tables into docs/concepts/timeouts.md
-    python benchmarks/timeouts.py --quick    # a smoke run (CI): timed only, no callgrind
+    python benchmarks/timeouts.py            # full run: writes the tables into docs/concepts/timeouts.md
+    python benchmarks/timeouts.py --quick    # a smoke run (CI): timed only, no callgrind, no docs
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
-import os
-import platform
-import shutil
-import statistics
-import sys
-import time
-from collections.abc import Callable, Coroutine
-from pathlib import Path
-from typing import Any
 
-from callgrind import count_steps
-from pages import replace_between
+import harness
+from harness import IDLE, Step, awaits
 
 from scopetool import Binding, Request, bind, tool
 from scopetool._timeout import UNDER_TIMEOUT
 
-HERE = Path(__file__).resolve().parent
-DOCS = HERE.parent / "docs" / "concepts" / "timeouts.md"
-START = "<!-- benchmarks/timeouts.py --docs writes from here -->"
-END = "<!-- to here -->"
+PAGE = harness.Page(
+    harness.DOCS / "concepts" / "timeouts.md", "<!-- benchmarks/timeouts.py writes from here -->", "<!-- to here -->"
+)
 LIMIT = 60.0
 CHECK = "the check: UNDER_TIMEOUT.get()"
 SYNC_TIMED = f"sync, timeout {LIMIT:g} s (own thread)"
-COUNTED = ("idle", CHECK, "async, no timeout", f"async, timeout {LIMIT:g} s", "sync, no timeout", SYNC_TIMED)
 
 
 async def add_async(a: int, b: int) -> int:
@@ -66,84 +53,31 @@ def bindings() -> dict[str, Binding]:
     }
 
 
-def _batch(binding: Binding) -> Callable[[int], Coroutine[Any, Any, int]]:
-    invocation = binding.contract.prepare(Request(name=binding.name, arguments='{"a":17,"b":25}'))
-    call = binding.call
-    clock = time.perf_counter_ns
+def runners(loop: asyncio.AbstractEventLoop) -> dict[str, harness.Runner]:
+    """``await binding.call(invocation)`` of each path, on `loop`."""
 
-    async def batch(count: int) -> int:
-        start = clock()
-        for _ in range(count):
-            await call(invocation)
-        return clock() - start
+    def calling(binding: Binding) -> harness.Runner:
+        invocation = binding.contract.prepare(Request(name=binding.name, arguments='{"a":17,"b":25}'))
+        call = binding.call
+        return awaits(lambda: call(invocation), loop)
 
-    return batch
+    return {label: calling(binding) for label, binding in bindings().items()}
 
 
-def timed(rounds: int, target: float) -> dict[str, float]:
-    """Median ns per call of each path, batches calibrated once, then interleaved round by round."""
+async def _check() -> None:
+    UNDER_TIMEOUT.get()
+
+
+def steps(calls: int) -> list[Step]:
+    """Under callgrind: the idle loop, the one check the sync path gained, and each path."""
     loop = asyncio.new_event_loop()
-    try:
-        runners = {label: _batch(binding) for label, binding in bindings().items()}
-        counts: dict[str, int] = {}
-        for label, run in runners.items():
-            count = 1
-            while loop.run_until_complete(run(count)) < target * 1e9 and count < 1 << 20:
-                count *= 2
-            counts[label] = count
-        samples: dict[str, list[float]] = {label: [] for label in runners}
-        for _ in range(rounds):
-            for label, run in runners.items():
-                samples[label].append(loop.run_until_complete(run(counts[label])) / counts[label])
-    finally:
-        loop.close()
-    return {label: statistics.median(values) for label, values in samples.items()}
-
-
-def child(calls: int) -> None:
-    """Under callgrind: each counted step between two ``os.getppid()`` markers; the loop's cost is the idle step."""
-    paths = bindings()
-    loop = asyncio.new_event_loop()
-
-    async def idle(count: int) -> None:
-        for _ in range(count):
-            pass  # the loop itself
-
-    async def check(count: int) -> None:
-        for _ in range(count):
-            UNDER_TIMEOUT.get()
-
-    steps: dict[str, Callable[[int], Coroutine[Any, Any, Any]]] = {
-        "idle": idle,
-        CHECK: check,
-        **{label: _batch(paths[label]) for label in COUNTED[2:]},
-    }
-    for step in steps.values():
-        loop.run_until_complete(step(max(calls // 10, 1)))  # warm up
-    for step in steps.values():
-        os.getppid()
-        loop.run_until_complete(step(calls))
-    os.getppid()
-    loop.close()
-    print(json.dumps({"steps": len(steps)}))
-
-
-def counted(calls: int) -> dict[str, float] | None:
-    """Instructions per call of each counted step, less the idle loop's; None without valgrind."""
-    if shutil.which("valgrind") is None:
-        return None
-    _, totals = count_steps(Path(__file__), calls, lambda report: report["steps"])
-    per_call = dict(zip(COUNTED, (total / calls for total in totals), strict=True))
-    idle = per_call.pop("idle")
-    return {label: value - idle for label, value in per_call.items()}
+    sides = {IDLE: awaits(harness.nothing, loop), CHECK: awaits(_check, loop), **runners(loop)}
+    return [Step("timeouts", side, run, calls) for side, run in sides.items()]
 
 
 def tables(ns: dict[str, float], instructions: dict[str, float] | None) -> list[str]:
-    """The report: the timed table, then the instruction counts (or why there are none)."""
+    """The timed table, then the instruction counts when there are."""
     lines = [
-        f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs. "
-        "Command: `python benchmarks/timeouts.py`; a trivial tool, `await binding.call(invocation)`.",
-        "",
         "| path | ns per call (median of interleaved rounds) | x its path without a timeout |",
         "|---|---:|---:|",
     ]
@@ -153,7 +87,6 @@ def tables(ns: dict[str, float], instructions: dict[str, float] | None) -> list[
         lines.append(f"| {label} | {ns[label]:,.0f} | {ns[label] / base:.2f}x |")
     lines.append("")
     if instructions is None:
-        lines.append("(no instruction counts: valgrind is not installed here, or --quick)")
         return lines
     check = instructions[CHECK]
     sync = instructions["sync, no timeout"]
@@ -170,29 +103,21 @@ def tables(ns: dict[str, float], instructions: dict[str, float] | None) -> list[
     return lines
 
 
-def write_docs(lines: list[str]) -> None:
-    """Replace the figures between the markers in the docs page."""
-    replace_between(DOCS, START, END, "\n" + "\n".join(lines) + "\n")
+def report(options: harness.Options) -> str:
+    """Time every path (and count its instructions where valgrind is installed): the report."""
+    loop = asyncio.new_event_loop()
+    try:
+        ns = harness.medians(runners(loop), options.rounds, options.target)
+    finally:
+        loop.close()
+    counted = harness.instructions(__file__, options.calls)["timeouts"] if options.count else None
+    how = f"A trivial tool, `await binding.call(invocation)`. {harness.timing(options)} {harness.counting(options)}"
+    return "\n".join([harness.header(options, how=how), "", *tables(ns, counted)])
 
 
 def main() -> None:
-    """Run the benchmark; print the tables (and write them into the docs with --docs)."""
-    if len(sys.argv) == 3 and sys.argv[1] == "--child":
-        child(int(sys.argv[2]))
-        return
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--target", type=float, default=0.1, help="seconds per batch")
-    parser.add_argument("--calls", type=int, default=2000, help="calls per step under callgrind")
-    parser.add_argument("--quick", action="store_true", help="3 rounds of 0.01 s batches, no callgrind")
-    parser.add_argument("--docs", action="store_true", help=f"write the tables into {DOCS.relative_to(HERE.parent)}")
-    args = parser.parse_args()
-    if args.quick:
-        args.rounds, args.target = 3, 0.01
-    lines = tables(timed(args.rounds, args.target), None if args.quick else counted(args.calls))
-    print("\n".join(lines))
-    if args.docs:
-        write_docs(lines)
+    """Run the benchmark; print the tables and (a full run) write them into the docs."""
+    harness.run(__doc__, report, PAGE, full=harness.Plan(rounds=15), steps=steps)
 
 
 if __name__ == "__main__":

@@ -16,9 +16,8 @@ Every runner does the same job with its own API, on the same message, for a sync
 
 The calls of a turn run concurrently (``asyncio.gather``) as every framework's loop runs them; a turn
 of one call is awaited directly. A peer that is not installed is skipped with a note. Timing: one
-event loop, batches calibrated to ``--target`` seconds, the runners taking turns over ``--rounds``
-rounds; the median microseconds per turn. Where valgrind is installed (not with ``--quick``), the
-instructions per turn are counted beside the timings (callgrind; the loop's own cost subtracted).
+event loop, `harness.medians`; the median microseconds per turn. Where valgrind is installed (not with
+``--quick``), the instructions per turn are counted beside the timings (`harness.instructions`).
 
 A second table times the hop of a sync tool to a worker thread on its own (`hops`); a third, the cost
 of building a `Request` beside `prepare`'s on the 15-byte call (`request_cost`).
@@ -38,17 +37,13 @@ import gc
 import itertools
 import json
 import os
-import shutil
-import statistics
-import sys
-import time
 import warnings
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
+import harness
 import pydantic_core
-from callgrind import count_steps
+from harness import IDLE, Step, awaits, calls
 
 from scopetool import Effect, Registry, Request, bind, tool
 from scopetool.driver import Driver, MemoryBackend
@@ -303,60 +298,36 @@ async def _check(turn: Turn, payload: dict[str, Any], provider: str, size: int) 
         raise SystemExit(f"turn.py: a runner answered {texts!r}")
 
 
-async def _batch(turn: Turn, payload: dict[str, Any], count: int) -> int:
-    clock = time.perf_counter_ns
-    start = clock()
-    for _ in range(count):
-        await turn(payload)
-    return clock() - start
-
-
-async def _calibrate(turn: Turn, payload: dict[str, Any], target: float) -> int:
-    count = 4
-    while True:
-        elapsed = await _batch(turn, payload, count)
-        if elapsed > 20_000_000 or count > 1 << 18:
-            return max(1, int(count * target * 1e9 / elapsed))
-        count *= 4
-
-
-async def interleaved(made: dict[str, Turn], payload: dict[str, Any], rounds: int, target: float) -> dict[str, float]:
-    """Median µs per turn of each runner, the runners taking turns in every round."""
-    for turn in made.values():
-        await _batch(turn, payload, 20)
-    counts = {label: await _calibrate(turn, payload, target) for label, turn in made.items()}
-    samples: dict[str, list[float]] = {label: [] for label in made}
-    for index in range(rounds):
-        order = list(made.items()) if index % 2 == 0 else list(made.items())[::-1]
-        for label, turn in order:
-            samples[label].append(await _batch(turn, payload, counts[label]) / counts[label] / 1000)
-    return {label: statistics.median(values) for label, values in samples.items()}
+def timed(made: dict[str, Turn], payload: dict[str, Any], rounds: int, target: float) -> dict[str, float]:
+    """Median µs per turn of each runner on `payload` (`harness.medians`, on one event loop)."""
+    loop = asyncio.new_event_loop()
+    try:
+        runs = {label: awaits(functools.partial(turn, payload), loop) for label, turn in made.items()}
+        return {label: ns / 1000 for label, ns in harness.medians(runs, rounds, target).items()}
+    finally:
+        loop.close()
 
 
 def measure(
-    rounds: int, target: float, calls: int | None
+    rounds: int, target: float, counted: int | None
 ) -> tuple[list[dict[str, Any]], dict[str, str], dict[str, float]]:
-    """Every case's median µs per turn (and, with `calls`, instructions per turn) of every runner; skip notes;
-    the instructions of the `PARTS` (empty without `calls` or valgrind)."""
+    """Every case's median µs per turn (and, with `counted` calls, instructions per turn) of every runner; skip
+    notes; the instructions of the `PARTS` (empty without `counted` or valgrind)."""
     notes: dict[str, str] = {}
     rows: list[dict[str, Any]] = []
-
-    async def run() -> None:
-        for case, kind, provider, size in cases():
-            payload = message(provider, size)
-            made = runners(kind, provider, notes)
-            for turn in made.values():
-                await _check(turn, payload, provider, size)
-            _settled()
-            rows.append({"case": case, "calls": size, "us": await interleaved(made, payload, rounds, target)})
-
-    asyncio.run(run())
+    for case, kind, provider, size in cases():
+        payload = message(provider, size)
+        made = runners(kind, provider, notes)
+        for turn in made.values():
+            asyncio.run(_check(turn, payload, provider, size))
+        harness.settle()
+        rows.append({"case": case, "calls": size, "us": timed(made, payload, rounds, target)})
     parts: dict[str, float] = {}
-    if calls is not None and shutil.which("valgrind") is not None:
-        counted = instructions(calls)
+    if counted is not None and harness.can_count():
+        found = harness.instructions(__file__, counted)
         for row in rows:
-            row["instructions"] = counted.get(row["case"], {})
-        parts = {**counted.get(PART, {}), **{f"hop: {label}": value for label, value in counted.get(HOP, {}).items()}}
+            row["instructions"] = found.get(row["case"], {})
+        parts = {**found.get(PART, {}), **{f"hop: {label}": value for label, value in found.get(HOP, {}).items()}}
     return rows, notes, parts
 
 
@@ -368,84 +339,27 @@ def parts_table(parts: dict[str, float]) -> list[str]:
     return ["| part | instructions |", "|---|---:|", *(f"| {label} | {value:,.0f} |" for label, value in shown.items())]
 
 
-IDLE = "idle"
+PART = "parts"
+HOP = "hops"
 
 
-def _settled() -> None:
-    """Collect, then freeze what is left: no runner pays for a collection over the others' (and the peers') objects."""
-    gc.collect()
-    gc.freeze()
+def steps(count: int) -> list[Step]:
+    """Under callgrind: every runner of every case (`count` calls a turn's worth), each way of the hop table
+    (counted whole), and each part (less its idle loop)."""
+    loop = asyncio.new_event_loop()
+    notes: dict[str, str] = {}
+    found: list[Step] = []
+    for case, kind, provider, size in cases():
+        payload = message(provider, size)
+        for label, turn in {IDLE: _idle, **runners(kind, provider, notes)}.items():
+            found.append(Step(case, label, awaits(functools.partial(turn, payload), loop), max(1, count // size)))
+    found += [Step(HOP, label, awaits(make(), loop), count) for label, make in _hop_makers().items()]
+    parts = {IDLE: lambda: None, **{label: part() for label, part in PARTS.items()}}
+    found += [Step(PART, label, calls(lambda _, run=run: run()), count) for label, run in parts.items()]
+    return found
 
 
 async def _idle(_: Any) -> None:
-    return None
-
-
-def child(calls: int) -> None:
-    """Under callgrind: every runner of every case in a loop of its own between two dump markers."""
-    notes: dict[str, str] = {}
-    plan: list[tuple[str, str, int]] = []
-    steps: list[tuple[Turn, dict[str, Any], int]] = []
-    for case, kind, provider, size in cases():
-        payload = message(provider, size)
-        count = max(1, calls // size)
-        for label, turn in {IDLE: _idle, **runners(kind, provider, notes)}.items():
-            plan.append((case, label, count))
-            steps.append((turn, payload, count))
-
-    async def run() -> None:
-        for turn, payload, _ in steps:
-            await _batch(turn, payload, 20)
-        _settled()
-        os.getppid()
-        for turn, payload, count in steps:
-            await _batch(turn, payload, count)
-            os.getppid()
-            _settled()
-            os.getppid()  # the collection is a step of its own, counted for nobody
-
-    asyncio.run(run())
-
-    def setup_step() -> None:  # a step that holds the setup just done, so no later step counts it
-        plan.append((SETUP, SETUP, 1))
-        _settled()
-        os.getppid()
-        os.getppid()
-
-    async def hop_steps() -> None:  # each way of the hop table, its calls awaited one after another
-        made = {label: make() for label, make in _hop_makers().items()}
-        for hop in made.values():
-            for _ in range(20):
-                await hop()
-        setup_step()
-        for label, hop in made.items():
-            plan.append((HOP, label, calls))
-            for _ in range(calls):
-                await hop()
-            os.getppid()
-            _settled()
-            os.getppid()
-
-    asyncio.run(hop_steps())
-    built = {label: part() for label, part in PARTS.items()}
-    setup_step()
-    for label, step in built.items():  # each part in a loop of its own, after the loop's own cost
-        for name, run in ((IDLE, _nothing), (label, step)):
-            plan.append((PART, name, calls))
-            for _ in range(calls):
-                run()
-            os.getppid()
-            _settled()
-            os.getppid()
-    print(json.dumps(plan))
-
-
-PART = "parts"
-HOP = "hops"
-SETUP = "setup"
-
-
-def _nothing() -> None:
     return None
 
 
@@ -479,27 +393,6 @@ PARTS: dict[str, Callable[[], Callable[[], Any]]] = {
     "Request(name=..., arguments=...)": _request,
     "prepare(request) on the 15-byte call": _prepare,
 }
-
-
-def instructions(calls: int) -> dict[str, dict[str, float]]:
-    """Instructions per turn of every runner of every case, the loop's own cost subtracted."""
-    plan, totals = count_steps(Path(__file__).resolve(), calls, lambda plan: 2 * len(plan))
-    counts: dict[str, dict[str, float]] = {}
-    for (case, label, count), total in zip(plan, totals[::2], strict=True):
-        counts.setdefault(case, {})[label] = total / count
-    counts.pop(SETUP, None)
-    for case, row in counts.items():
-        if case in (PART, HOP):  # a part has its own idle loop just before it; a hop is counted whole
-            continue
-        idle = row.pop(IDLE)
-        for label in row:
-            row[label] -= idle
-    parts: dict[str, float] = {}
-    for (case, label, count), before, total in zip(plan, [0, *totals[::2]], totals[::2], strict=False):
-        if case == PART and label != IDLE:
-            parts[label] = (total - before) / count  # less the idle loop's total, the step before
-    counts[PART] = parts
-    return counts
 
 
 # The hop of a sync tool to a worker thread, on its own.
@@ -558,13 +451,8 @@ def _hop_makers() -> dict[str, Callable[[], Callable[[], Awaitable[Any]]]]:
 
 def hops(rounds: int, target: float) -> dict[str, float]:
     """Median µs per call of each way to run a trivial sync function from a coroutine."""
-
-    async def run() -> dict[str, float]:
-        made = {label: make() for label, make in _hop_makers().items()}
-        wrapped: dict[str, Turn] = {label: (lambda _, hop=hop: hop()) for label, hop in made.items()}
-        return await interleaved(wrapped, {}, rounds, target)
-
-    return asyncio.run(run())
+    made = {label: make() for label, make in _hop_makers().items()}
+    return timed({label: (lambda _, hop=hop: hop()) for label, hop in made.items()}, {}, rounds, target)
 
 
 # The request's own cost, beside prepare's.
@@ -572,17 +460,15 @@ def hops(rounds: int, target: float) -> dict[str, float]:
 
 def request_cost(rounds: int, target: float) -> dict[str, float]:
     """Median ns of ``Request(name=..., arguments=...)`` and of `prepare` on the 15-byte call, interleaved."""
-    from admission import interleaved_medians
-
     raw = '{"a":17,"b":25}'
     prepare = bind(tool(name="add")(sync_add)).contract.prepare
     request = Request(name="add", arguments=raw)
-    runners_ = {
-        REQUEST: (lambda a: Request(name="add", arguments=a), raw),
-        "Request('add', raw)": (lambda a: Request("add", a), raw),
-        PREPARE: (lambda _: prepare(request), raw),
+    runs = {
+        REQUEST: calls(lambda a: Request(name="add", arguments=a), raw),
+        "Request('add', raw)": calls(lambda a: Request("add", a), raw),
+        PREPARE: calls(lambda _: prepare(request), raw),
     }
-    return interleaved_medians(runners_, rounds, target)
+    return harness.medians(runs, rounds, target)
 
 
 # What collecting the Driver's store costs its turn.
@@ -603,24 +489,18 @@ def collector_cost(rounds: int, target: float) -> dict[str, float]:
     kind, provider, size = COLLECTOR_CASE.split("/")
     payload = message(provider, int(size))
     made = {BASE: _scopetool(kind, provider), "driver": _driver(kind, provider), COLLECTOR_OFF: _driver(kind, provider)}
+    loop = asyncio.new_event_loop()
+    runs = {label: awaits(functools.partial(turn, payload), loop) for label, turn in made.items()}
+    collected = runs[COLLECTOR_OFF]
 
-    async def batch(label: str, count: int) -> float:
-        if label == COLLECTOR_OFF:
-            gc.disable()
+    def uncollected(count: int) -> int:
+        gc.disable()
         try:
-            return await _batch(made[label], payload, count) / count / 1000
+            return collected(count)
         finally:
             gc.enable()
 
-    async def run() -> dict[str, float]:
-        for label in made:
-            await batch(label, 20)
-        counts = {label: await _calibrate(turn, payload, target) for label, turn in made.items()}
-        samples: dict[str, list[float]] = {label: [] for label in made}
-        for index in range(rounds):
-            for label in list(made) if index % 2 == 0 else list(made)[::-1]:
-                samples[label].append(await batch(label, counts[label]))
-        return {label: statistics.median(values) for label, values in samples.items()}
+    runs[COLLECTOR_OFF] = uncollected
 
     async def kept() -> float:  # objects the collector tracks, left per turn by a fresh Driver
         turn = _driver(kind, provider)
@@ -632,8 +512,11 @@ def collector_cost(rounds: int, target: float) -> dict[str, float]:
         gc.collect()
         return (len(gc.get_objects()) - before) / 1000
 
-    _settled()
-    medians = asyncio.run(run())
+    harness.settle()
+    try:
+        medians = {label: ns / 1000 for label, ns in harness.medians(runs, rounds, target).items()}
+    finally:
+        loop.close()
     return {**medians, KEPT: asyncio.run(kept())}
 
 
@@ -869,44 +752,41 @@ def request_table(measured: dict[str, float]) -> list[str]:
     return lines
 
 
-def main() -> None:
-    """Run every case and print the tables."""
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=9)
-    parser.add_argument("--target", type=float, default=0.1, help="seconds per batch")
-    parser.add_argument("--calls", type=int, default=200, help="calls per runner and case under callgrind")
-    parser.add_argument("--quick", action="store_true", help="3 rounds of 0.01 s batches, no callgrind")
-    parser.add_argument("--only", choices=("turn", "hops", "request"), help="run one table only")
-    parser.add_argument("--cases", help="comma-separated cases (tool/format/calls) to run, not all")
-    parser.add_argument("--runners", help="comma-separated runners to run, not all (scopetool always runs)")
-    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    if args.child is not None:
-        child(args.child)
-        return
-    if args.quick:
-        args.rounds, args.target = 3, 0.01
+def report(options: harness.Options) -> str:
+    """The tables asked for (all three by default), with how they were measured."""
+    args, rounds, target = options.args, options.rounds, options.target
     if args.cases:  # through the environment, so the callgrind child sees them too
         os.environ["TURN_CASES"] = args.cases
     if args.runners:
         os.environ["TURN_RUNNERS"] = f"{BASE},{args.runners}"
-    lines: list[str] = []
+    how = f"{harness.timing(options, 'turn')} {harness.counting(options, 'a turn of 8 calls an eighth of them')}"
+    lines = [harness.header(options, "pydantic-ai-slim", "openai-agents", "mcp", "langchain-core", how=how), ""]
     if args.only in (None, "turn"):
-        rows, notes, parts = measure(args.rounds, args.target, None if args.quick else args.calls)
+        rows, notes, parts = measure(rounds, target, options.calls if options.count else None)
         lines += [*table(rows), "", *(skipped(notes) or ["Every peer ran."]), "", *targets(rows), ""]
         lines += [*parts_table(parts), ""]
-        if "driver" in MAKERS and (not args.runners or "driver" in args.runners.split(",")):
-            collector = collector_cost(args.rounds, args.target)
+        if not args.runners or "driver" in args.runners.split(","):
+            collector = collector_cost(rounds, target)
             lines += [f"- {COLLECTOR_CASE}, {label}: {value:.1f}" for label, value in collector.items()]
             lines += [""]
     if args.only in (None, "hops"):
-        measured_hops = hops(args.rounds, args.target)
+        measured_hops = hops(rounds, target)
         lines += [*hops_table(measured_hops), "", *more_targets(measured_hops, None), ""]
     if args.only in (None, "request"):
-        measured_request = request_cost(args.rounds, args.target)
+        measured_request = request_cost(rounds, target)
         lines += [*request_table(measured_request), "", *more_targets(None, measured_request), ""]
-    print("\n".join(lines))
+    return "\n".join(lines)
+
+
+def main() -> None:
+    """Run every case and print the tables."""
+
+    def flags(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--only", choices=("turn", "hops", "request"), help="run one table only")
+        parser.add_argument("--cases", help="comma-separated cases (tool/format/calls) to run, not all")
+        parser.add_argument("--runners", help="comma-separated runners to run, not all (scopetool always runs)")
+
+    harness.run(__doc__, report, full=harness.Plan(calls=200), steps=steps, flags=flags)
 
 
 if __name__ == "__main__":

@@ -17,9 +17,9 @@ rounds, the command on an empty file gives its start-up (interpreter, imports, T
 number of processes shortens. The children may write bytecode, and one untimed run goes first, as
 a user's install has its .pyc files.
 
-    python benchmarks/validate.py            # 200,000 lines a case
-    python benchmarks/validate.py --quick    # a smoke run (CI)
-    python benchmarks/validate.py --instructions   # instructions per line of the neutral loops (callgrind)
+    python benchmarks/validate.py            # 200,000 lines a case (and instructions, where valgrind is installed)
+    python benchmarks/validate.py --quick    # a smoke run (CI): 5,000 lines a case, no instruction counts
+    python benchmarks/validate.py --instructions   # only the instructions per line of the neutral loops
 """
 
 from __future__ import annotations
@@ -29,8 +29,6 @@ import contextlib
 import io
 import json
 import os
-import platform
-import shutil
 import statistics
 import subprocess
 import sys
@@ -40,9 +38,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import harness
 import jiter
 import orjson
-from callgrind import count_steps
+from harness import Step
 from pydantic_core import SchemaValidator, ValidationError, core_schema
 
 from scopetool import Registry, tool
@@ -165,14 +164,18 @@ def _floor(lines: list[bytes], line_format: str) -> Callable[[], object]:
 
 
 def _median_seconds(runners: list[Callable[[], object]], rounds: int) -> list[float]:
-    """Median wall time of each runner; rounds go round-robin so machine noise hits every runner alike."""
-    times: list[list[float]] = [[] for _ in runners]
-    for _ in range(rounds):
-        for index, runner in enumerate(runners):
+    """Median wall time of each runner (a whole loop), the runners taking turns (`harness.take_turns`)."""
+
+    def timed(runner: Callable[[], object]) -> Callable[[], float]:
+        def run() -> float:
             start = time.perf_counter()
             runner()
-            times[index].append(time.perf_counter() - start)
-    return [statistics.median(t) for t in times]
+            return time.perf_counter() - start
+
+        return run
+
+    samples = harness.take_turns({str(k): timed(runner) for k, runner in enumerate(runners)}, rounds)
+    return [statistics.median(values) for values in samples.values()]
 
 
 def _child(command: list[str], folder: Path, cores: set[int] | None) -> tuple[float, int, bytes, float]:
@@ -273,34 +276,26 @@ def _parses(lines: list[bytes], rounds: int) -> dict[str, float]:
     return {name: value / len(lines) * 1e9 for name, value in zip(runners, seconds, strict=True)}
 
 
-def measure(count: int, rounds: int, counted_lines: int = 2_000) -> dict[str, Any]:
+def measure(count: int, rounds: int, counted_lines: int | None = 2_000) -> dict[str, Any]:
     """Every figure of the benchmark, JSON-ready: the loop against the floor on one core, its instructions
-    on `counted_lines` lines (callgrind, when installed), then end to end."""
+    on `counted_lines` lines (callgrind, when installed; None: not counted), then end to end."""
     cores = set(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
     all_cases = cases(count)
-    rows = []
-    if cores is not None:
-        os.sched_setaffinity(0, {min(cores)})  # the loops on one core
+    rows: list[dict[str, Any]] = []
+    release = harness.on_one_core()  # the loops on one core
     try:
         for name, lines, line_format in all_cases:
             ours, floor = _median_seconds([_scopetool(lines), _floor(lines, line_format)], rounds)
             rows.append({"case": name, "lines": count, "scopetool_s": ours, "floor_s": floor})
-    finally:
-        if cores is not None:
-            os.sched_setaffinity(0, cores)
-    if cores is not None:
-        os.sched_setaffinity(0, {min(cores)})
-    try:
         parses = _parses(all_cases[0][1], rounds)
     finally:
-        if cores is not None:
-            os.sched_setaffinity(0, cores)
+        release()
     return {
         "lines": count,
         "rounds": rounds,
         "rows": rows,
         "parses": parses,
-        "instructions": count_instructions(counted_lines),
+        "instructions": None if counted_lines is None else count_instructions(counted_lines),
         "end_to_end": end_to_end(all_cases[1][1], max(3, rounds // 2), cores),
     }
 
@@ -483,36 +478,32 @@ def targets(figures: dict[str, Any]) -> list[tuple[str, float, float, bool]]:
     ]
 
 
-def _instruction_steps(count: int) -> list[tuple[str, Callable[[], object]]]:
-    """The loops counted by `--instructions`: scopetool's and the floor's, on each neutral case."""
-    steps: list[tuple[str, Callable[[], object]]] = []
+def steps(count: int) -> list[Step]:
+    """The loops counted under callgrind: scopetool's and the floor's, on each neutral case of `count` lines."""
+
+    def repeat(loop: Callable[[], object]) -> harness.Runner:
+        def run(times: int) -> int:
+            for _ in range(times):
+                loop()
+            return 0  # not timed: counted
+
+        return run
+
+    found: list[Step] = []
     for name, lines, line_format in cases(count)[:2]:
-        steps += [(f"{name}: scopetool", _scopetool(lines)), (f"{name}: floor", _floor(lines, line_format))]
-    return steps
-
-
-def child(count: int) -> None:
-    """Under callgrind: run each loop once to warm it, then once more after a dump marker each."""
-    steps = _instruction_steps(count)
-    for _, step in steps:
-        step()
-    for _, step in steps:
-        os.getppid()  # callgrind dumps its counts here
-        step()
-    os.getppid()
-    print(json.dumps({"names": [name for name, _ in steps], "lines": count}))
+        found.append(Step(name, "scopetool", repeat(_scopetool(lines)), 1))
+        found.append(Step(name, "floor", repeat(_floor(lines, line_format)), 1))
+    return found
 
 
 def count_instructions(count: int) -> dict[str, Any] | None:
     """The instructions per line of scopetool's loop and the floor's on each neutral case (callgrind), or
     None without valgrind."""
-    if shutil.which("valgrind") is None:
+    if not harness.can_count():
         return None
-    report, totals = count_steps(Path(__file__).resolve(), count, lambda found: len(found["names"]))
-    return {
-        "lines": report["lines"],
-        "per_line": dict(zip(report["names"], (total / report["lines"] for total in totals), strict=True)),
-    }
+    counted = harness.instructions(__file__, count)
+    per_line = {f"{case}: {side}": total / count for case, sides in counted.items() for side, total in sides.items()}
+    return {"lines": count, "per_line": per_line}
 
 
 def _counted(counts: dict[str, Any], case: str) -> tuple[float, float]:
@@ -521,44 +512,41 @@ def _counted(counts: dict[str, Any], case: str) -> tuple[float, float]:
     return per_line[f"{case}: scopetool"], per_line[f"{case}: floor"]
 
 
-def instructions(count: int) -> None:
-    """Print the instructions per line of scopetool's loop and the floor's on the neutral cases (callgrind)."""
+def instructions(count: int) -> str:
+    """The instructions per line of scopetool's loop and the floor's on the neutral cases (callgrind)."""
     counts = count_instructions(count)
     if counts is None:
-        print("valgrind is not installed: no instruction counts")
-        return
-    print(f"Instructions per line (valgrind's callgrind, {count:,} lines a case, the loops' own counted):")
+        return "valgrind is not installed: no instruction counts"
+    lines = [f"Instructions per line (valgrind's callgrind, {count:,} lines a case, the loops' own counted):"]
     for name, _, _ in cases(1)[:2]:
         ours, floor = _counted(counts, name)
-        print(f"- {name}: scopetool {ours:,.0f}, floor {floor:,.0f} (floor / scopetool {floor / ours:.3f}x)")
+        lines.append(f"- {name}: scopetool {ours:,.0f}, floor {floor:,.0f} (floor / scopetool {floor / ours:.3f}x)")
+    return "\n".join(lines)
+
+
+def report(options: harness.Options) -> str:
+    """Every figure: the loop against the floor, end to end, and the targets met or not."""
+    count = options.args.lines or (5_000 if options.quick else 200_000)
+    if options.args.instructions:
+        return instructions(options.calls)
+    figures = measure(count, options.rounds, options.calls if options.count else None)
+    how = f"{count:,} lines a case, medians of {options.rounds} interleaved rounds, the loops on one core."
+    lines = [harness.header(options, "orjson", "jiter", "pydantic-core", how=how), "", *tables(figures), ""]
+    for what, value, limit, more in targets(figures):
+        met = value >= limit if more else value <= limit
+        lines.append(f"- {what}: {value:.2f}x ({'met' if met else 'not met'})")
+    return "\n".join(lines)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="a smoke run: 5,000 lines a case, 3 rounds")
-    parser.add_argument("--lines", type=int, default=200_000, help="lines a case")
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument(
-        "--instructions", action="store_true", help="count instructions of the neutral loops instead (2,000 lines)"
-    )
-    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
-    options = parser.parse_args()
-    if options.child is not None:
-        child(options.child)
-        return
-    if options.instructions:
-        instructions(200 if options.quick else 2_000)
-        return
-    count, rounds = (5_000, 3) if options.quick else (options.lines, options.rounds)
-    figures = measure(count, rounds, 200 if options.quick else 2_000)
-    print(f"scopetool validate: {count:,} lines a case, median of {rounds} interleaved rounds, loops on one core")
-    print(f"python {platform.python_version()}, {platform.machine()}, {platform.system()}")
-    print()
-    print("\n".join(tables(figures)))
-    print()
-    for what, value, limit, more in targets(figures):
-        met = value >= limit if more else value <= limit
-        print(f"- {what}: {value:.2f}x ({'met' if met else 'not met'})")
+    """Measure and print the report."""
+
+    def flags(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--lines", type=int, help="lines a case (default 200,000, quick 5,000)")
+        parser.add_argument("--instructions", action="store_true", help="count the neutral loops' instructions only")
+
+    full, quick = harness.Plan(rounds=5, calls=2_000), harness.Plan(rounds=3, calls=200)
+    harness.run(__doc__, report, full=full, quick=quick, steps=steps, flags=flags)
 
 
 if __name__ == "__main__":
