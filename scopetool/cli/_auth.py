@@ -36,7 +36,8 @@ def http_auth(args: argparse.Namespace, base: HttpAuth | None = None) -> HttpAut
     """The `HttpAuth` of `base` (the gateway config's) with what the flags and ``SCOPETOOL_AUTH_TOKENS`` give.
 
     The flags replace the issuer, audience and token file of `base`, and add scopes to its own; the
-    variable's tokens are added to the file's. None when nothing asks for authentication.
+    variable's tokens are added to the file's. None when nothing asks for authentication; without
+    ``--http``, `base` as it is.
 
     Raises:
         UsageError: a flag given without ``--http``, a token file or entry that cannot be read, or settings
@@ -46,7 +47,7 @@ def http_auth(args: argparse.Namespace, base: HttpAuth | None = None) -> HttpAut
     if args.http is None:
         if given:
             raise UsageError(f"--{given[0].replace('_', '-')} applies to --http only")
-        return None
+        return base  # as the config has it: the gateway refuses a ``gateway.auth`` over stdio
     from ..mcp.auth import TOKENS_ENV, HttpAuth, load_tokens, tokens_from_env  # noqa: PLC0415 - needs the MCP SDK
 
     try:

@@ -1325,13 +1325,19 @@ async def serve_gateway(
     Over stdio every request runs as ``config.principal``; over HTTP each caller is its own.
 
     Raises:
-        ConfigError: a ``gateway.principal`` with `http` (over HTTP callers are authenticated, never named).
+        ConfigError: a ``gateway.principal`` with `http` (over HTTP callers are authenticated, never named),
+            or a ``gateway.auth`` without it (over stdio no caller is authenticated).
     """
     out = errlog or sys.stderr
     if http is not None and config.principal is not None:
         raise ConfigError(
             f"{config.source}: gateway.principal: names the caller over stdio only; over HTTP each caller is "
             "authenticated"
+        )
+    if http is None and config.auth is not None:  # fail closed: no caller is authenticated over stdio
+        raise ConfigError(
+            f"{config.source}: gateway.auth: authenticates callers over HTTP only (proxy --http); over stdio "
+            "the operator names the caller (gateway.principal)"
         )
     async with open_gateway(config, errlog=out) as gateway:
         served = f"serving {_tools(len(gateway.registry))} as MCP server {config.name!r}"

@@ -423,7 +423,7 @@ def test_the_gateway_configs_auth_and_the_proxy_flags(tmp_path: Path, monkeypatc
     assert [None if found is None else (found.audience, found.scopes, len(found.tokens)) for found in seen] == [
         (other, ("a", "b"), 1),
         (RESOURCE, ("a",), 2),  # the flag's file takes the place of the config's
-        None,
+        (RESOURCE, ("a",), 1),  # over stdio the config's, which the gateway then refuses (test_gateway_callers)
     ]
 
 

@@ -221,6 +221,22 @@ def test_a_config_principal_over_http_is_refused(tmp_path: Path, capsys: pytest.
     )
 
 
+def test_a_config_auth_over_stdio_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``gateway.auth`` authenticates HTTP callers: ``proxy`` over stdio refuses it in one line (fail closed)."""
+    (tmp_path / "team.tokens").write_text("alice alice-token-0123456789abcdef\n", encoding="utf-8")
+    config = tmp_path / "gateway.json"
+    config.write_text(json.dumps({"scopetool": TEAM, "gateway": {"auth": {"tokenFile": "team.tokens"}}}))
+    assert main(["proxy", str(config)]) == 2
+    assert (
+        capsys.readouterr()
+        .err.strip()
+        .endswith(
+            "gateway.json: gateway.auth: authenticates callers over HTTP only (proxy --http); over stdio the operator "
+            "names the caller (gateway.principal)"
+        )
+    )
+
+
 @pytest.mark.parametrize(
     ("section", "gateway", "message"),
     [
