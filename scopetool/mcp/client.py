@@ -84,14 +84,22 @@ from typing import Any, Final, Literal, TextIO, TypeAlias, cast, final
 try:
     import anyio
     import mcp_types as types
+    import sniffio
     from anyio.abc import TaskGroup
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
     from mcp import Client
-    from mcp.client.session import ClientRequestContext
+    from mcp.client.extension import UnexpectedClaimedResult
+    from mcp.client.session import (
+        ClientRequestContext,
+        _clamp_inbound_ttl,  # pyright: ignore[reportPrivateUsage] - the SDK's own result checks, for the lean path
+        _later_revision_fields,  # pyright: ignore[reportPrivateUsage]
+    )
     from mcp.client.stdio import StdioServerParameters
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
+    from mcp.shared._otel import inject_trace_context
     from mcp.shared.exceptions import MCPError
+    from mcp_types import methods
     from pydantic import ValidationError
 except ImportError as _missing:
     raise ImportError("scopetool.mcp.client needs the MCP SDK: pip install 'scopetool[mcp]'") from _missing
@@ -104,6 +112,7 @@ from .._json import canonical_json, is_array, is_object
 from .._outcome import Failure, FailureKind
 from .._output import ContentBlock, MediaBlock, Output, Result, TextBlock
 from .._progress import Progress, report_progress
+from ._lean import MAX_QUEUED_PROGRESS, Lane, LaneEvent
 from ._transport import (
     MAX_DEFINITION_DEPTH,
     MAX_MESSAGE_BYTES,
@@ -212,6 +221,8 @@ _CLOSED: Final = ("Connection closed", "SSE stream ")
 """How the SDK's own `CONNECTION_CLOSED` errors begin: -32000 is also the code servers use most for their
 own errors (JSON-RPC's generic server error), so the code alone cannot say the connection is gone."""
 _INPUT_REQUIRED: Final = "input_required"
+_ABANDON_WRITE_TIMEOUT: Final = 5.0
+"""Seconds the courtesy ``notifications/cancelled`` of an abandoned call may take to write (the SDK's own bound)."""
 
 
 class ConnectError(ScopetoolError, RuntimeError):
@@ -529,6 +540,10 @@ class _Running:
     scope: anyio.CancelScope | None = None
     cuts: int = 0
     """How many messages the connection had refused for their size when the call started."""
+    lane: Lane | None = None
+    """The connection's lane, for a call sent on it (`MCPClient._start_lean`); None for a call on the SDK's session."""
+    request_id: str | None = None
+    """The id of a call sent on the lane."""
 
 
 # -- the client --------------------------------------------------------------------------------------
@@ -544,6 +559,7 @@ class MCPClient:
         "_cut",
         "_definitions",
         "_description_limit",
+        "_lane",
         "_list_timeout",
         "_listing",
         "_missing",
@@ -566,8 +582,10 @@ class MCPClient:
         cut: Cut | None = None,
         listing: ToolListing | None = None,
         max_description_bytes: int = MAX_DESCRIPTION_BYTES,
+        lane: Lane | None = None,
     ) -> None:
         self._name = name
+        self._lane = lane
         self._cut = cut or Cut()
         self._listing = listing or ToolListing()
         self._description_limit = max_description_bytes
@@ -684,6 +702,8 @@ class MCPClient:
     async def _call(self, name: str, invocation: Invocation) -> Result:
         """Run one admitted call of tool `name` on the server (`RemoteTool.call`, which checked the contract)."""
         continuation = invocation.continuation
+        if continuation is None and self._lane is not None and self._lane.ready:
+            return await self._start_lean(name, invocation.contract, invocation.arguments or b"{}")
         arguments: dict[str, Any] = json.loads(invocation.arguments or b"{}")
         if continuation is not None:
             state: Any = continuation.state
@@ -758,6 +778,73 @@ class MCPClient:
         self._tasks.start_soon(remote)
         return await self._follow(name, contract, running)
 
+    async def _start_lean(self, name: str, contract: Contract, arguments: bytes) -> Result:
+        """`_start` on the connection's `Lane`: the admitted arguments go out as they are, the answer comes back raw."""
+        lane = self._lane
+        assert lane is not None
+        send, receive = anyio.create_memory_object_stream[_Event](math.inf)
+        running = _Running(send, receive, cuts=self._cut.count, lane=lane)
+
+        def deliver(event: LaneEvent) -> None:
+            item: _Event
+            if event[0] == "progress":
+                if send.statistics().current_buffer_used >= MAX_QUEUED_PROGRESS:
+                    return  # the caller is not reading them: dropped, as the SDK's path drops them
+                progress, total, message = event[1]
+                total_ = total if total is not None and total >= progress else 0
+                try:
+                    item = ("progress", Progress(completed=max(progress, 0), total=total_, message=message or ""))
+                except ValueError:
+                    return  # not a progress scopetool can report: dropped, as on the SDK's path
+            else:
+                self._running.pop(running.token, None)
+                item = ("done", event[1])
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                send.send_nowait(item)
+
+        self._running[running.token] = running
+        try:
+            running.request_id = await lane.call(name, arguments, deliver, inject_trace_context)
+        except BaseException as error:
+            self._running.pop(running.token, None)
+            send.close()
+            receive.close()
+            if isinstance(error, Exception):
+                raise Failure(kind=FailureKind.FAILED, output=UNAVAILABLE.format(name=name), cause=error) from None
+            raise
+        return await self._follow(name, contract, running)
+
+    async def _lean_outcome(self, name: str, message: Any) -> Any:
+        """A lean call's raw answer as the SDK's client would have returned it (a result, or the error it raised)."""
+        client = self._client
+        if isinstance(message, BaseException):
+            return message
+        if client is None:
+            return ConnectError("the client closed")
+        session = client.session
+        try:
+            if "result" not in message:
+                error = types.ErrorData.model_validate(message.get("error"), by_name=False)
+                return MCPError(code=error.code, message=error.message, data=error.data)
+            raw = message["result"]
+            if not isinstance(raw, dict):
+                raise TypeError(f"a tools/call result must be a JSON object, not {type(raw).__name__}")
+            raw = cast("dict[str, Any]", raw)
+            _clamp_inbound_ttl(raw)
+            version = session.protocol_version or "2025-11-25"
+            with contextlib.suppress(KeyError):
+                methods.validate_server_result("tools/call", version, raw)
+            if not (foreign := _later_revision_fields("tools/call", version)).isdisjoint(raw):
+                raw = {key: value for key, value in raw.items() if key not in foreign}
+            result = session._call_tool_adapter.validate_python(raw, by_name=False)  # pyright: ignore[reportPrivateUsage]
+            if isinstance(result, types.CallToolResult) and not result.is_error:
+                await session.validate_tool_result(name, result)
+            if not isinstance(result, types.CallToolResult | types.InputRequiredResult):
+                raise UnexpectedClaimedResult(result)
+        except Exception as error:  # noqa: BLE001 - every error of the call is its outcome, as on the SDK's path
+            return error
+        return result
+
     async def _follow(self, name: str, contract: Contract, running: _Running) -> Result:
         """Wait for the running call's next outcome in the calling task: progress, an elicitation, its end.
 
@@ -776,9 +863,10 @@ class MCPClient:
                         state = {"kind": _ELICITATION, "call": running.token}
                         return Result(input_request=_elicitation_request(event[1].params, state))
                     else:
+                        outcome = event[1] if running.lane is None else await self._lean_outcome(name, event[1])
                         cut = self._cut.error if self._cut.count != running.cuts else None
-                        failed = isinstance(event[1], BaseException)
-                        return self._outcome(name, contract, cut if failed and cut is not None else event[1])
+                        failed = isinstance(outcome, BaseException)
+                        return self._outcome(name, contract, cut if failed and cut is not None else outcome)
                 raise Failure(  # the remote call was cancelled: the client closed
                     kind=FailureKind.FAILED,
                     output=UNAVAILABLE.format(name=name),
@@ -794,6 +882,11 @@ class MCPClient:
                 running.receive.close()
                 if running.scope is not None:
                     running.scope.cancel()
+                if running.lane is not None:
+                    self._running.pop(running.token, None)
+                    running.send.close()
+                    if running.request_id is not None:
+                        await _courtesy_cancel(running.lane, running.request_id)
 
     def _outcome(self, name: str, contract: Contract, outcome: Any) -> Result:
         if isinstance(outcome, types.InputRequiredResult):
@@ -870,6 +963,8 @@ class MCPClient:
         for running in list(self._running.values()):
             if running.asked is not None:  # suspended: no scopetool call is waiting on it
                 running.receive.close()
+                if running.lane is not None:  # no remote task holds its end
+                    running.send.close()
                 running.asked.answer = types.ElicitResult(action="cancel")
                 running.asked.answered.set()
 
@@ -951,11 +1046,18 @@ async def connect(
         parameters = StdioServerParameters(
             command=spec.command, args=list(spec.args), env=None if spec.env is None else dict(spec.env), cwd=spec.cwd
         )
+        lane = Lane() if sniffio.current_async_library() == "asyncio" else None
         transport: Any = stdio_transport(
-            parameters, name=name, errlog=errlog or sys.stderr, max_message_bytes=max_message_bytes, cut=cut
+            parameters,
+            name=name,
+            errlog=errlog or sys.stderr,
+            max_message_bytes=max_message_bytes,
+            cut=cut,
+            lane=lane,
         )
         http = None
     else:
+        lane = None
         http = create_mcp_http_client(headers=None if spec.headers is None else dict(spec.headers))
         cap_responses(http, max_message_bytes, cut, listing)
         transport = streamable_http_client(spec.url, http_client=http, max_sse_event_size=max_message_bytes)
@@ -985,6 +1087,7 @@ async def connect(
                 cut=cut,
                 listing=listing,
                 max_description_bytes=max_description_bytes,
+                lane=lane,
             )
             holder.append(client)
             stack.callback(client._close)  # pyright: ignore[reportPrivateUsage]
@@ -1022,6 +1125,19 @@ async def _call_group() -> AsyncGenerator[TaskGroup]:
     finally:
         tasks.cancel_scope.cancel()
         await tasks.__aexit__(None, None, None)
+
+
+async def _courtesy_cancel(lane: Lane, request_id: str) -> None:
+    """Tell the server a lean call is no longer awaited, as the SDK's path tells it (an answer already read: nothing).
+
+    The SDK's path cancels the task of the remote call, whose request then sends ``notifications/cancelled``
+    with the reason ``caller cancelled``, shielded and bounded: so does this.
+    """
+    write = lane.abandon(request_id, "caller cancelled")
+    if write is None:
+        return
+    with anyio.CancelScope(shield=True), anyio.move_on_after(_ABANDON_WRITE_TIMEOUT), contextlib.suppress(Exception):
+        await write
 
 
 async def _shielded(close: Callable[[], Awaitable[None]]) -> None:
