@@ -41,7 +41,9 @@ MAX_QUEUED_PROGRESS: Final = 16
 """Progress reports a call may have waiting, unread; more are dropped (as the SDK client's own path drops them)."""
 
 LaneEvent = tuple[str, Any]
-"""What a waiting call is told: ``("progress", (progress, total, message))`` or ``("done", message | error)``."""
+"""What a waiting call is told: ``("progress", (progress, total, message))``, or its answer (or the error that
+ended the connection): ``("done", message | error)``, or ``("read leniently", message)`` for an answer orjson
+refused and the standard library's parser read (NaN, a deep nesting), which gets every check of the SDK."""
 
 
 @final
@@ -130,6 +132,7 @@ class Lane:
         """Take `line` if it answers a lean call (its response, or a progress notification for it)."""
         if not self._waiting or self._prefix not in line:
             return False
+        done = "done"
         try:
             message = orjson.loads(line)
         except orjson.JSONDecodeError:
@@ -137,6 +140,7 @@ class Lane:
                 message = json.loads(line)
             except (ValueError, RecursionError):
                 return False  # the SDK's reader says what is wrong with it
+            done = "read leniently"
         if not isinstance(message, dict):
             return False
         found = cast("dict[str, object]", message)
@@ -145,7 +149,7 @@ class Lane:
             deliver = self._waiting.pop(request_id, None)
             if deliver is None:
                 return False
-            deliver(("done", found))
+            deliver((done, found))
             return True
         params = found.get("params")
         if found.get("method") != "notifications/progress" or not isinstance(params, dict):

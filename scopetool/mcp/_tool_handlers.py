@@ -38,7 +38,7 @@ from ..providers.mcp import export_tools, list_tools_result, result_message
 from ._elicitation import ANSWER, requested_schema
 from ._strict_messages import ARGUMENTS, RawArguments
 
-__all__ = ["MAX_INPUT_ROUNDS", "CallObserver", "ServerOptions", "create_server"]
+__all__ = ["MAX_INPUT_ROUNDS", "CallObserver", "Handover", "ServerOptions", "create_server", "server_and_tools"]
 
 MAX_INPUT_ROUNDS: Final = 8
 """How many input requests one call may make before it ends with an error result."""
@@ -95,16 +95,39 @@ def create_server(
         ValueError: `page_size` is not a positive integer.
         ProviderError: A tool name breaks MCP's name rule, or `tool_fields` is not of its shape.
     """
+    return server_and_tools(
+        registry,
+        name=name,
+        version=version,
+        instructions=instructions,
+        page_size=page_size,
+        tool_fields=tool_fields,
+        on_call=on_call,
+    )[0]
+
+
+def server_and_tools(
+    registry: Registry,
+    *,
+    name: str = "scopetool",
+    version: str = __version__,
+    instructions: str | None = None,
+    page_size: int | None = None,
+    tool_fields: Mapping[str, Mapping[str, Any]] | None = None,
+    on_call: CallObserver | None = None,
+) -> tuple[Server[Any], _Tools]:
+    """`create_server`'s server and its handlers (`scopetool.mcp._lean_server` answers ``tools/call`` with them)."""
     if not isinstance(registry, Registry):
         raise TypeError(f"create_server needs a Registry, not {type(registry).__name__}")
     if page_size is not None and (isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1):
         raise ValueError(f"page_size must be a positive integer or None, not {page_size!r}")
-    tools = _Tools(registry, export_tools(registry, tool_fields=tool_fields), page_size, on_call)
+    export = export_tools(registry, tool_fields=tool_fields)
+    tools = _Tools(registry, export, page_size, on_call)
     server: Server[Any] = Server(name, version=version, instructions=instructions)
     server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=name))
     server.add_request_handler("tools/list", mcp_types.PaginatedRequestParams, tools.list_tools)
     server.add_request_handler("tools/call", mcp_types.CallToolRequestParams, tools.call_tool)
-    return server
+    return server, tools
 
 
 class ServerOptions(TypedDict, total=False):
@@ -149,6 +172,15 @@ class _Form:
             return self.request.continuation(values.get(ANSWER) if self.wrapped else values)
         except InvalidInputRequestError:
             raise _Ended(_BAD_ANSWER) from None
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Handover:
+    """A call the lean path began, handed to `_Tools.call_tool` (as its request context) with its first outcome."""
+
+    call: ToolCall
+    outcome: Result
 
 
 class _Ended(Exception):  # noqa: N818 - a control signal: the call ends with this fixed text
@@ -199,19 +231,20 @@ class _Tools:
     ) -> dict[str, Any] | mcp_types.InputRequiredResult:
         """Admit, run and answer one call, asking the client for input as often as the tool needs it.
 
+        A call the lean path (`lean_call`) began and handed over comes with its first outcome (`Handover`).
+
         Raises:
             MCPError: ``-32602`` for a tool this server does not have (MCP 2026-07-28: a protocol error).
         """
         name, call_id = params.name, None if ctx.request_id is None else str(ctx.request_id)
-        if name not in self._names:
-            observer = _observe.current
-            if observer is not None:
-                observer.unknown(name, call_id)
-            self._tell_on_call(ToolCall(call_id, Request(name)), UnknownToolError(name))
-            raise MCPError(mcp_types.INVALID_PARAMS, f"Unknown tool: {name}")
+        handed = ctx.request if isinstance(ctx.request, Handover) else None
+        if handed is None:
+            self._known(name, call_id)
         raw = _exact_arguments(ctx.request)
         arguments: str | bytes
-        if raw is not None:  # the exact text, where the client's broke I-JSON
+        if handed is not None:
+            arguments = handed.call.request.arguments
+        elif raw is not None:  # the exact text, where the client's broke I-JSON
             arguments = raw.text
         else:
             try:  # what the transport parsed (over stdio, from a line that is I-JSON)
@@ -219,13 +252,18 @@ class _Tools:
             except ProviderError:
                 return _error(_NOT_JSON, name)
         call = ToolCall(call_id, Request(name, arguments))
+        first = None if handed is None else handed.outcome
         try:
             admission, rounds = Admission(), 0
             if params.request_state is not None:
                 admission, rounds = self._resume(params)
             while True:
-                outcome = await self._run(ctx, call, admission)
-                self._tell_on_call(call, outcome)
+                outcome: Result | BaseException
+                if first is not None:  # run and told on the lean path already
+                    outcome, first = first, None
+                else:
+                    outcome = await self._run(ctx, call, admission)
+                    self._tell_on_call(call, outcome)
                 request = outcome.input_request if isinstance(outcome, Result) else None
                 if request is None:
                     return result_message(call, outcome, self._export)
@@ -241,6 +279,29 @@ class _Tools:
                 admission = Admission(continuation=form.continuation(await _elicit(ctx, form)))
         except _Ended as ended:
             return _error(ended.text, name)
+
+    async def lean_call(self, call: ToolCall) -> dict[str, Any] | Handover:
+        """A call without progress token or request state, on the lean path: the result, or what `call_tool` resumes.
+
+        The same steps as `call_tool` up to its first outcome: an unknown name raises `MCPError` (``-32602``),
+        the call is run by `run_call` and told to the observer; a result that requests input is handed to
+        `call_tool` (over the SDK's session, which asks the client), anything else is answered here.
+        """
+        self._known(call.name, call.id)
+        outcome = await run_call(self._registry, call, Admission())
+        self._tell_on_call(call, outcome)
+        if isinstance(outcome, Result) and outcome.input_request is not None:
+            return Handover(call, outcome)
+        return result_message(call, outcome, self._export)
+
+    def _known(self, name: str, call_id: str | None) -> None:
+        """Raise the ``-32602`` of a name this server does not have, once it is observed and told."""
+        if name not in self._names:
+            observer = _observe.current
+            if observer is not None:
+                observer.unknown(name, call_id)
+            self._tell_on_call(ToolCall(call_id, Request(name)), UnknownToolError(name))
+            raise MCPError(mcp_types.INVALID_PARAMS, f"Unknown tool: {name}")
 
     def _tell_on_call(self, call: ToolCall, outcome: Result | BaseException) -> None:
         if self._on_call is not None:

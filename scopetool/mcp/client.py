@@ -100,6 +100,7 @@ try:
     from mcp.shared._otel import inject_trace_context
     from mcp.shared.exceptions import MCPError
     from mcp_types import methods
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
     from pydantic import ValidationError
 except ImportError as _missing:
     raise ImportError("scopetool.mcp.client needs the MCP SDK: pip install 'scopetool[mcp]'") from _missing
@@ -798,7 +799,7 @@ class MCPClient:
                     return  # not a progress scopetool can report: dropped, as on the SDK's path
             else:
                 self._running.pop(running.token, None)
-                item = ("done", event[1])
+                item = ("done", (event[1], event[0] == "done"))
             with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
                 send.send_nowait(item)
 
@@ -814,7 +815,7 @@ class MCPClient:
             raise
         return await self._follow(name, contract, running)
 
-    async def _lean_outcome(self, name: str, message: Any) -> Any:
+    async def _lean_outcome(self, name: str, contract: Contract, message: Any) -> Any:
         """A lean call's raw answer as the SDK's client would have returned it (a result, or the error it raised)."""
         client = self._client
         if isinstance(message, BaseException):
@@ -822,7 +823,11 @@ class MCPClient:
         if client is None:
             return ConnectError("the client closed")
         session = client.session
+        message, strict = message
         try:
+            plain = _plain_result(message.get("result"), session.protocol_version) if strict else None
+            if plain is not None and (plain.is_error or contract.definition().output_schema is None):
+                return plain  # what the SDK's checks would make of it, and its output schema is not to check
             if "result" not in message:
                 error = types.ErrorData.model_validate(message.get("error"), by_name=False)
                 return MCPError(code=error.code, message=error.message, data=error.data)
@@ -863,7 +868,9 @@ class MCPClient:
                         state = {"kind": _ELICITATION, "call": running.token}
                         return Result(input_request=_elicitation_request(event[1].params, state))
                     else:
-                        outcome = event[1] if running.lane is None else await self._lean_outcome(name, event[1])
+                        outcome = (
+                            event[1] if running.lane is None else await self._lean_outcome(name, contract, event[1])
+                        )
                         cut = self._cut.error if self._cut.count != running.cuts else None
                         failed = isinstance(outcome, BaseException)
                         return self._outcome(name, contract, cut if failed and cut is not None else outcome)
@@ -970,6 +977,35 @@ class MCPClient:
 
     def __repr__(self) -> str:
         return f"MCPClient(name={self._name!r}, tools={len(self._tools)})"
+
+
+_PLAIN_KEYS: Final = (frozenset({"content"}), frozenset({"content", "isError"}))
+_TEXT_KEYS: Final = frozenset({"type", "text"})
+
+
+def _plain_result(raw: object, version: str | None) -> types.CallToolResult | None:
+    """A result of text blocks only (and ``isError``) as the SDK's checks make it, without them; None for any other.
+
+    Such a result passes the SDK's checks whatever the revision (every member is one every revision
+    declares, of the type it declares), and `_outcome` reads only its texts and ``isError``; anything
+    else (structured content, another block, annotations, ``_meta``, a ``resultType``) is checked by the SDK.
+    """
+    if not isinstance(raw, dict) or version is None or version in MODERN_PROTOCOL_VERSIONS:
+        return None
+    result = cast("dict[str, object]", raw)
+    keys, content, error = frozenset(result), result.get("content"), result.get("isError", False)
+    if keys not in _PLAIN_KEYS or not isinstance(content, list) or type(error) is not bool:
+        return None
+    blocks: list[types.ContentBlock] = []
+    for item in cast("list[object]", content):
+        if not isinstance(item, dict) or item.keys() != _TEXT_KEYS:
+            return None
+        block = cast("dict[str, object]", item)
+        text = block["text"]
+        if block["type"] != "text" or not isinstance(text, str):
+            return None
+        blocks.append(types.TextContent.model_construct(type="text", text=text))
+    return types.CallToolResult.model_construct(content=blocks, is_error=error)
 
 
 class RemoteToolError(ScopetoolError, RuntimeError):

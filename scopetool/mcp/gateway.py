@@ -66,6 +66,7 @@ from .._output import Output, Result, TextBlock
 from .._registry import Registry
 from .._target import TargetError, load_object, load_registry
 from ..providers._common import ToolCall
+from ._lean_server import serve_stdio as serve_lean_stdio
 from .client import (
     CALL_TIMEOUT,
     LIST_TIMEOUT,
@@ -80,7 +81,7 @@ from .client import (
 )
 from .pins import PinError, PinFile
 from .screening import Finding, remove_invisible, screen_definition
-from .server import HttpSettings, serve_http, serve_stdio
+from .server import HttpSettings, serve_http
 
 __all__ = [
     "LOCAL",
@@ -1083,7 +1084,7 @@ async def serve_gateway(
         served = f"serving {_tools(len(gateway.registry))} as MCP server {config.name!r}"
         if http is None:  # pragma: no cover - run in a subprocess by the tests (this process's stdio)
             _say(out, f"{served} over stdio")
-            await serve_stdio(
+            await serve_lean_stdio(  # tools/call on the lean path (`scopetool.mcp._lean_server`), the rest on the SDK
                 gateway.registry, name=config.name, instructions=config.instructions, on_call=gateway.observe
             )
             return
