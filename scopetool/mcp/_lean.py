@@ -22,18 +22,23 @@ microseconds. ``benchmarks/gateway.py`` measures both paths.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import math
 import os
+from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import Any, Final, cast, final
+from typing import Any, Final, Generic, TypeVar, cast, final
 
+import anyio
 import orjson
 from mcp.shared.message import SessionMessage
 from mcp_types import JSONRPCRequest
 
-__all__ = ["Lane"]
+__all__ = ["Events", "Lane"]
+
+T = TypeVar("T")
 
 _MARK: Final = b"scopetool-"
 """Every lean request id starts with this (and a random part of the connection's own)."""
@@ -176,3 +181,72 @@ class Lane:
 
 def _number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+@final
+class Events(Generic[T]):
+    """The events of one lean call, for the one task that awaits them: an unbounded queue, woken without a checkpoint.
+
+    It offers the part of anyio's memory streams the client uses (`send_nowait`, `send`, `close`, and
+    ``async for``), so `scopetool.mcp.client` follows a lean call as it follows one on the SDK's session;
+    unlike a memory stream, a receive that finds an event does not first yield to the event loop.
+    ``close`` ends the sending (the iteration ends once the queue is read); `stop` ends the receiving.
+    """
+
+    __slots__ = ("_ended", "_queue", "_stopped", "_waiter")
+
+    def __init__(self) -> None:
+        self._queue: deque[T] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+        self._ended = False
+        self._stopped = False
+
+    def __len__(self) -> int:
+        return len(self._queue)
+
+    def send_nowait(self, item: T) -> None:
+        """Queue `item` for the receiver.
+
+        Raises:
+            anyio.ClosedResourceError: the sending was closed.
+            anyio.BrokenResourceError: the receiver stopped.
+        """
+        if self._ended:
+            raise anyio.ClosedResourceError
+        if self._stopped:
+            raise anyio.BrokenResourceError
+        self._queue.append(item)
+        self._wake()
+
+    async def send(self, item: T) -> None:
+        """`send_nowait` (the queue has no bound: sending never waits)."""
+        self.send_nowait(item)
+
+    def close(self) -> None:
+        """End the sending."""
+        self._ended = True
+        self._wake()
+
+    def stop(self) -> None:
+        """End the receiving: what is queued is dropped, and a later send is refused."""
+        self._stopped = True
+        self._queue.clear()
+        self._wake()
+
+    def __aiter__(self) -> Events[T]:
+        return self
+
+    async def __anext__(self) -> T:
+        while not self._queue:
+            if self._ended or self._stopped:
+                raise StopAsyncIteration
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        return self._queue.popleft()
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)

@@ -113,7 +113,7 @@ from .._json import canonical_json, is_array, is_object
 from .._outcome import Failure, FailureKind
 from .._output import ContentBlock, MediaBlock, Output, Result, TextBlock
 from .._progress import Progress, report_progress
-from ._lean import MAX_QUEUED_PROGRESS, Lane, LaneEvent
+from ._lean import MAX_QUEUED_PROGRESS, Events, Lane, LaneEvent
 from ._transport import (
     MAX_DEFINITION_DEPTH,
     MAX_MESSAGE_BYTES,
@@ -529,12 +529,28 @@ class _Asked:
 _Event: TypeAlias = tuple[Literal["progress"], Progress] | tuple[Literal["asked"], _Asked] | tuple[Literal["done"], Any]
 
 
+@final
+class _Stopping:
+    """The receiving end of a lean call's `Events`: iterated, and closed by stopping it (as a memory stream's)."""
+
+    __slots__ = ("_events",)
+
+    def __init__(self, events: Events[_Event]) -> None:
+        self._events = events
+
+    def __aiter__(self) -> Events[_Event]:
+        return self._events
+
+    def close(self) -> None:
+        self._events.stop()
+
+
 @dataclass(eq=False)
 class _Running:
     """One remote call running in the client's task group; it reports to whichever scopetool call awaits it."""
 
-    send: MemoryObjectSendStream[_Event]
-    receive: MemoryObjectReceiveStream[_Event]
+    send: MemoryObjectSendStream[_Event] | Events[_Event]
+    receive: MemoryObjectReceiveStream[_Event] | _Stopping
     token: str = field(default_factory=lambda: os.urandom(12).hex())
     """The call's name in `MCPClient._running` and in its continuation's state."""
     asked: _Asked | None = None
@@ -783,13 +799,13 @@ class MCPClient:
         """`_start` on the connection's `Lane`: the admitted arguments go out as they are, the answer comes back raw."""
         lane = self._lane
         assert lane is not None
-        send, receive = anyio.create_memory_object_stream[_Event](math.inf)
-        running = _Running(send, receive, cuts=self._cut.count, lane=lane)
+        send = Events[_Event]()
+        running = _Running(send, _Stopping(send), cuts=self._cut.count, lane=lane)
 
         def deliver(event: LaneEvent) -> None:
             item: _Event
             if event[0] == "progress":
-                if send.statistics().current_buffer_used >= MAX_QUEUED_PROGRESS:
+                if len(send) >= MAX_QUEUED_PROGRESS:
                     return  # the caller is not reading them: dropped, as the SDK's path drops them
                 progress, total, message = event[1]
                 total_ = total if total is not None and total >= progress else 0
@@ -808,8 +824,6 @@ class MCPClient:
             running.request_id = await lane.call(name, arguments, deliver, inject_trace_context)
         except BaseException as error:
             self._running.pop(running.token, None)
-            send.close()
-            receive.close()
             if isinstance(error, Exception):
                 raise Failure(kind=FailureKind.FAILED, output=UNAVAILABLE.format(name=name), cause=error) from None
             raise
@@ -910,12 +924,19 @@ class MCPClient:
             raise Failure(kind=FailureKind.FAILED, output=INVALID_RESULT.format(name=name), cause=outcome)
         if isinstance(outcome, BaseException):
             raise Failure(kind=FailureKind.FAILED, output=UNAVAILABLE.format(name=name), cause=outcome)
+        if isinstance(outcome, _PlainResult):  # text blocks only, as `result_output` maps them
+            output = Output(content=tuple(TextBlock(text) for text in outcome.texts if text))
+            return self._answered(name, contract, output, is_error=outcome.is_error)
         answer: types.CallToolResult = outcome  # call_tool returns nothing else without allow_claimed
         try:
             output = result_output(answer)
         except InvalidOutputError as error:
             raise Failure(kind=FailureKind.FAILED, output=INVALID_RESULT.format(name=name), cause=error) from None
-        if answer.is_error:
+        return self._answered(name, contract, output, is_error=answer.is_error)
+
+    def _answered(self, name: str, contract: Contract, output: Output, *, is_error: bool) -> Result:
+        """A result's output as the call's `Result`, or the `Failure` of an ``isError`` one."""
+        if is_error:
             shown = (
                 output
                 if output.content or output.details is not None
@@ -983,7 +1004,16 @@ _PLAIN_KEYS: Final = (frozenset({"content"}), frozenset({"content", "isError"}))
 _TEXT_KEYS: Final = frozenset({"type", "text"})
 
 
-def _plain_result(raw: object, version: str | None) -> types.CallToolResult | None:
+@final
+@dataclass(frozen=True, slots=True)
+class _PlainResult:
+    """A result of text blocks only, which the SDK's checks pass as it is (`_plain_result`)."""
+
+    texts: tuple[str, ...]
+    is_error: bool
+
+
+def _plain_result(raw: object, version: str | None) -> _PlainResult | None:
     """A result of text blocks only (and ``isError``) as the SDK's checks make it, without them; None for any other.
 
     Such a result passes the SDK's checks whatever the revision (every member is one every revision
@@ -996,7 +1026,7 @@ def _plain_result(raw: object, version: str | None) -> types.CallToolResult | No
     keys, content, error = frozenset(result), result.get("content"), result.get("isError", False)
     if keys not in _PLAIN_KEYS or not isinstance(content, list) or type(error) is not bool:
         return None
-    blocks: list[types.ContentBlock] = []
+    texts: list[str] = []
     for item in cast("list[object]", content):
         if not isinstance(item, dict) or item.keys() != _TEXT_KEYS:
             return None
@@ -1004,8 +1034,8 @@ def _plain_result(raw: object, version: str | None) -> types.CallToolResult | No
         text = block["text"]
         if block["type"] != "text" or not isinstance(text, str):
             return None
-        blocks.append(types.TextContent.model_construct(type="text", text=text))
-    return types.CallToolResult.model_construct(content=blocks, is_error=error)
+        texts.append(text)
+    return _PlainResult(tuple(texts), error)
 
 
 class RemoteToolError(ScopetoolError, RuntimeError):
