@@ -110,11 +110,15 @@ async def serve_stdio(
 class _Wire:
     """The lines read from the client and the writes to it, through the loop or through threads."""
 
-    __slots__ = ("_lines", "_write")
+    __slots__ = ("_lines", "_write", "reader")
 
-    def __init__(self, lines: AsyncIterator[bytes], write: Callable[[bytes], Any]) -> None:
+    def __init__(
+        self, lines: AsyncIterator[bytes], write: Callable[[bytes], Any], reader: _LineReader | None = None
+    ) -> None:
         self._lines = lines
         self._write = write
+        self.reader = reader
+        """The reader of a piped input, which can hand a line on as it arrives (`_LineReader.dispatch`)."""
 
     def lines(self) -> AsyncIterator[bytes]:
         """Each line the client sends (with its newline), until its input ends."""
@@ -153,7 +157,7 @@ async def _wire(stdin: BinaryIO, stdout: TextIO) -> AsyncGenerator[_Wire]:
             stack.callback(transport.close)
             lines: AsyncIterator[bytes] = reader.lines()
         else:
-            lines = _lines(stdin)
+            reader, lines = None, _lines(stdin)
         if write_fd is not None and _is_pipe(write_fd):
             stdout.flush()
             stack.callback(os.set_blocking, write_fd, os.get_blocking(write_fd))
@@ -161,7 +165,7 @@ async def _wire(stdin: BinaryIO, stdout: TextIO) -> AsyncGenerator[_Wire]:
             pipe_out: IO[bytes] = stack.enter_context(open(write_fd, "wb", buffering=0, closefd=False))  # noqa: SIM115
             await loop.connect_write_pipe(lambda: writer, pipe_out)
             stack.push_async_callback(writer.close)
-            yield _Wire(lines, writer.write)
+            yield _Wire(lines, writer.write, reader)
         else:
             lock = anyio.Lock()
 
@@ -169,7 +173,7 @@ async def _wire(stdin: BinaryIO, stdout: TextIO) -> AsyncGenerator[_Wire]:
                 async with lock:
                     await anyio.to_thread.run_sync(_write_line, stdout, data.decode().removesuffix("\n"))
 
-            yield _Wire(lines, write)
+            yield _Wire(lines, write, reader)
 
 
 @final
@@ -183,6 +187,8 @@ class _LineReader(asyncio.Protocol):
         self._ended = False
         self._transport: asyncio.ReadTransport | None = None
         self._paused = False
+        self.dispatch: Callable[[bytes], bool] | None = None
+        """Given each line that arrives while none waits to be read: True if it took the line (it is not queued)."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.ReadTransport)
@@ -192,9 +198,11 @@ class _LineReader(asyncio.Protocol):
         start = 0
         while (end := data.find(b"\n", start)) >= 0:
             self._partial.append(data[start : end + 1])
-            self._ready.append(b"".join(self._partial))
+            line = b"".join(self._partial)
             self._partial.clear()
             start = end + 1
+            if self._ready or self.dispatch is None or not self.dispatch(line):  # the order of lines is kept
+                self._ready.append(line)
         if start < len(data):
             self._partial.append(data[start:])
         if len(self._ready) >= _READ_AHEAD and self._transport is not None and not self._paused:
@@ -311,6 +319,8 @@ class _Front:
         to_server, self._received = anyio.create_memory_object_stream[SessionMessage](0)
         self._to_server = to_server
         self._sent, self._outgoing = anyio.create_memory_object_stream[SessionMessage](0)
+        if wire.reader is not None:
+            wire.reader.dispatch = self._dispatch
 
     async def run(self, ready: Callable[[], object] | None) -> None:
         pending = _Pending()
@@ -381,6 +391,15 @@ class _Front:
             return False
         task.cancel()
         return True
+
+    def _dispatch(self, line: bytes) -> bool:
+        """Start `line`'s call at once if it goes on the lean path (called as it arrives, nothing queued before it)."""
+        if self._version is None or b'"tools/call"' not in line:
+            return False
+        try:
+            return self._lean(line)
+        except Exception:  # noqa: BLE001 - read again in order by `_read`, which says what is wrong
+            return False
 
     def _lean(self, line: bytes) -> bool:
         """Start `line`'s call on the lean path if it is a ``tools/call`` the lean path answers (see the module)."""

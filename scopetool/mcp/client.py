@@ -799,7 +799,7 @@ class MCPClient:
         """`_start` on the connection's `Lane`: the admitted arguments go out as they are, the answer comes back raw."""
         lane = self._lane
         assert lane is not None
-        send = Events[_Event]()
+        send: Events[_Event] = Events()  # not subscripted at run time: typing's cache would cost each call
         running = _Running(send, _Stopping(send), cuts=self._cut.count, lane=lane)
 
         def deliver(event: LaneEvent) -> None:
