@@ -127,7 +127,7 @@ async def measure(rounds: int, calls: int) -> dict[str, dict[str, list[float]]]:
         args=["-m", "scopetool", "proxy", str(gateway_config(folder))],
         env={**os.environ, "PYTHONPATH": str(HERE.parent)},
     )
-    figures = {path: {"latency": [], "throughput": [], "cpu": []} for path in PATHS}
+    figures: dict[str, dict[str, list[float]]] = {path: {"latency": [], "throughput": [], "cpu": []} for path in PATHS}
     async with session(direct) as first:
         node = server_process("mcp-server-everything")
         async with session(gateway) as second:

@@ -428,7 +428,9 @@ class _Front:
                 return False  # the SDK's server answers it
         key = cast("int | str", request_id)
         call = ToolCall(str(key), Request(name, arguments))
-        self._calls[key] = asyncio.get_running_loop().create_task(self._answer(key, call, meta))
+        task = asyncio.get_running_loop().create_task(self._answer(key, call, meta))
+        self._calls[key] = task
+        task.add_done_callback(lambda _: self._calls.pop(key, None))  # also when cancelled before it started
         return True
 
     async def _answer(self, request_id: int | str, call: ToolCall, meta: object) -> None:
@@ -451,8 +453,6 @@ class _Front:
                 with contextlib.suppress(BrokenPipeError):
                     await asyncio.shield(self._wire.write(prefix + _CLOSED))
             raise
-        finally:
-            self._calls.pop(request_id, None)
 
     def _result(self, result: dict[str, Any]) -> bytes:
         """The result as the SDK's server shapes it for the negotiated revision (its result surface)."""
