@@ -213,7 +213,7 @@ def write_docs(report: str) -> None:
 
 def main() -> None:
     """Run the benchmark; print the table; write it into the docs unless --quick."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one short round, no docs (CI smoke run)")
     args = parser.parse_args()
     if not EVERYTHING.exists():

@@ -16,6 +16,7 @@ import math
 import os
 import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -165,6 +166,55 @@ async def test_a_call_without_the_2025_handshake_goes_to_the_sdk(monkeypatch: py
     await session(monkeypatch, converse, [])
     assert answers[0]["result"]["resultType"] == "complete"
     assert answers[0]["result"]["content"] == [{"text": "5", "type": "text"}]
+
+
+async def test_many_lines_at_once_are_all_answered(monkeypatch: pytest.MonkeyPatch) -> None:
+    """More lines than the reader holds at once (it pauses, then reads on): every request is answered."""
+    got: list[dict[str, Any]] = []
+
+    async def converse(client: Client) -> None:
+        for message in initialize():
+            await client.send(message)
+        await client.read()
+        for request_id in range(2, 202):
+            await client.send(call(request_id, "add", a=request_id, b=0))
+        got.extend([await client.read() for _ in range(200)])
+
+    await session(monkeypatch, converse, [])
+    assert sorted(answer["result"]["structuredContent"]["result"] for answer in got) == list(range(2, 202))
+
+
+async def test_files_for_stdio_are_served_through_threads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not pipes: read and written as the SDK's path does; a bad line, odd calls and the end of the grace answered."""
+    source, sink = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    hostile = '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"a":2,"b":3}}}'
+    messages = [
+        *initialize(),
+        call(2, "add", a=2, b=3),
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "add", "arguments": [1]}},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "add", "task": {}, "arguments": {}}},
+        call(6, "nap", seconds=30),
+    ]
+    source.write_text(
+        "".join(map(line, messages[:3])) + "not json\n" + hostile + "\n" + "".join(map(line, messages[3:]))
+    )
+    ready: list[bool] = []
+    with source.open(encoding="utf-8") as stdin, sink.open("w", encoding="utf-8") as stdout:
+        monkeypatch.setattr(sys, "stdin", stdin)
+        monkeypatch.setattr(sys, "stdout", stdout)
+        with anyio.fail_after(30):
+            await serve_stdio(registry, shutdown_grace=0.2, ready=lambda: ready.append(True))
+    got = [json.loads(text) for text in sink.read_text(encoding="utf-8").splitlines()]
+    by_id = {message.get("id"): message for message in got}
+    assert ready == [True]
+    assert by_id[2]["result"]["structuredContent"] == {"result": 5}
+    assert by_id[None]["error"]["code"] == -32700  # the line that is not JSON
+    assert by_id[3]["error"] == {"code": -32602, "message": "Invalid request parameters", "data": ""}  # the SDK's
+    assert by_id[4]["result"]["isError"] is True  # a member the lean path does not read: the SDK's path ran it
+    assert "the same member name twice" in by_id[5]["result"]["content"][0]["text"]
+    assert by_id[6] == {"jsonrpc": "2.0", "id": 6, "error": {"code": -32000, "message": "Connection closed"}}
+    with pytest.raises(ValueError, match="shutdown_grace"):
+        await serve_stdio(registry, shutdown_grace=-1)
 
 
 @pytest.mark.parametrize("version", LEGACY)
