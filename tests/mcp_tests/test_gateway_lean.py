@@ -188,7 +188,7 @@ async def test_files_for_stdio_are_served_through_threads(tmp_path: Path, monkey
     """Not pipes: read and written as the SDK's path does; a bad line, odd calls and the end of the grace answered."""
     source, sink = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     hostile = '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"a":2,"b":3}}}'
-    messages = [
+    messages: list[dict[str, Any]] = [
         *initialize(),
         call(2, "add", a=2, b=3),
         {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "add", "arguments": [1]}},
