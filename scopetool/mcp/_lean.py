@@ -1,23 +1,19 @@
-"""The lean path of a ``tools/call`` over stdio: raw JSON-RPC lines, parsed once, beside the MCP SDK's stacks.
+"""The lean path of a ``tools/call`` over stdio, the client's half: raw JSON-RPC lines beside the MCP SDK's session.
 
-Two halves, each used where it can be and the SDK's stack everywhere else:
+`Lane`, on scopetool's own stdio transport to an MCP server (`scopetool.mcp._transport.stdio_transport`):
+the client (`scopetool.mcp.client`) writes an admitted call as one request line (the arguments are the
+admitted bytes, never parsed again), and the transport's reader hands the lane the lines that answer it
+(matched by id, or a progress notification by its token) before the SDK parses anything. The client then
+checks the result as the SDK checks it (the negotiated revision's result shape, the tool's output schema)
+and maps it as any other. A call that stops waiting (its timeout, or its caller cancelled) sends
+``notifications/cancelled`` as the SDK does. Used under asyncio, for calls that are not the retry of an
+``input_required`` result. `Events` carries one lean call's events to the task that awaits them.
 
-* `Lane`, on scopetool's own stdio transport to an MCP server (`scopetool.mcp._transport.stdio_transport`):
-  the client writes an admitted call as one request line (the arguments are the admitted bytes, never
-  parsed again), and the transport's reader hands the lane the lines that answer it (matched by id, or
-  a progress notification by its token) before the SDK parses anything. The result is then checked as
-  the SDK checks it (the negotiated revision's result shape, the tool's output schema) and mapped by
-  the client as any other (`scopetool.mcp.client`). A call that stops waiting (its timeout, or its
-  caller cancelled) sends ``notifications/cancelled`` as the SDK does. Used under asyncio, for calls
-  that are not the retry of an ``input_required`` result.
-* `serve_stdio`, the gateway's own stdio server (``scopetool proxy CONFIG``): a ``tools/call`` is read,
-  screened as I-JSON and admitted, run and answered without the SDK's server stack; every other
-  message goes to the SDK's server as before. See its docstring for what it hands to the SDK.
-
-Why: through the SDK's server and client stacks a forwarded call costs the gateway about a
-millisecond of processor time (pydantic models of each message built and dumped four times, a task
-and memory streams per call, a worker thread per line written); admission itself is a few
-microseconds. ``benchmarks/gateway.py`` measures both paths.
+The gateway's half, its stdio server, is `scopetool.mcp._lean_server`. Why: through the SDK's server and
+client stacks a forwarded call cost the gateway about a millisecond of processor time (pydantic models of
+each message built and dumped on both sides, tasks and memory streams per call, a worker thread per line
+written), admission a few microseconds of it; ``benchmarks/gateway.py`` measures the gateway against the
+direct call.
 """
 
 from __future__ import annotations
