@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import stat
 from collections import deque
@@ -66,12 +67,15 @@ from ._tool_handlers import (
 
 __all__ = ["serve_stdio"]
 
+logger: Final = logging.getLogger("scopetool.mcp.server")
+
 _READ_AHEAD: Final = 64
 """Lines read and not yet handled before the reading of standard input pauses."""
 _FLUSH: Final = 5.0
 """Seconds the answers still buffered at the end get to reach the client."""
 _PARAMS: Final = frozenset({"name", "arguments", "_meta"})
 """The members of a ``tools/call``'s params the lean path reads; any other sends the request to the SDK."""
+_INTERNAL: Final = mcp_types.ErrorData(code=mcp_types.INTERNAL_ERROR, message="Internal error")
 _CLOSED: Final = b'"error":{"code":-32000,"message":"Connection closed"}}\n'
 
 
@@ -447,7 +451,12 @@ class _Front:
                 line = prefix + b'"result":' + self._result(answer) + b"}\n"
             except MCPError as error:
                 line = _error_line(request_id, error.error)
+            except Exception:  # a bug of ours, not the call's: answered, logged, its text kept private
+                logger.exception("the lean path failed to answer tools/call %r", request_id)
+                line = _error_line(request_id, _INTERNAL)
             await self._wire.write(line)
+        except BrokenPipeError:
+            pass  # the client is gone: nothing can be answered (its end of the input ends the server)
         except asyncio.CancelledError:
             if self._closing:  # the input ended and the grace is over: answered as the SDK answers it
                 with contextlib.suppress(BrokenPipeError):

@@ -29,6 +29,7 @@ from mcp_types import methods
 from scopetool import Result
 from scopetool.mcp._lean import Events, Lane
 from scopetool.mcp._lean_server import _texts, serve_stdio  # pyright: ignore[reportPrivateUsage]
+from scopetool.mcp._tool_handlers import _Tools  # pyright: ignore[reportPrivateUsage]
 from scopetool.mcp.client import _plain_result  # pyright: ignore[reportPrivateUsage]
 
 LEGACY = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -215,6 +216,32 @@ async def test_files_for_stdio_are_served_through_threads(tmp_path: Path, monkey
     assert by_id[6] == {"jsonrpc": "2.0", "id": 6, "error": {"code": -32000, "message": "Connection closed"}}
     with pytest.raises(ValueError, match="shutdown_grace"):
         await serve_stdio(registry, shutdown_grace=-1)
+
+
+async def test_a_failure_of_the_lean_path_itself_is_an_internal_error_without_its_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A bug of the lean path (not of the call) is answered with -32603 and a generic text; the server serves on."""
+    answers: list[dict[str, Any]] = []
+
+    async def broken(self: object, call: object) -> None:
+        raise RuntimeError("private detail")
+
+    async def converse(client: Client) -> None:
+        for message in initialize():
+            await client.send(message)
+        await client.read()
+        monkeypatch.setattr(_Tools, "lean_call", broken)
+        await client.send(call(2, "add", a=2, b=3))
+        answers.append(await client.read())
+        await client.send({"jsonrpc": "2.0", "id": 3, "method": "ping"})
+        answers.append(await client.read())
+
+    await session(monkeypatch, converse, [])
+    assert answers == [
+        {"jsonrpc": "2.0", "id": 2, "error": {"code": -32603, "message": "Internal error"}},
+        {"jsonrpc": "2.0", "id": 3, "result": {}},
+    ]
 
 
 @pytest.mark.parametrize("version", LEGACY)
