@@ -44,7 +44,8 @@ END = "<!-- end of the generated figures -->"
 THIRD_PARTY = Path(os.environ.get("SCOPETOOL_THIRD_PARTY", HERE.parent / ".third_party"))
 EVERYTHING = THIRD_PARTY / "npm" / "node_modules" / ".bin" / "mcp-server-everything"
 CONCURRENCY = 8
-PATHS = ("direct", "gateway")
+PATHS = ("direct", "relay", "gateway")
+"""The direct call, through a bare relay (`relay.py`: the floor of a process in the middle), through the gateway."""
 TARGETS = {"latency": 1.5, "throughput": 0.7}
 """The gateway's targets: at most 1.5x the direct call's median latency, at least 0.7x its throughput."""
 POLICY = "def allow(authorization):\n    return True\n"
@@ -94,15 +95,21 @@ def gateway_config(folder: Path) -> Path:
     return config
 
 
-def server_process(command: str) -> int | None:
-    """The process id of this process's child running `command` (Linux, from ``/proc``), or None."""
+def server_process(argument: str) -> int | None:
+    """The process id of this process's child with `argument` (or a path ending in it) in its command line, or None.
+
+    Linux only (it reads ``/proc``).
+    """
+    needle = argument.encode()
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             fields = stat.read_text().rpartition(")")[2].split()
-            arguments = (stat.parent / "cmdline").read_bytes().split(b"\0")
+            arguments = (stat.parent / "cmdline").read_bytes().split(b"\0")  # the arguments, as given
         except OSError:
             continue
-        if int(fields[1]) == os.getpid() and any(command.encode() in argument for argument in arguments):
+        if int(fields[1]) == os.getpid() and any(
+            given == needle or given.endswith(b"/" + needle) for given in arguments
+        ):
             return int(stat.parent.name)
     return None
 
@@ -127,12 +134,13 @@ async def measure(rounds: int, calls: int) -> dict[str, dict[str, list[float]]]:
         args=["-m", "scopetool", "proxy", str(gateway_config(folder))],
         env={**os.environ, "PYTHONPATH": str(HERE.parent)},
     )
+    relay = StdioServerParameters(command=sys.executable, args=[str(HERE / "relay.py"), str(EVERYTHING)])
     figures: dict[str, dict[str, list[float]]] = {path: {"latency": [], "throughput": [], "cpu": []} for path in PATHS}
     async with session(direct) as first:
         node = server_process("mcp-server-everything")
-        async with session(gateway) as second:
-            pids = {"direct": node, "gateway": server_process("scopetool")}
-            clients = {"direct": first, "gateway": second}
+        async with session(gateway) as second, session(relay) as third:
+            pids = {"direct": node, "relay": server_process("relay.py"), "gateway": server_process("proxy")}
+            clients = {"direct": first, "relay": third, "gateway": second}
             for client in clients.values():  # warm up both paths
                 await latency(client, 5)
             for _ in range(rounds):
@@ -159,9 +167,11 @@ def median_round(direct: list[float], gateway: list[float]) -> tuple[int, list[f
 def table(figures: dict[str, dict[str, list[float]]], rounds: int, calls: int) -> str:
     """The report: the median round of each measure, its ratio, the range of the ratios, the targets."""
     direct, gateway = figures["direct"], figures["gateway"]
+    relay = figures["relay"]
     rows = [
-        "| measure | direct | through the gateway | gateway / direct | over the rounds | target |",
-        "|---|---:|---:|---:|---:|---|",
+        "| measure | direct | through a bare relay | through the gateway | relay / direct | gateway / direct "
+        "| over the rounds | target |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
     ]
     verdicts: list[str] = []
     for measure, unit, scale, digits in (
@@ -175,15 +185,16 @@ def table(figures: dict[str, dict[str, list[float]]], rounds: int, calls: int) -
         bound = "at most" if measure == "latency" else "at least"
         shown = (f"{figures[path][measure][at] * scale:.{digits}f}" for path in PATHS)
         rows.append(
-            f"| {measure}: {unit} | {' | '.join(shown)} | {ratios[at]:.2f}x "
+            f"| {measure}: {unit} | {' | '.join(shown)} | {relay[measure][at] / direct[measure][at]:.2f}x "
+            f"| {ratios[at]:.2f}x "
             f"| {min(ratios):.2f}x to {max(ratios):.2f}x | {bound} {target}x: "
             f"{'met' if met else 'not met'} |"
         )
-    if direct["cpu"] and gateway["cpu"]:
+    if all(figures[path]["cpu"] for path in PATHS):
         rows.append(
-            "| processor time of the server process per call (us, median of the rounds) "
-            f"| {statistics.median(direct['cpu']) * 1e6:.0f} | {statistics.median(gateway['cpu']) * 1e6:.0f} "
-            "| | | |"
+            "| processor time of the server process per call (us, median of the rounds) | "
+            + " | ".join(f"{statistics.median(figures[path]['cpu']) * 1e6:.0f}" for path in PATHS)
+            + " | | | | |"
         )
     notes = (
         f"\n{rounds} interleaved rounds of {calls} calls per path and measure; in each row, the direct and gateway "
@@ -193,7 +204,10 @@ def table(figures: dict[str, dict[str, list[float]]], rounds: int, calls: int) -
         "through a deny list and written to the audit log: on, as in production. The everything server "
         f"(`@modelcontextprotocol/server-everything` {_npm_version()}) `echo` tool, the MCP SDK {version('mcp')} "
         f"client over stdio, Python {platform.python_version()}, {os.cpu_count()} cores shared with other work. "
-        "The processor time of the gateway's process is its own (its upstream server's is apart).\n"
+        "The bare relay (`benchmarks/relay.py`) is a Python process that only copies the bytes both ways on one "
+        "asyncio loop: what it adds to the direct call is the floor of any process in the middle on this machine, "
+        "and what the gateway adds beyond it is the gateway's own work. The processor time of the relay's and the "
+        "gateway's process is their own (the server behind them is apart).\n"
     )
     return "\n".join(rows) + "\n" + notes + f"\nTargets: {', '.join(verdicts)}.\n"
 
