@@ -38,6 +38,8 @@ T = TypeVar("T")
 
 _MARK: Final = b"scopetool-"
 """Every lean request id starts with this (and a random part of the connection's own)."""
+_PER_REQUEST: Final = frozenset({"progressToken", "traceparent", "tracestate", "baggage"})
+"""What the SDK puts in one request's ``_meta`` only (its token, the trace context of the moment): never copied."""
 MAX_QUEUED_PROGRESS: Final = 16
 """Progress reports a call may have waiting, unread; more are dropped (as the SDK client's own path drops them)."""
 
@@ -81,7 +83,8 @@ class Lane:
         request = message.message
         if isinstance(request, JSONRPCRequest) and request.method == "tools/list":
             meta = (request.params or {}).get("_meta")
-            self._meta = dict(cast("dict[str, Any]", meta)) if isinstance(meta, dict) else {}
+            given = cast("dict[str, Any]", meta) if isinstance(meta, dict) else {}
+            self._meta = {key: value for key, value in given.items() if key not in _PER_REQUEST}
 
     async def call(
         self, name: str, arguments: bytes, deliver: Callable[[LaneEvent], None], meta: Callable[[dict[str, Any]], None]

@@ -303,8 +303,13 @@ async def test_the_lane_takes_only_its_own_answers_and_progress() -> None:
     lane = Lane()
     assert not lane.ready
     lane.attach(write)
-    lane.learn(SessionMessage(types.JSONRPCRequest(jsonrpc="2.0", id=1, method="tools/list")))
+    traced = {"_meta": {"traceparent": "00-stale", "io.modelcontextprotocol/protocolVersion": "2025-11-25"}}
+    lane.learn(SessionMessage(types.JSONRPCRequest(jsonrpc="2.0", id=0, method="tools/list", params=traced)))
     assert lane.ready
+    await lane.call("echo", b"{}", lambda event: None, lambda meta: None)
+    stamped = json.loads(written.pop())["params"]["_meta"]
+    assert "traceparent" not in stamped and stamped["io.modelcontextprotocol/protocolVersion"] == "2025-11-25"
+    lane.learn(SessionMessage(types.JSONRPCRequest(jsonrpc="2.0", id=1, method="tools/list")))
     request_id = await lane.call("echo", b'{"message":"hi"}', seen.append, lambda meta: None)
     sent = json.loads(written[0])
     assert sent["params"] == {"name": "echo", "arguments": {"message": "hi"}, "_meta": {"progressToken": request_id}}
