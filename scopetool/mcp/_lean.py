@@ -192,13 +192,15 @@ class Events(Generic[T]):
     ``close`` ends the sending (the iteration ends once the queue is read); `stop` ends the receiving.
     """
 
-    __slots__ = ("_ended", "_queue", "_stopped", "_waiter")
+    __slots__ = ("_ended", "_queue", "_stopped", "_waiter", "expired")
 
     def __init__(self) -> None:
         self._queue: deque[T] = deque()
         self._waiter: asyncio.Future[None] | None = None
         self._ended = False
         self._stopped = False
+        self.expired = False
+        """Whether `expire` ended the reading (the call's timeout), not the sender."""
 
     def __len__(self) -> int:
         return len(self._queue)
@@ -226,6 +228,11 @@ class Events(Generic[T]):
         self._ended = True
         self._wake()
 
+    def expire(self) -> None:
+        """End the reading for now, once what is queued is read: the awaited call's time is up."""
+        self.expired = True
+        self._wake()
+
     def stop(self) -> None:
         """End the receiving: what is queued is dropped, and a later send is refused."""
         self._stopped = True
@@ -237,7 +244,7 @@ class Events(Generic[T]):
 
     async def __anext__(self) -> T:
         while not self._queue:
-            if self._ended or self._stopped:
+            if self._ended or self._stopped or self.expired:
                 raise StopAsyncIteration
             self._waiter = asyncio.get_running_loop().create_future()
             try:

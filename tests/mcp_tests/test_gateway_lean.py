@@ -336,7 +336,7 @@ async def test_the_lane_takes_only_its_own_answers_and_progress() -> None:
 
 
 async def test_events_wake_their_reader_and_end_as_a_memory_stream_does() -> None:
-    """Sent events are read in order; close ends the reading once read; stop refuses later sends."""
+    """Sent events are read in order; close and expire end the reading once read; stop refuses later sends."""
     events: Events[int] = Events()
     got: list[int] = []
 
@@ -352,6 +352,10 @@ async def test_events_wake_their_reader_and_end_as_a_memory_stream_does() -> Non
     assert got == [1, 2]
     with pytest.raises(anyio.ClosedResourceError):
         events.send_nowait(3)
+    expiring: Events[int] = Events()
+    expiring.send_nowait(1)
+    expiring.expire()
+    assert [item async for item in expiring] == [1] and expiring.expired  # what came in time is still read
     stopped: Events[int] = Events()
     stopped.send_nowait(1)
     stopped.stop()
