@@ -335,6 +335,37 @@ async def test_the_lane_takes_only_its_own_answers_and_progress() -> None:
         await lane.call("echo", b"{}", seen.append, lambda meta: None)
 
 
+async def test_the_lane_leaves_what_is_not_its_own_to_the_sdk() -> None:
+    """Lines that only mention a lean id, or cannot be read, go to the SDK's reader; a failed write leaves nothing."""
+    failing = Lane()
+
+    async def broken(data: bytes) -> None:
+        raise BrokenPipeError(data[:0].decode())
+
+    failing.attach(broken)
+    failing.learn(SessionMessage(types.JSONRPCRequest(jsonrpc="2.0", id=1, method="tools/list")))
+    with pytest.raises(BrokenPipeError):
+        await failing.call("echo", b"{}", lambda event: None, lambda meta: None)
+    lane = Lane()
+    written: list[bytes] = []
+
+    async def write(data: bytes) -> None:
+        written.append(data)
+
+    lane.attach(write)
+    lane.learn(SessionMessage(types.JSONRPCRequest(jsonrpc="2.0", id=1, method="tools/list")))
+    request_id = await lane.call("echo", b"{}", lambda event: None, lambda meta: None)
+    assert not failing.claim(f'{{"id":"{request_id}"}}'.encode())  # nothing waits on that lane
+    quoted = json.dumps(request_id)
+    assert not lane.claim(f"{quoted} is not JSON".encode())
+    assert not lane.claim(f"[{quoted}]".encode())
+    assert not lane.claim(f'{{"jsonrpc":"2.0","method":"notifications/message","params":{{"data":{quoted}}}}}'.encode())
+    progress = {"progressToken": request_id + "-other", "progress": 1}
+    assert not lane.claim(
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/progress", "params": progress}).encode()
+    )
+
+
 async def test_events_wake_their_reader_and_end_as_a_memory_stream_does() -> None:
     """Sent events are read in order; close and expire end the reading once read; stop refuses later sends."""
     events: Events[int] = Events()
