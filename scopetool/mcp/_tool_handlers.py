@@ -43,7 +43,7 @@ from ._tool_search import CALL_TOOL, SEARCH_TOOLS, SearchFront, ToolSearch, coun
 from .limits import RATE_LIMITED, Limiter, LimitError
 from .tasks import EXTENSION, TaskOptions, TaskService
 
-__all__ = ["MAX_INPUT_ROUNDS", "CallObserver", "ServerOptions", "create_server"]
+__all__ = ["MAX_INPUT_ROUNDS", "CallObserver", "Handover", "ServerOptions", "create_server", "server_and_tools"]
 
 MAX_INPUT_ROUNDS: Final = 8
 """How many input requests one call may make before it ends with an error result."""
@@ -117,6 +117,36 @@ def create_server(
         ProviderError: A tool name breaks MCP's name rule, `tool_fields` is not of its shape, or
             tool search cannot list its two tools or the tools it should always show.
     """
+    return server_and_tools(
+        registry,
+        name=name,
+        version=version,
+        instructions=instructions,
+        page_size=page_size,
+        tool_fields=tool_fields,
+        on_call=on_call,
+        tool_search=tool_search,
+        visible=visible,
+        limiter=limiter,
+        tasks=tasks,
+    )[0]
+
+
+def server_and_tools(
+    registry: Registry,
+    *,
+    name: str = "scopetool",
+    version: str = __version__,
+    instructions: str | None = None,
+    page_size: int | None = None,
+    tool_fields: Mapping[str, Mapping[str, Any]] | None = None,
+    on_call: CallObserver | None = None,
+    tool_search: ToolSearch | bool = False,
+    visible: Callable[[str], bool] | None = None,
+    limiter: Limiter | None = None,
+    tasks: TaskOptions | None = None,
+) -> tuple[Server[Any], _Tools]:
+    """`create_server`'s server and its handlers (`scopetool.mcp._lean_server` answers ``tools/call`` with them)."""
     if not isinstance(registry, Registry):
         raise TypeError(f"create_server needs a Registry, not {type(registry).__name__}")
     if page_size is not None and (isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1):
@@ -138,7 +168,7 @@ def create_server(
     server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=name))
     server.add_request_handler("tools/list", mcp_types.PaginatedRequestParams, tools.list_tools)
     server.add_request_handler("tools/call", mcp_types.CallToolRequestParams, tools.call_tool)
-    return server
+    return server, tools
 
 
 class _ListChangingServer(Server[Any]):
@@ -202,6 +232,15 @@ class _Form:
             return self.request.continuation(values.get(ANSWER) if self.wrapped else values)
         except InvalidInputRequestError:
             raise _Ended(_BAD_ANSWER) from None
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Handover:
+    """A call the lean path began, handed to `_Tools.call_tool` (as its request context) with its first outcome."""
+
+    call: ToolCall
+    outcome: Result
 
 
 class _Ended(Exception):  # noqa: N818 - a control signal: the call ends with this fixed text
@@ -293,6 +332,8 @@ class _Tools:
         With tool search, a ``search_tools`` call is answered from the catalog, and a ``call_tool`` call
         is unwrapped and goes on as its inner call (an unknown inner name is an error result).
 
+        A call the lean path (`lean_call`) began and handed over comes with its first outcome (`Handover`).
+
         Raises:
             MCPError: ``-32602`` for a tool this server does not have (MCP 2026-07-28: a protocol error);
                 `RATE_LIMITED` (or ``-32603`` when the limit's store did not answer) for a call over a limit.
@@ -316,14 +357,16 @@ class _Tools:
         self, ctx: _Context, params: mcp_types.CallToolRequestParams
     ) -> dict[str, Any] | mcp_types.InputRequiredResult:
         name, call_id = params.name, None if ctx.request_id is None else str(ctx.request_id)
+        handed = ctx.request if isinstance(ctx.request, Handover) else None
         search = self._search
         own = search is not None and name in (SEARCH_TOOLS, CALL_TOOL)
-        if not own and (name not in self._names or (self._visible is not None and not self._visible(name))):
-            self._unknown(call_id, name)
-            raise MCPError(mcp_types.INVALID_PARAMS, f"Unknown tool: {name}")
+        if handed is None and not own:
+            self._known(name, call_id)
         raw = _exact_arguments(ctx.request)
         arguments: str | bytes
-        if raw is not None:  # the exact text, where the client's broke I-JSON
+        if handed is not None:
+            arguments = handed.call.request.arguments
+        elif raw is not None:  # the exact text, where the client's broke I-JSON
             arguments = raw.text
         else:
             try:  # what the transport parsed (over stdio, from a line that is I-JSON)
@@ -345,15 +388,25 @@ class _Tools:
                 self._unknown(call_id, name)
                 return _error_text(search.unknown(name))
         call = ToolCall(call_id, Request(name, arguments))
-        if self.tasks is not None and params.request_state is None and self.tasks.eligible(ctx, name):
+        if (
+            handed is None
+            and self.tasks is not None
+            and params.request_state is None
+            and self.tasks.eligible(ctx, name)
+        ):
             return await self.tasks.call(call)
+        first = None if handed is None else handed.outcome
         try:
             admission, rounds = Admission(), 0
             if params.request_state is not None:
                 admission, rounds = self._resume(params)
             while True:
-                outcome = await self._run(ctx, call, admission)
-                self._tell_on_call(call, outcome)
+                outcome: Result | BaseException
+                if first is not None:  # run and told on the lean path already
+                    outcome, first = first, None
+                else:
+                    outcome = await self._run(ctx, call, admission)
+                    self._tell_on_call(call, outcome)
                 request = outcome.input_request if isinstance(outcome, Result) else None
                 if request is None:
                     return result_message(call, outcome, self._export)
@@ -383,6 +436,45 @@ class _Tools:
         if new:
             revealed.extend(new)
             await session.send_tool_list_changed()
+
+    @property
+    def lean(self) -> bool:
+        """Whether ``tools/call`` may take the lean path: not with tool search or tasks (`call_tool` serves those)."""
+        return self._search is None and self.tasks is None
+
+    async def lean_call(self, call: ToolCall) -> dict[str, Any] | Handover:
+        """A call without progress token or request state, on the lean path: the result, or what `call_tool` resumes.
+
+        The same steps as `call_tool` up to its first outcome: a name this caller does not have raises
+        `MCPError` (``-32602``), a call over a limit the limit's error, the call is run by `run_call` and
+        told to the observer; a result that requests input is handed to `call_tool` (over the SDK's
+        session, which asks the client), anything else is answered here.
+        """
+        self._known(call.name, call.id)
+        if self._limiter is None:
+            return await self._lean_run(call)
+        found = await self._limiter.enter(call.name)
+        if isinstance(found, LimitError):
+            self._tell_on_call(ToolCall(call.id, Request(call.name)), found)
+            code = RATE_LIMITED if found.status == RATE_LIMITED else mcp_types.INTERNAL_ERROR
+            raise MCPError(code, str(found), {"retryAfterSeconds": found.retry_after})
+        try:
+            return await self._lean_run(call)
+        finally:
+            found.release()
+
+    async def _lean_run(self, call: ToolCall) -> dict[str, Any] | Handover:
+        outcome = await run_call(self._registry, call, Admission())
+        self._tell_on_call(call, outcome)
+        if isinstance(outcome, Result) and outcome.input_request is not None:
+            return Handover(call, outcome)
+        return result_message(call, outcome, self._export)
+
+    def _known(self, name: str, call_id: str | None) -> None:
+        """Raise the ``-32602`` of a name this server (or this caller) does not have, once it is observed and told."""
+        if name not in self._names or (self._visible is not None and not self._visible(name)):
+            self._unknown(call_id, name)
+            raise MCPError(mcp_types.INVALID_PARAMS, f"Unknown tool: {name}")
 
     def _unknown(self, call_id: str | None, name: str) -> None:
         """Tell the observers of a call to a tool this server does not have."""
@@ -436,7 +528,13 @@ def _exact_arguments(request: object) -> RawArguments | None:
 
 
 def _counted(request: object) -> bool:
-    """Whether the transport already counted this call against the limits (an HTTP request it admitted)."""
+    """Whether this call was counted against the limits already.
+
+    So is an HTTP request the transport admitted, and a call the lean path began (`lean_call` counted it)
+    and handed over.
+    """
+    if isinstance(request, Handover):
+        return True
     scope: object = getattr(request, "scope", None)
     return is_object(scope) and scope.get(LIMITED) is True
 

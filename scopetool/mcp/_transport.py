@@ -52,6 +52,8 @@ from mcp.shared.message import SessionMessage
 from mcp_types import methods
 from pydantic import ValidationError
 
+from ._lean import Lane
+
 logger: Final = logging.getLogger("scopetool.mcp.client")
 
 MAX_MESSAGE_BYTES: Final = 16 * 1024 * 1024
@@ -147,13 +149,20 @@ async def read_lines(stream: ByteReceiveStream, limit: int) -> AsyncGenerator[by
 
 @asynccontextmanager
 async def stdio_transport(
-    server: StdioServerParameters, *, name: str, errlog: TextIO, max_message_bytes: int, cut: Cut
+    server: StdioServerParameters,
+    *,
+    name: str,
+    errlog: TextIO,
+    max_message_bytes: int,
+    cut: Cut,
+    lane: Lane | None = None,
 ) -> AsyncGenerator[TransportStreams]:
     """Start `server` (connected as `name`) and speak to it over its standard input and output; stop it on exit.
 
     A message over `max_message_bytes` closes the streams (the session's pending requests fail), kills
     the server and is recorded in `cut`. A line that is not a JSON-RPC message is logged (a warning
-    naming the server) and handed to the session as the SDK's reader hands it.
+    naming the server) and handed to the session as the SDK's reader hands it. With a `lane`, the
+    lines that answer its calls go to it, unparsed by the SDK (`scopetool.mcp._lean`).
     """
     process = await _start(server, errlog)
     receive_send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
@@ -165,7 +174,7 @@ async def stdio_transport(
         async with receive_send:
             try:
                 async for line in read_lines(process.stdout, max_message_bytes):
-                    if line.strip():
+                    if line.strip() and (lane is None or not lane.claim(line)):
                         parsed = parse_message(line)
                         if isinstance(parsed, Exception):
                             logger.warning(
@@ -182,6 +191,8 @@ async def stdio_transport(
             except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError, OSError):
                 pass  # the session closed its end, or the pipe broke: the session sees the stream end
             finally:
+                if lane is not None:
+                    lane.close(ConnectionError(f"the connection to MCP server {name!r} closed"))
                 read.set()
 
     async def writer() -> None:
@@ -189,6 +200,8 @@ async def stdio_transport(
         try:
             async with send_receive:
                 async for message in send_receive:
+                    if lane is not None:
+                        lane.learn(message)
                     data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
                     await process.stdin.send(data.encode() + b"\n")
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
@@ -196,6 +209,9 @@ async def stdio_transport(
         finally:
             written.set()
 
+    if lane is not None:
+        assert process.stdin is not None
+        lane.attach(process.stdin.send)
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(reader)
         tasks.start_soon(writer)

@@ -74,6 +74,7 @@ This module imports the MCP SDK: ``pip install 'scopetool[mcp]'``.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import contextlib
@@ -89,14 +90,22 @@ from typing import Any, Final, Literal, TextIO, TypeAlias, cast, final
 try:
     import anyio
     import mcp_types as types
+    import sniffio
     from anyio.abc import TaskGroup, TaskStatus
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
     from mcp import Client
-    from mcp.client.session import ClientRequestContext
+    from mcp.client.extension import UnexpectedClaimedResult
+    from mcp.client.session import (
+        ClientRequestContext,
+        _clamp_inbound_ttl,  # pyright: ignore[reportPrivateUsage] - the SDK's own result checks, for the lean path
+        _later_revision_fields,  # pyright: ignore[reportPrivateUsage]
+    )
     from mcp.client.stdio import StdioServerParameters
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
+    from mcp.shared._otel import inject_trace_context
     from mcp.shared.exceptions import MCPError
+    from mcp_types import methods
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
     from pydantic import ValidationError
 except ImportError as _missing:
@@ -111,6 +120,7 @@ from .._outcome import Failure, FailureKind
 from .._output import ContentBlock, MediaBlock, Output, Result, TextBlock
 from .._progress import Progress, report_progress
 from .._schema import compile_schema
+from ._lean import MAX_QUEUED_PROGRESS, Events, Lane, LaneEvent
 from ._task_client import TaskCancelledError, TaskCreated, TaskInput, TasksClientExtension, answer_task, follow_task
 from ._transport import (
     MAX_DEFINITION_DEPTH,
@@ -221,6 +231,8 @@ _CLOSED: Final = ("Connection closed", "SSE stream ")
 own errors (JSON-RPC's generic server error), so the code alone cannot say the connection is gone."""
 _INPUT_REQUIRED: Final = "input_required"
 _TASK_INPUT: Final = "task_input"
+_ABANDON_WRITE_TIMEOUT: Final = 5.0
+"""Seconds the courtesy ``notifications/cancelled`` of an abandoned call may take to write (the SDK's own bound)."""
 
 
 class ConnectError(ScopetoolError, RuntimeError):
@@ -526,18 +538,38 @@ class _Asked:
 _Event: TypeAlias = tuple[Literal["progress"], Progress] | tuple[Literal["asked"], _Asked] | tuple[Literal["done"], Any]
 
 
+@final
+class _Stopping:
+    """The receiving end of a lean call's `Events`: iterated, and closed by stopping it (as a memory stream's)."""
+
+    __slots__ = ("_events",)
+
+    def __init__(self, events: Events[_Event]) -> None:
+        self._events = events
+
+    def __aiter__(self) -> Events[_Event]:
+        return self._events
+
+    def close(self) -> None:
+        self._events.stop()
+
+
 @dataclass(eq=False)
 class _Running:
     """One remote call running in the client's task group; it reports to whichever scopetool call awaits it."""
 
-    send: MemoryObjectSendStream[_Event]
-    receive: MemoryObjectReceiveStream[_Event]
+    send: MemoryObjectSendStream[_Event] | Events[_Event]
+    receive: MemoryObjectReceiveStream[_Event] | _Stopping
     token: str = field(default_factory=lambda: os.urandom(12).hex())
     """The call's name in `MCPClient._running` and in its continuation's state."""
     asked: _Asked | None = None
     scope: anyio.CancelScope | None = None
     cuts: int = 0
     """How many messages the connection had refused for their size when the call started."""
+    lane: Lane | None = None
+    """The connection's lane, for a call sent on it (`MCPClient._start_lean`); None for a call on the SDK's session."""
+    request_id: str | None = None
+    """The id of a call sent on the lane."""
 
 
 # -- the client --------------------------------------------------------------------------------------
@@ -553,6 +585,7 @@ class MCPClient:
         "_cut",
         "_definitions",
         "_description_limit",
+        "_lane",
         "_list_timeout",
         "_listing",
         "_missing",
@@ -576,8 +609,10 @@ class MCPClient:
         cut: Cut | None = None,
         listing: ToolListing | None = None,
         max_description_bytes: int = MAX_DESCRIPTION_BYTES,
+        lane: Lane | None = None,
     ) -> None:
         self._name = name
+        self._lane = lane
         self._cut = cut or Cut()
         self._listing = listing or ToolListing()
         self._description_limit = max_description_bytes
@@ -741,6 +776,8 @@ class MCPClient:
     async def _call(self, name: str, invocation: Invocation) -> Result:
         """Run one admitted call of tool `name` on the server (`RemoteTool.call`, which checked the contract)."""
         continuation = invocation.continuation
+        if continuation is None and self._lane is not None and self._lane.ready:
+            return await self._start_lean(name, invocation.contract, invocation.arguments or b"{}")
         arguments: dict[str, Any] = json.loads(invocation.arguments or b"{}")
         if continuation is not None:
             state: Any = continuation.state
@@ -827,6 +864,78 @@ class MCPClient:
         self._tasks.start_soon(remote)
         return await self._follow(name, contract, running)
 
+    async def _start_lean(self, name: str, contract: Contract, arguments: bytes) -> Result:
+        """`_start` on the connection's `Lane`: the admitted arguments go out as they are, the answer comes back raw."""
+        lane = self._lane
+        assert lane is not None
+        send: Events[_Event] = Events()  # not subscripted at run time: typing's cache would cost each call
+        running = _Running(send, _Stopping(send), cuts=self._cut.count, lane=lane)
+
+        def deliver(event: LaneEvent) -> None:
+            item: _Event
+            if event[0] == "progress":
+                if len(send) >= MAX_QUEUED_PROGRESS:
+                    return  # the caller is not reading them: dropped, as the SDK's path drops them
+                progress, total, message = event[1]
+                total_ = total if total is not None and total >= progress else 0
+                try:
+                    item = ("progress", Progress(completed=max(progress, 0), total=total_, message=message or ""))
+                except ValueError:
+                    return  # not a progress scopetool can report: dropped, as on the SDK's path
+            else:
+                self._running.pop(running.token, None)
+                item = ("done", (event[1], event[0] == "done"))
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                send.send_nowait(item)
+
+        self._running[running.token] = running
+        try:
+            running.request_id = await lane.call(name, arguments, deliver, inject_trace_context)
+        except BaseException as error:
+            self._running.pop(running.token, None)
+            if isinstance(error, Exception):
+                raise Failure(kind=FailureKind.FAILED, output=UNAVAILABLE.format(name=name), cause=error) from None
+            raise
+        return await self._follow(name, contract, running)
+
+    async def _lean_outcome(self, name: str, contract: Contract, message: Any) -> Any:
+        """A lean call's raw answer as the SDK's client would have returned it (a result, or the error it raised)."""
+        client = self._client
+        if isinstance(message, BaseException):
+            return message
+        if client is None:
+            return ConnectError("the client closed")
+        session = client.session
+        message, strict = message
+        try:
+            plain = _plain_result(message.get("result"), session.protocol_version) if strict else None
+            if plain is not None and (plain.is_error or contract.definition().output_schema is None):
+                return plain  # what the SDK's checks would make of it, and its output schema is not to check
+            if "result" not in message:
+                error = types.ErrorData.model_validate(message.get("error"), by_name=False)
+                return MCPError(code=error.code, message=error.message, data=error.data)
+            raw = message["result"]
+            if not isinstance(raw, dict):
+                raise TypeError(f"a tools/call result must be a JSON object, not {type(raw).__name__}")
+            raw = cast("dict[str, Any]", raw)
+            if raw.get("resultType") == "task":  # the upstream answered with a task: followed as on the SDK's path
+                created = TaskCreated.model_validate(raw, by_name=False)
+                return await follow_task(session, created.task_id, created.poll_interval_ms)
+            _clamp_inbound_ttl(raw)
+            version = session.protocol_version or "2025-11-25"
+            with contextlib.suppress(KeyError):
+                methods.validate_server_result("tools/call", version, raw)
+            if not (foreign := _later_revision_fields("tools/call", version)).isdisjoint(raw):
+                raw = {key: value for key, value in raw.items() if key not in foreign}
+            result = session._call_tool_adapter.validate_python(raw, by_name=False)  # pyright: ignore[reportPrivateUsage]
+            if isinstance(result, types.CallToolResult) and not result.is_error:
+                await session.validate_tool_result(name, result)
+            if not isinstance(result, types.CallToolResult | types.InputRequiredResult):
+                raise UnexpectedClaimedResult(result)
+        except Exception as error:  # noqa: BLE001 - every error of the call is its outcome, as on the SDK's path
+            return error
+        return result
+
     async def _follow(self, name: str, contract: Contract, running: _Running) -> Result:
         """Wait for the running call's next outcome in the calling task: progress, an elicitation, its end.
 
@@ -835,8 +944,11 @@ class MCPClient:
         """
         suspended = False
         seconds = self._call_timeout
+        # A lean call's events expire at the timeout by a timer of the loop: a cancel scope costs each call more.
+        events = running.send if isinstance(running.send, Events) else None
+        timer = None if events is None else asyncio.get_running_loop().call_later(seconds, events.expire)
         try:
-            with anyio.move_on_after(seconds):
+            with anyio.move_on_after(seconds) if events is None else contextlib.nullcontext():
                 async for event in running.receive:
                     if event[0] == "progress":
                         report_progress(event[1])
@@ -845,24 +957,35 @@ class MCPClient:
                         state = {"kind": _ELICITATION, "call": running.token}
                         return Result(input_request=_elicitation_request(event[1].params, state))
                     else:
+                        outcome = (
+                            event[1] if running.lane is None else await self._lean_outcome(name, contract, event[1])
+                        )
                         cut = self._cut.error if self._cut.count != running.cuts else None
-                        failed = isinstance(event[1], BaseException)
-                        return self._outcome(name, contract, cut if failed and cut is not None else event[1])
-                raise Failure(  # the remote call was cancelled: the client closed
-                    kind=FailureKind.FAILED,
-                    output=UNAVAILABLE.format(name=name),
-                    cause=ConnectError("the client closed"),
-                )
+                        failed = isinstance(outcome, BaseException)
+                        return self._outcome(name, contract, cut if failed and cut is not None else outcome)
+                if events is None or not events.expired:
+                    raise Failure(  # the remote call was cancelled: the client closed
+                        kind=FailureKind.FAILED,
+                        output=UNAVAILABLE.format(name=name),
+                        cause=ConnectError("the client closed"),
+                    )
             raise Failure(
                 kind=FailureKind.FAILED,
                 output=TIMED_OUT.format(name=name, seconds=seconds),
                 cause=TimeoutError(f"MCP server {self._name!r} did not answer the call of {name!r} in {seconds:g} s"),
             )
         finally:
+            if timer is not None:
+                timer.cancel()
             if not suspended:
                 running.receive.close()
                 if running.scope is not None:
                     running.scope.cancel()
+                if running.lane is not None:
+                    self._running.pop(running.token, None)
+                    running.send.close()
+                    if running.request_id is not None:
+                        await _courtesy_cancel(running.lane, running.request_id)
 
     def _outcome(self, name: str, contract: Contract, outcome: Any) -> Result:
         if isinstance(outcome, types.InputRequiredResult):
@@ -884,12 +1007,19 @@ class MCPClient:
             raise Failure(kind=FailureKind.FAILED, output=INVALID_RESULT.format(name=name), cause=outcome)
         if isinstance(outcome, BaseException):
             raise Failure(kind=FailureKind.FAILED, output=UNAVAILABLE.format(name=name), cause=outcome)
+        if isinstance(outcome, _PlainResult):  # text blocks only, as `result_output` maps them
+            output = Output(content=tuple(TextBlock(text) for text in outcome.texts if text))
+            return self._answered(name, contract, output, is_error=outcome.is_error)
         answer: types.CallToolResult = outcome  # call_tool returns nothing else without allow_claimed
         try:
             output = result_output(answer)
         except InvalidOutputError as error:
             raise Failure(kind=FailureKind.FAILED, output=INVALID_RESULT.format(name=name), cause=error) from None
-        if answer.is_error:
+        return self._answered(name, contract, output, is_error=answer.is_error)
+
+    def _answered(self, name: str, contract: Contract, output: Output, *, is_error: bool) -> Result:
+        """A result's output as the call's `Result`, or the `Failure` of an ``isError`` one."""
+        if is_error:
             shown = (
                 output
                 if output.content or output.details is not None
@@ -944,11 +1074,51 @@ class MCPClient:
         for running in list(self._running.values()):
             if running.asked is not None:  # suspended: no scopetool call is waiting on it
                 running.receive.close()
+                if running.lane is not None:  # no remote task holds its end
+                    running.send.close()
                 running.asked.answer = types.ElicitResult(action="cancel")
                 running.asked.answered.set()
 
     def __repr__(self) -> str:
         return f"MCPClient(name={self._name!r}, tools={len(self._tools)})"
+
+
+_PLAIN_KEYS: Final = (frozenset({"content"}), frozenset({"content", "isError"}))
+_TEXT_KEYS: Final = frozenset({"type", "text"})
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class _PlainResult:
+    """A result of text blocks only, which the SDK's checks pass as it is (`_plain_result`)."""
+
+    texts: tuple[str, ...]
+    is_error: bool
+
+
+def _plain_result(raw: object, version: str | None) -> _PlainResult | None:
+    """A result of text blocks only (and ``isError``) as the SDK's checks make it, without them; None for any other.
+
+    Such a result passes the SDK's checks whatever the revision (every member is one every revision
+    declares, of the type it declares), and `_outcome` reads only its texts and ``isError``; anything
+    else (structured content, another block, annotations, ``_meta``, a ``resultType``) is checked by the SDK.
+    """
+    if not isinstance(raw, dict) or version is None or version in MODERN_PROTOCOL_VERSIONS:
+        return None
+    result = cast("dict[str, object]", raw)
+    keys, content, error = frozenset(result), result.get("content"), result.get("isError", False)
+    if keys not in _PLAIN_KEYS or not isinstance(content, list) or type(error) is not bool:
+        return None
+    texts: list[str] = []
+    for item in cast("list[object]", content):
+        if not isinstance(item, dict) or item.keys() != _TEXT_KEYS:
+            return None
+        block = cast("dict[str, object]", item)
+        text = block["text"]
+        if block["type"] != "text" or not isinstance(text, str):
+            return None
+        texts.append(text)
+    return _PlainResult(tuple(texts), error)
 
 
 class RemoteToolError(ScopetoolError, RuntimeError):
@@ -1025,11 +1195,18 @@ async def connect(
         parameters = StdioServerParameters(
             command=spec.command, args=list(spec.args), env=None if spec.env is None else dict(spec.env), cwd=spec.cwd
         )
+        lane = Lane() if sniffio.current_async_library() == "asyncio" else None
         transport: Any = stdio_transport(
-            parameters, name=name, errlog=errlog or sys.stderr, max_message_bytes=max_message_bytes, cut=cut
+            parameters,
+            name=name,
+            errlog=errlog or sys.stderr,
+            max_message_bytes=max_message_bytes,
+            cut=cut,
+            lane=lane,
         )
         http = None
     else:
+        lane = None
         http = create_mcp_http_client(headers=None if spec.headers is None else dict(spec.headers))
         cap_responses(http, max_message_bytes, cut, listing)
         transport = streamable_http_client(spec.url, http_client=http, max_sse_event_size=max_message_bytes)
@@ -1063,6 +1240,7 @@ async def connect(
                 cut=cut,
                 listing=listing,
                 max_description_bytes=max_description_bytes,
+                lane=lane,
             )
             holder.append(client)
             stack.callback(client._close)  # pyright: ignore[reportPrivateUsage]
@@ -1103,6 +1281,19 @@ async def _call_group() -> AsyncGenerator[TaskGroup]:
     finally:
         tasks.cancel_scope.cancel()
         await tasks.__aexit__(None, None, None)
+
+
+async def _courtesy_cancel(lane: Lane, request_id: str) -> None:
+    """Tell the server a lean call is no longer awaited, as the SDK's path tells it (an answer already read: nothing).
+
+    The SDK's path cancels the task of the remote call, whose request then sends ``notifications/cancelled``
+    with the reason ``caller cancelled``, shielded and bounded: so does this.
+    """
+    write = lane.abandon(request_id, "caller cancelled")
+    if write is None:
+        return
+    with anyio.CancelScope(shield=True), anyio.move_on_after(_ABANDON_WRITE_TIMEOUT), contextlib.suppress(Exception):
+        await write
 
 
 async def _shielded(close: Callable[[], Awaitable[None]]) -> None:

@@ -78,6 +78,7 @@ from .._principal import Principal, current_principal
 from .._registry import Registry
 from .._target import TargetError, load_object, load_registry
 from ..providers._common import ToolCall, UnknownToolError
+from ._lean_server import serve_stdio as serve_lean_stdio
 from ._tool_search import CALL_TOOL, SEARCH_TOOLS
 from .auth import HttpAuth, load_tokens
 from .client import (
@@ -95,7 +96,7 @@ from .client import (
 from .limits import LIMIT_STORE_TIMEOUT, Limit, Limiter, LimitError, Limits
 from .pins import PinError, PinFile
 from .screening import Finding, remove_invisible, screen_definition
-from .server import HttpSettings, ToolSearch, serve_http, serve_stdio
+from .server import HttpSettings, ToolSearch, serve_http
 
 __all__ = [
     "LOCAL",
@@ -1343,7 +1344,7 @@ async def serve_gateway(
         served = f"serving {_tools(len(gateway.registry))} as MCP server {config.name!r}"
         if http is None:  # pragma: no cover - run in a subprocess by the tests (this process's stdio)
             _say(out, f"{served} over stdio")
-            await serve_stdio(
+            await serve_lean_stdio(  # tools/call on the lean path (`scopetool.mcp._lean_server`), the rest on the SDK
                 gateway.registry,
                 name=config.name,
                 instructions=config.instructions,
