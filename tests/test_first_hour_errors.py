@@ -368,6 +368,8 @@ def test_a_type_pydantic_refuses_for_another_reason_keeps_its_reason() -> None:
     [
         ("scopetool.mcp.gateway", "mcp", "mcp"),
         ("scopetool.mcp.server", "mcp", "mcp"),
+        ("scopetool.mcp.auth", "mcp", "mcp"),
+        ("scopetool.mcp.tasks", "mcp", "mcp"),
         ("scopetool.driver.dbos", "dbos", "dbos"),
         ("scopetool.driver.temporal", "temporalio", "temporal"),
         ("scopetool.integrations.pydantic_ai_temporal", "temporalio", "pydantic-ai,temporal"),

@@ -31,16 +31,20 @@ from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import IO, Any, BinaryIO, Final, TextIO, Unpack, cast, final
 
-import anyio
 import orjson
-import sniffio
-from mcp import types as mcp_types
-from mcp.shared.exceptions import MCPError
-from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
-from mcp.shared.message import ServerMessageMetadata, SessionMessage
-from mcp_types import methods
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
+
+try:
+    import anyio
+    import sniffio
+    from mcp import types as mcp_types
+    from mcp.shared.exceptions import MCPError
+    from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
+    from mcp.shared.message import ServerMessageMetadata, SessionMessage
+    from mcp_types import methods
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+except ImportError as _missing:
+    raise ImportError("scopetool.mcp needs the MCP Python SDK: pip install 'scopetool[mcp]'", name="mcp") from _missing
 
 from .._contract import Request
 from .._json import is_object

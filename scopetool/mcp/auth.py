@@ -59,18 +59,23 @@ from pathlib import Path
 from typing import Any, Final, cast, final
 from urllib.parse import parse_qsl, urlsplit
 
-import anyio
-import httpx2
-import jwt
-from mcp.server.auth.middleware.auth_context import auth_context_var
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
-from mcp.server.auth.provider import AccessToken
-from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+try:
+    import anyio
+    import httpx2
+    import jwt
+    from mcp.server.auth.middleware.auth_context import auth_context_var
+    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+    from mcp.server.auth.provider import AccessToken
+    from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
+    from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+    from starlette.authentication import AuthCredentials
+    from starlette.routing import Route
+    from starlette.types import ASGIApp, Receive, Scope, Send
+except ImportError as _missing:
+    raise ImportError(
+        "scopetool.mcp.auth needs the MCP Python SDK: pip install 'scopetool[mcp]'", name="mcp"
+    ) from _missing
 from pydantic import AnyHttpUrl, ConfigDict, TypeAdapter
-from starlette.authentication import AuthCredentials
-from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .._json import is_object
 from .._principal import Principal, acting_as

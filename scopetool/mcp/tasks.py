@@ -45,11 +45,16 @@ from datetime import UTC, datetime
 from os import PathLike, fspath
 from typing import Any, Final, final
 
-from mcp import types as mcp_types
-from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel import Server
-from mcp.shared.exceptions import MCPError
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+try:
+    from mcp import types as mcp_types
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import MCPError
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+except ImportError as _missing:
+    raise ImportError(
+        "scopetool.mcp.tasks needs the MCP Python SDK: pip install 'scopetool[mcp]'", name="mcp"
+    ) from _missing
 from pydantic import Field
 
 from .._contract import Request
