@@ -21,8 +21,16 @@ from third_party import everything_server
 from scopetool.cli._common import UsageError
 from scopetool.cli._main import build_parser
 from scopetool.cli._proxy import _tasks  # pyright: ignore[reportPrivateUsage]
+from scopetool.driver.dbos import DbosBackend, _sqlite_problem  # pyright: ignore[reportPrivateUsage]
 from scopetool.mcp._gateway_tasks import GatewayTasks, task_options
-from scopetool.mcp.gateway import ConfigError, load_config, open_gateway, parse_config, serve_gateway
+from scopetool.mcp.gateway import (
+    ConfigError,
+    _config_error_unwrapped,  # pyright: ignore[reportPrivateUsage]
+    load_config,
+    open_gateway,
+    parse_config,
+    serve_gateway,
+)
 from scopetool.mcp.tasks import TaskOptions
 
 FIXTURE = Path(__file__).with_name("gateway_fixture.py")
@@ -153,3 +161,27 @@ def test_task_options_without_a_store_are_in_memory() -> None:
         assert none is None
     with task_options(GatewayTasks(ttl=7), Registry()) as options:
         assert options == TaskOptions(ttl=7)
+
+
+def test_task_options_with_a_store_run_on_dbos(tmp_path: Path) -> None:
+    """A store: the tasks' calls run on a DbosBackend over that SQLite file, closed on exit."""
+    from scopetool import Registry
+
+    store = tmp_path / "t.sqlite"
+    problem = _sqlite_problem(f"sqlite:///{store}")
+    if problem is not None:
+        pytest.skip(problem)
+    with task_options(GatewayTasks(store=store, ttl=5), Registry()) as options:
+        assert options is not None and isinstance(options.backend, DbosBackend)
+        assert (options.store, options.ttl) == (store.resolve(), 5)
+    assert store.exists()
+
+
+async def test_only_a_config_error_is_taken_out_of_its_group() -> None:
+    """A ConfigError raised inside the servers' task group comes out alone; any other group is left as it is."""
+    with pytest.raises(ConfigError, match=r"^bad$"):
+        async with _config_error_unwrapped():
+            raise ExceptionGroup("servers", [ConfigError("bad")])
+    with pytest.raises(ExceptionGroup):
+        async with _config_error_unwrapped():
+            raise ExceptionGroup("servers", [RuntimeError("other")])
