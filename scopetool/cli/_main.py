@@ -195,6 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     _http_settings(proxy, " (over the config's gateway section)")
     _principal_flags(proxy, " (over the config's gateway.principal)")
     add_auth_flags(proxy, " (over the config's gateway.auth)")
+    add_task_flags(proxy)
     _pins.add_parser(commands)
     for name, command in commands.choices.items():
         if name == "pins":  # it loads no code of the user's

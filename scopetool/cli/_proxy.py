@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib
+import math
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from .._stdio import reserved_stdin
 from ._auth import http_auth
@@ -43,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
         if caller is not None:
             config = dataclasses.replace(config, principal=caller)
         config = dataclasses.replace(config, auth=http_auth(args, config.auth))
+        config = dataclasses.replace(config, tasks=_tasks(args, config.tasks, gateway.GatewayTasks))
         try:
             gateway.run_gateway(config, http=address)
         except gateway.ConfigError as error:  # its cause, if any, is what the user's code raised (--traceback)
@@ -50,3 +53,28 @@ def run(args: argparse.Namespace) -> int:
         except OSError as error:
             raise UsageError(f"--http {args.http}: cannot listen there: {describe(error)}") from None
     return ExitCode.OK
+
+
+def _tasks(args: argparse.Namespace, current: Any, make: Any) -> Any:
+    """``gateway.tasks`` with the task flags over it: ``--tasks`` turns tasks on, the others set their store and TTL.
+
+    Raises:
+        UsageError: ``--task-store`` or ``--task-ttl`` while tasks are off (neither ``--tasks`` nor the config's),
+            or a TTL that is not a positive number of seconds.
+    """
+    if not args.tasks and current is None:
+        given = "--task-store" if args.task_store is not None else "--task-ttl" if args.task_ttl is not None else None
+        if given is not None:
+            raise UsageError(f"{given} applies to --tasks (or the config's gateway.tasks) only")
+        return None
+    settings = make() if current is None else current
+    if args.task_store is not None:
+        path = str(args.task_store).removeprefix("sqlite:///")
+        if "://" in path:
+            raise UsageError(f"--task-store {args.task_store}: give the path of a SQLite file")
+        settings = dataclasses.replace(settings, store=Path(path).resolve())
+    if args.task_ttl is not None:
+        if not 0 < args.task_ttl < math.inf:
+            raise UsageError(f"--task-ttl must be a positive number of seconds, not {args.task_ttl}")
+        settings = dataclasses.replace(settings, ttl=args.task_ttl)
+    return settings

@@ -33,6 +33,9 @@ the reference is ``docs/mcp-gateway.md``). What the gateway promises:
   served tools (`scopetool.mcp.server.ToolSearch`); a ``call_tool`` call is the call of its inner tool
   in every respect above: admitted by that tool's contract, guarded, pinned and audited under its
   served name. A tool denied, refused or unknown is not found and cannot be called through it.
+* Tasks (``"tasks"``, ``scopetool proxy --tasks``): a long call of a tool whose effect the gateway knows
+  to be SAFE or IDEMPOTENT may be answered with an MCP task, as ``scopetool serve --tasks`` does; the
+  task is its caller's (`scopetool.mcp._gateway_tasks`).
 * Time: each server's start, tools listing and every call are bounded (``startTimeout``,
   ``listTimeout``, ``callTimeout``, for all servers and per server); a call whose server does not
   answer in time is an error result naming the tool as served.
@@ -78,6 +81,7 @@ from .._principal import Principal, current_principal
 from .._registry import Registry
 from .._target import TargetError, load_object, load_registry
 from ..providers._common import ToolCall, UnknownToolError
+from ._gateway_tasks import GatewayTasks, TaskSettingError, parse_tasks, task_options
 from ._lean_server import serve_stdio as serve_lean_stdio
 from ._tool_search import CALL_TOOL, SEARCH_TOOLS
 from .auth import HttpAuth, load_tokens
@@ -97,6 +101,7 @@ from .limits import LIMIT_STORE_TIMEOUT, Limit, Limiter, LimitError, Limits
 from .pins import PinError, PinFile
 from .screening import Finding, remove_invisible, screen_definition
 from .server import HttpSettings, ToolSearch, serve_http
+from .tasks import TaskOptions
 
 __all__ = [
     "LOCAL",
@@ -149,6 +154,7 @@ _GATEWAY_KEYS: Final = frozenset(
         "maxDescriptionBytes",
         "toolSearch",
         "auth",
+        "tasks",
     }
 )
 _HTTP_KEYS: Final = {
@@ -309,6 +315,8 @@ class GatewayConfig:
     tool_search: ToolSearch | None = None
     """``toolSearch``: serve ``search_tools`` and ``call_tool`` (and the served tools its ``alwaysShow`` names) in
     place of the whole list (`scopetool.mcp.server.ToolSearch`); None serves the whole list."""
+    tasks: GatewayTasks | None = None
+    """``tasks``: answer long calls of SAFE and IDEMPOTENT tools with MCP tasks (`GatewayTasks`); None: never."""
     base: Path = Path()
     """The folder relative paths and targets were resolved against (the config file's)."""
     source: str = "config"
@@ -353,8 +361,9 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
     (`scopetool.mcp.server.HttpSettings`): ``sessionIdleTimeout``, ``maxSessions``, ``headerTimeout``,
     ``bodyTimeout``, ``keepAliveTimeout``, ``maxConnections``, ``allowedHosts``, ``allowedOrigins``,
     ``stateless``, and ``auth``: how its callers are authenticated (`scopetool.mcp.auth.HttpAuth`:
-    ``issuer``, ``audience``, ``scopes``, ``tokenFile``). No two servers may have the same prefix.
-    Relative paths (pins, audit, file targets, ``cwd``, ``tokenFile``) are taken from `base`.
+    ``issuer``, ``audience``, ``scopes``, ``tokenFile``), and ``tasks`` (true, or ``{"store": PATH, "ttl":
+    SECONDS}``: long calls answered with MCP tasks). No two servers may have the same prefix.
+    Relative paths (pins, audit, file targets, ``cwd``, ``tokenFile``, the tasks' store) are taken from `base`.
 
     Raises:
         ConfigError: one line naming the key and where it is (`source`).
@@ -424,6 +433,7 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
         auth=None if "auth" not in gateway else _auth(gateway["auth"], base, source),
         poisoning=_poisoning(gateway.get("poisoning"), source, "gateway.poisoning") or "flag",
         tool_search=_tool_search(gateway.get("toolSearch", False), source),
+        tasks=_tasks(gateway.get("tasks", False), base, source),
         base=base,
         source=source,
     )
@@ -459,6 +469,13 @@ def _tool_search(value: object, source: str) -> ToolSearch | None:
         always_show=_strings(entry.get("alwaysShow", []), source, "gateway.toolSearch.alwaysShow"),
         reveal=_bool(entry.get("reveal", False), source, "gateway.toolSearch.reveal"),
     )
+
+
+def _tasks(value: object, base: Path, source: str) -> GatewayTasks | None:
+    try:
+        return parse_tasks(value, base)
+    except TaskSettingError as error:
+        raise ConfigError(f"{source}: gateway.tasks: {error}") from None
 
 
 def _auth(value: object, base: Path, source: str) -> HttpAuth:
@@ -1340,7 +1357,11 @@ async def serve_gateway(
             f"{config.source}: gateway.auth: authenticates callers over HTTP only (proxy --http); over stdio "
             "the operator names the caller (gateway.principal)"
         )
-    async with open_gateway(config, errlog=out) as gateway:
+    async with (
+        _config_error_unwrapped(),
+        open_gateway(config, errlog=out) as gateway,
+        _task_options(config, gateway) as tasks,
+    ):
         served = f"serving {_tools(len(gateway.registry))} as MCP server {config.name!r}"
         if http is None:  # pragma: no cover - run in a subprocess by the tests (this process's stdio)
             _say(out, f"{served} over stdio")
@@ -1353,6 +1374,7 @@ async def serve_gateway(
                 visible=gateway.allows,
                 limiter=gateway.limiter,
                 principal=config.principal,
+                tasks=tasks,
             )
             return
         host, port = http
@@ -1368,9 +1390,33 @@ async def serve_gateway(
             limiter=gateway.limiter,
             settings=config.http_settings,
             auth=config.auth,
+            tasks=tasks,
             ready=lambda url: _say(out, f"{served} at {url} (Streamable HTTP)"),
             warn=lambda text: _say(out, text),
         )
+
+
+@contextlib.asynccontextmanager
+async def _config_error_unwrapped() -> AsyncGenerator[None]:
+    """A `ConfigError` found while the servers run (inside `open_gateway`'s task group) raised alone, not in a group."""
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        found = _innermost(group)
+        if isinstance(found, ConfigError):
+            raise found from found.__cause__
+        raise
+
+
+@contextlib.asynccontextmanager
+async def _task_options(config: GatewayConfig, gateway: Gateway) -> AsyncGenerator[TaskOptions | None]:
+    """The config's task options for the served tools, their store open; a store that cannot be opened is named."""
+    with contextlib.ExitStack() as stack:
+        try:
+            options = stack.enter_context(task_options(config.tasks, gateway.registry))
+        except TaskSettingError as error:
+            raise ConfigError(f"{config.source}: gateway.tasks: {error}") from None
+        yield options
 
 
 def run_gateway(config: GatewayConfig, *, http: tuple[str, int] | None = None) -> None:
