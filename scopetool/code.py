@@ -43,7 +43,7 @@ except ImportError as missing:  # pragma: no cover - the extra is installed wher
 
 from ._binding import Binding, bind
 from ._contract import Admission, IdempotencyKey, Invocation, Request
-from ._definition import Definition
+from ._definition import Definition, Effect
 from ._errors import InvalidInvocationError
 from ._outcome import Failure, FailureKind
 from ._output import Output, Result
@@ -138,7 +138,11 @@ class CodeTool:
             "required": ["code"],
             "additionalProperties": False,
         }
-        self._definition = Definition(name=name, input_schema=schema, description=_description(registry))
+        # IDEMPOTENT: a code call run again under its key reruns only the sandbox, which has no effects, and
+        # each nested call under the key derived from it, which the backend runs at most once.
+        self._definition = Definition(
+            name=name, input_schema=schema, description=_description(registry), effect=Effect.IDEMPOTENT
+        )
 
     @property
     def limits(self) -> CodeLimits:
