@@ -15,7 +15,9 @@ No nested call runs twice: each gets an idempotency key derived from the code ca
 position in the run, and runs through a driver backend (the Driver's, given as `backend`, or one in
 memory), which runs a key at most once and keeps its outcome. When the same code call is run again,
 completed nested calls return their recorded outcomes and only the rest run; a nested call of a tool
-with no effect promise whose outcome is unknown stops the run instead of guessing.
+with no effect promise whose outcome is unknown stops the run instead of guessing. A nested call that
+asks for input makes the code call ask the same; the answer resumes that nested call when the snippet
+runs again.
 """
 
 from __future__ import annotations
@@ -45,10 +47,11 @@ from ._binding import Binding, bind
 from ._contract import Admission, IdempotencyKey, Invocation, Request
 from ._definition import Definition, Effect
 from ._errors import InvalidInvocationError
+from ._input import InputRequest
 from ._outcome import Failure, FailureKind
 from ._output import Output, Result
 from ._registry import Registry
-from .driver._backend import Backend, Conflict, Finished, MemoryBackend, new_admitted_call
+from .driver._backend import Backend, Conflict, MemoryBackend, Waiting, new_admitted_call
 from .driver._identity import mint_key
 from .driver._records import INTERRUPTED
 from .providers._common import outcome_output
@@ -66,10 +69,6 @@ STOPPED_UNKNOWN: Final = (
 STOPPED_CONFLICT: Final = (
     'error: the snippet was stopped: nested call {position} of tool "{name}" differs from the call recorded at that '
     "position when this code call ran before"
-)
-STOPPED_INPUT: Final = (
-    'error: the snippet was stopped: tool "{name}" asks for input, which a nested call cannot answer yet; call it '
-    "directly"
 )
 TIMED_OUT: Final = "error: the snippet ran past its {seconds:g} s limit (nested calls included)"
 CRASHED: Final = "error: the sandbox stopped the snippet: {why}"
@@ -112,6 +111,15 @@ class _Stop(Exception):  # noqa: N818 - a control-flow signal, not an error of i
     def __init__(self, text: str) -> None:
         super().__init__(text)
         self.text = text
+
+
+class _Waiting(Exception):  # noqa: N818 - a control-flow signal, not an error of its own
+    """Ends a snippet early: a nested call (its key) waits for input."""
+
+    def __init__(self, request: InputRequest, key: IdempotencyKey) -> None:
+        super().__init__(key)
+        self.request = request
+        self.key = key
 
 
 @final
@@ -160,7 +168,13 @@ class CodeTool:
             raise Failure(
                 kind=FailureKind.REJECTED, output=f"error: the snippet is over {self._limits.code_bytes} bytes"
             )
-        key = invocation.idempotency_key or IdempotencyKey(f"code-{secrets.token_hex(16)}")
+        key = invocation.idempotency_key
+        continuation = invocation.continuation
+        if continuation is not None:  # the answer to a nested call's input request: hand it to that call
+            state: dict[str, str] = continuation.state  # our own request's state (the runtime keeps it, not the model)
+            key = key or IdempotencyKey(state["code_key"])
+            await self._backend.answer(IdempotencyKey(state["nested"]), continuation.response)
+        key = key or IdempotencyKey(f"code-{secrets.token_hex(16)}")
         run = _Run(self._registry, self._backend, self._limits, key)
         try:
             async with asyncio.timeout(self._limits.wall_seconds):
@@ -169,6 +183,13 @@ class CodeTool:
             raise run.failure(TIMED_OUT.format(seconds=self._limits.wall_seconds), None) from None
         except _Stop as stop:
             raise run.failure(stop.text, None) from None
+        except _Waiting as waiting:  # the code call asks the same; answered, it runs again and the call resumes
+            request = waiting.request
+            state = {"code_key": key, "nested": waiting.key}
+            asked = InputRequest(
+                prompt=request.prompt, response_schema=request.response_schema, continuation_state=state
+            )
+            return Result(input_request=asked)
         except (MontySyntaxError, MontyRuntimeError) as error:
             raise run.failure(_capped(error.display("traceback"), self._limits.output_bytes), error) from None
         except MontyError as error:  # a crashed or timed-out worker: the host is unharmed
@@ -280,8 +301,9 @@ class _Run:
         state = await self._backend.start(new_admitted_call(key, binding, invocation))
         if isinstance(state, Conflict):
             raise _Stop(STOPPED_CONFLICT.format(position=position + 1, name=name))
-        if not isinstance(state, Finished):
-            raise _Stop(STOPPED_INPUT.format(name=name))
+        if isinstance(state, Waiting):
+            self._calls.append({"tool": name, "outcome": "waiting"})
+            raise _Waiting(state.request, key)
         outcome = state.outcome
         if isinstance(outcome, Result):
             self._calls.append({"tool": name, "outcome": "returned"})

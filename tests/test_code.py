@@ -283,16 +283,55 @@ def test_a_snippet_over_its_byte_limit_is_refused() -> None:
     assert _text(outcome) == "error: the snippet is over 10 bytes"
 
 
-def test_a_nested_input_request_stops_the_run() -> None:
-    """A nested call that asks for input stops the snippet with a text naming the tool."""
+async def test_a_nested_input_request_is_asked_and_the_same_run_resumes() -> None:
+    """An approval asked mid-code becomes the code call's request; answered, the run resumes, nothing runs twice."""
+    counted = _Counted(Effect.IDEMPOTENT)
+    counted.block = False
+
+    @tool
+    def approve(ctx: CallContext, label: str) -> str:
+        """Ask a human."""
+        return f"{label}: " + ("yes" if ctx.ask(f"approve {label}?", bool) else "no")
+
+    inner = Registry(*counted.registry, approve)
+    backend = MemoryBackend()
+    driver = Driver(Registry(code_tool(inner, backend=backend)), backend)
+    code = "[charge(amount=1), approve(label='x'), approve(label='y'), ship()]"
+    call = ToolCall(id="call_1", request=Request("run_code", json.dumps({"code": code})))
+    turn = await driver.run("run-1", [call])
+    (waiting,) = turn.waiting
+    assert waiting.request is not None and waiting.request.prompt == "approve x?"
+    assert await driver.answer(waiting.key, True)
+    turn = await driver.run("run-1", [call])
+    (waiting,) = turn.waiting
+    assert waiting.request is not None and waiting.request.prompt == "approve y?"
+    assert await driver.answer(waiting.key, False)
+    turn = await driver.run("run-1", [call])
+    assert turn.complete
+    assert json.loads(_text(turn.results[0].outcome or Result()))["result"] == [
+        "charged 1",
+        "x: yes",
+        "y: no",
+        "shipped",
+    ]
+    assert counted.runs == {"charge": 1, "ship": 1}
+
+
+async def test_an_answer_without_a_driver_key_resumes_the_run_it_was_asked_in() -> None:
+    """Without a driver's key, the request carries the run's own key, so the answer resumes that run."""
 
     @tool
     def approve(ctx: CallContext) -> str:
         """Ask a human."""
         return "yes" if ctx.ask("ok?", bool) else "no"
 
-    report = _run(Registry(code_tool(Registry(approve))), "approve()")
-    assert report["error"].startswith('error: the snippet was stopped: tool "approve" asks for input')
+    binding = code_tool(Registry(approve))
+    arguments = json.dumps({"code": "approve()"})
+    asked = await binding.call(binding.contract.prepare(Request("run_code", arguments)))
+    assert asked.input_request is not None
+    admission = Admission(continuation=asked.input_request.continuation(True))
+    resumed = await binding.call(binding.contract.prepare(Request("run_code", arguments), admission))
+    assert json.loads(_text(resumed))["result"] == "yes"
 
 
 def _kill_sandbox_workers() -> int:
