@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import keyword
 import secrets
 from dataclasses import dataclass
 from typing import Any, Final, cast, final
@@ -375,6 +376,8 @@ def _description(registry: Registry) -> str:
         "exception with the reason. Use print() for notes. Tools:"
     ]
     for definition in registry.definitions():
+        if not definition.name.isidentifier() or keyword.iskeyword(definition.name):
+            continue  # not a name Python code can call: left out of what the model is told
         schema = definition.input_schema
         properties = schema.get("properties", {})
         names = ", ".join(cast("dict[str, Any]", properties)) if isinstance(properties, dict) else ""

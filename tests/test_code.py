@@ -157,7 +157,14 @@ def test_limits_are_checked() -> None:
 
 def test_the_description_lists_each_tool_as_a_signature() -> None:
     """The code tool's description names each tool with its parameters and summary."""
-    description = code_tool(Registry(add, lookup)).definition().description
+
+    @tool(name="not-python")
+    def dashed() -> str:
+        """Have a name code cannot call."""
+        return ""
+
+    description = code_tool(Registry(add, lookup, dashed)).definition().description
+    assert "not-python" not in description
     assert "- add(a, b): Add two integers." in description
     assert "- lookup(city): Look up a city." in description
 
