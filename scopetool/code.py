@@ -26,6 +26,7 @@ import asyncio
 import json
 import keyword
 import secrets
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Final, cast, final
 
@@ -59,6 +60,8 @@ from .providers._common import outcome_output
 
 __all__ = ["CodeLimits", "CodeTool", "code_tool"]
 
+KEPT_RUNS: Final = 1024
+"""Code calls whose nested calls a code tool without a backend keeps in memory (the least recently run forgotten)."""
 NO_OS: Final = "the code sandbox has no filesystem, network or operating system access"
 POSITIONAL: Final = "call tool {name}() with keyword arguments only, as in {name}(key=value)"
 NOT_JSON: Final = "the arguments of tool {name}() must be JSON values (str, int, float, bool, None, list, dict)"
@@ -127,7 +130,7 @@ class _Waiting(Exception):  # noqa: N818 - a control-flow signal, not an error o
 class CodeTool:
     """The ``run_code`` tool over a registry (make its binding with `code_tool`)."""
 
-    __slots__ = ("_backend", "_definition", "_limits", "_registry")
+    __slots__ = ("_backend", "_definition", "_in_memory", "_limits", "_registry")
 
     def __init__(
         self, registry: Registry, *, limits: CodeLimits | None = None, backend: Backend | None = None, name: str
@@ -140,7 +143,9 @@ class CodeTool:
             raise TypeError(f"{type(backend).__name__} is not a driver backend")
         self._registry = registry
         self._limits = CodeLimits() if limits is None else limits
-        self._backend: Backend = MemoryBackend() if backend is None else backend
+        self._backend = backend
+        # without a backend: one in memory per code call key, the least recently used forgotten past KEPT_RUNS
+        self._in_memory: OrderedDict[str, MemoryBackend] = OrderedDict()
         schema = {
             "type": "object",
             "properties": {"code": {"type": "string", "maxLength": self._limits.code_bytes}},
@@ -158,6 +163,17 @@ class CodeTool:
         """The bounds of each snippet."""
         return self._limits
 
+    def _backend_of(self, key: IdempotencyKey) -> Backend:
+        """Where the nested calls of the code call `key` run: the given backend, or that call's own in memory."""
+        if self._backend is not None:
+            return self._backend
+        kept = self._in_memory
+        backend = kept.pop(key, None) or MemoryBackend()
+        kept[key] = backend
+        if len(kept) > KEPT_RUNS:
+            kept.popitem(last=False)
+        return backend
+
     def definition(self) -> Definition:
         """The tool's definition: the snippet's schema, and the tools' signatures in its description."""
         return self._definition
@@ -174,9 +190,9 @@ class CodeTool:
         if continuation is not None:  # the answer to a nested call's input request: hand it to that call
             state: dict[str, str] = continuation.state  # our own request's state (the runtime keeps it, not the model)
             key = key or IdempotencyKey(state["code_key"])
-            await self._backend.answer(IdempotencyKey(state["nested"]), continuation.response)
+            await self._backend_of(key).answer(IdempotencyKey(state["nested"]), continuation.response)
         key = key or IdempotencyKey(f"code-{secrets.token_hex(16)}")
-        run = _Run(self._registry, self._backend, self._limits, key)
+        run = _Run(self._registry, self._backend_of(key), self._limits, key)
         try:
             async with asyncio.timeout(self._limits.wall_seconds):
                 value = await run.execute(code)

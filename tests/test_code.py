@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+import scopetool.code as code_module
 from scopetool import (
     Admission,
     Binding,
@@ -368,3 +369,18 @@ def test_a_crashed_worker_ends_the_snippet_and_the_host_keeps_serving() -> None:
     registry = Registry(code_tool(Registry(crash, add)))
     assert _run(registry, "crash()")["error"] == "error: the sandbox stopped the snippet: its worker stopped"
     assert _run(registry, "add(a=1, b=1)")["result"] == 2
+
+
+async def test_without_a_backend_the_least_recently_run_code_calls_are_forgotten(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In memory, the nested records of at most KEPT_RUNS code calls are kept: memory stays bounded."""
+    monkeypatch.setattr(code_module, "KEPT_RUNS", 2)
+    counted = _Counted(Effect.IDEMPOTENT)
+    binding = code_tool(counted.registry)
+    arguments = json.dumps({"code": "charge(amount=1)"})
+    for key in ("k1", "k2", "k3", "k3"):
+        await _call(binding, arguments, key)
+    assert counted.runs["charge"] == 3  # k3's second run found its record
+    await _call(binding, arguments, "k1")
+    assert counted.runs["charge"] == 4  # k1's record was forgotten when k3 came
