@@ -3,11 +3,14 @@
 Usage::
 
     python _code_worker.py URL LOG RUN_ID CODE
+    python _code_worker.py URL LOG --answer KEY RESPONSE_JSON
 
-It logs ``ready`` once DBOS is up, then prints one JSON line: the code call's status and model-visible
-text. Tools append lines to LOG, flushed at once: ``count`` (no effect promise) logs ``count <label>``;
+It logs ``ready`` once DBOS is up, then prints one JSON line: the code call's status, key, and model-visible
+text (or prompt, when it waits for input); ``--answer`` prints ``true`` or ``false``. Tools append lines
+to LOG, flushed at once: ``count`` (no effect promise) logs ``count <label>``;
 ``ship`` (IDEMPOTENT) and ``write`` (no effect promise) log ``ship <label>`` or ``write <label>``, then
-block while the file LOG.hold exists.
+block while the file LOG.hold exists; ``approve`` (no effect promise) asks a yes or no first, then
+logs ``approved <label>`` or ``declined <label>``.
 """
 
 from __future__ import annotations
@@ -17,14 +20,14 @@ import json
 import sys
 from pathlib import Path
 
-from scopetool import Effect, Registry, Request, bind, tool
+from scopetool import CallContext, Effect, IdempotencyKey, Registry, Request, bind, tool
 from scopetool.code import code_tool
 from scopetool.driver import Driver
 from scopetool.driver.dbos import DbosBackend
 from scopetool.providers import ToolCall, outcome_output
 
 
-def main(url: str, log: Path, run_id: str, code: str) -> None:
+def main(url: str, log: Path, run_id: str, code: str, answer: str = "") -> None:
     def append(line: str) -> None:
         with log.open("a", encoding="utf-8") as file:
             file.write(line + "\n")
@@ -52,18 +55,32 @@ def main(url: str, log: Path, run_id: str, code: str) -> None:
             await asyncio.sleep(0.01)
         return f"wrote {label}"
 
-    bindings = [bind(count), bind(ship), bind(write)]
+    @tool
+    def approve(ctx: CallContext, label: str) -> str:
+        """Act on a label once a person approves it."""
+        verdict = "approved" if ctx.ask(f"approve {label}?", bool) else "declined"
+        append(f"{verdict} {label}")
+        return f"{verdict} {label}"
+
+    bindings = [bind(count), bind(ship), bind(write), bind(approve)]
     registry = Registry(*bindings)  # the backend recovers calls with the very bindings the code tool calls
     with DbosBackend(registry, url, poll_interval=0.05) as backend:
         registry.register(code_tool(Registry(*bindings), backend=backend))
         append("ready")
+        driver = Driver(registry, backend)
+        if run_id == "--answer":
+            print(json.dumps(asyncio.run(driver.answer(IdempotencyKey(code), json.loads(answer)))), flush=True)
+            return
         call = ToolCall(id="code-1", request=Request(name="run_code", arguments=json.dumps({"code": code})))
-        turn = asyncio.run(Driver(registry, backend).run(run_id, [call]))
-        (result,) = turn.results
-        assert result.outcome is not None
-        output, error = outcome_output("run_code", result.outcome)
-        print(json.dumps({"status": result.status.value, "error": error, "text": output.text()}), flush=True)
+        (result,) = asyncio.run(driver.run(run_id, [call])).results
+        if result.request is not None:
+            text, error = result.request.prompt, False
+        else:
+            assert result.outcome is not None
+            output, error = outcome_output("run_code", result.outcome)
+            text = output.text()
+        print(json.dumps({"status": result.status.value, "key": result.key, "error": error, "text": text}), flush=True)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], Path(sys.argv[2]), sys.argv[3], sys.argv[4])
+    main(sys.argv[1], Path(sys.argv[2]), *sys.argv[3:])

@@ -83,3 +83,24 @@ def test_a_nested_call_of_unknown_outcome_stops_the_recovered_snippet(
     report = json.loads(result["text"])
     assert report["error"].startswith('error: the snippet was stopped: nested call 2 of tool "write" was interrupted')
     assert [line for line in _lines(log) if line != "ready"] == ["count a", "write w"]
+
+
+def test_an_approval_asked_mid_code_resumes_the_same_run_in_another_process(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """An approval asked mid-snippet is answered from another process; the run resumes, nothing before it runs again."""
+    log, arguments = _arguments(tmp_path, request, "[count(label='a'), approve(label='x'), count(label='d')]")
+    log.with_suffix(".hold").unlink()
+
+    def worker(*extra: str) -> Any:
+        done = subprocess.run([*arguments[:4], *extra], capture_output=True, text=True, timeout=PATIENCE, check=False)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout.splitlines()[-1])
+
+    asked = worker("run-1", arguments[5])
+    assert asked["status"] == "waiting" and asked["text"] == "approve x?"
+    assert worker("--answer", asked["key"], "true") is True
+    done = worker("run-1", arguments[5])
+    assert done["status"] == "done" and not done["error"], done
+    assert json.loads(done["text"])["result"] == ["counted a", "approved x", "counted d"]
+    assert [line for line in _lines(log) if line != "ready"] == ["count a", "approved x", "count d"]
