@@ -45,6 +45,7 @@ try:
 except ImportError as missing:  # pragma: no cover - the extra is installed wherever the tests run
     raise ImportError("scopetool.code needs the Monty sandbox: pip install 'scopetool[code]'") from missing
 
+from . import _observe
 from ._binding import Binding, bind
 from ._contract import Admission, IdempotencyKey, Invocation, Request
 from ._definition import Definition, Effect
@@ -311,7 +312,12 @@ class _Run:
         assert binding is not None  # the run calls `_answer` only for a registered tool's name
         key = await self._nested_key(position)
         try:
-            invocation = binding.contract.prepare(Request(name=name, arguments=arguments), Admission(key))
+            request, admission = Request(name=name, arguments=arguments), Admission(key)
+            observer = _observe.current  # a tracer sees a nested admission as it sees a direct one
+            if observer is None:
+                invocation = binding.contract.prepare(request, admission)
+            else:
+                invocation = observer.admit(binding.contract, request, admission, None)
         except InvalidInvocationError as error:
             shown, _ = outcome_output(name, error)
             return self._raised(name, "rejected", "ValueError", _text(shown))

@@ -16,16 +16,22 @@ from scopetool import (
     Admission,
     Binding,
     CallContext,
+    Contract,
     Effect,
     Guard,
     IdempotencyKey,
+    Invocation,
+    Principal,
     Registry,
     Request,
     Result,
+    acting_as,
     bind,
     classify_failure,
+    current_principal,
     tool,
 )
+from scopetool import _observe as observe
 from scopetool.code import CodeLimits, CodeTool, code_tool
 from scopetool.driver import Driver
 from scopetool.driver._backend import MemoryBackend
@@ -384,3 +390,46 @@ async def test_without_a_backend_the_least_recently_run_code_calls_are_forgotten
     assert counted.runs["charge"] == 3  # k3's second run found its record
     await _call(binding, arguments, "k1")
     assert counted.runs["charge"] == 4  # k1's record was forgotten when k3 came
+
+
+class _Seen:
+    """An observer that records what it is shown and does what the runner would have done."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def admit(self, contract: Contract, request: Request, admission: Admission, call_id: str | None) -> Invocation:
+        self.seen.append(f"admit {request.name}")
+        return contract.prepare(request, admission)
+
+    def unknown(self, name: str, call_id: str | None) -> None:
+        self.seen.append(f"unknown {name}")
+
+    async def call(self, binding: Binding, invocation: Invocation) -> Result:
+        self.seen.append(f"call {invocation.name}")
+        return await binding.call(invocation)
+
+
+def test_an_observer_sees_nested_admissions_and_calls() -> None:
+    """A tracer installed in the process sees each nested call's admission and run, as a direct call's."""
+    seen = _Seen()
+    previous = observe.install(seen)
+    try:
+        assert _run(_registry(), "add(a=1, b=2)")["result"] == 3
+    finally:
+        observe.install(previous)
+    assert seen.seen == ["admit run_code", "call run_code", "admit add", "call add"]
+
+
+def test_a_nested_call_is_authorized_as_the_caller_of_the_code_call() -> None:
+    """A guard of a nested call reads the principal the code call runs as: allowed for one caller, not another."""
+
+    def admins_only(authorization: object) -> bool:
+        principal = current_principal()
+        return principal is not None and principal.has_scopes(["admin"])
+
+    registry = Registry(code_tool(Registry(bind(add, Guard(admins_only)))))
+    with acting_as(Principal("alice", scopes=frozenset({"admin"}))):
+        assert _run(registry, "add(a=1, b=1)")["result"] == 2
+    with acting_as(Principal("bob")):
+        assert 'tool "add" is not authorized' in _run(registry, "add(a=1, b=1)")["error"]
