@@ -209,7 +209,7 @@ class CodeTool:
             )
             return Result(input_request=asked)
         except (MontySyntaxError, MontyRuntimeError) as error:
-            raise run.failure(_capped(error.display("traceback"), self._limits.output_bytes), error) from None
+            raise run.failure(_capped(_error_text(error), self._limits.output_bytes), error) from None
         except MontyError as error:  # a crashed or timed-out worker: the host is unharmed
             why = "its worker was killed past the time limit" if _timed_out(error) else "its worker stopped"
             raise run.failure(CRASHED.format(why=why), error) from None
@@ -378,6 +378,15 @@ def _value(output: Output) -> Any:
 def _text(output: Output) -> str:
     text = output.text()
     return text if text is not None else "[a result with media, which code mode does not pass to the snippet]"
+
+
+def _error_text(error: MontySyntaxError | MontyRuntimeError) -> str:
+    """The snippet's error and where it was raised (lines and functions), without the source lines it quotes."""
+    frames = error.traceback()[-3:]
+    where = ", ".join(
+        f"line {frame.line}" + (f" in {frame.function_name}" if frame.function_name else "") for frame in frames
+    )
+    return error.display("type-msg") + (f" (at {where})" if where else "")
 
 
 def _capped(text: str, cap: int) -> str:

@@ -96,6 +96,10 @@ def test_rejection_reaches_the_code_with_the_tools_message_and_no_value() -> Non
     assert "$.a" in report["result"] and "valid integer" in report["result"]
     assert report["calls"][0]["outcome"] == "rejected"
     assert SECRET not in json.dumps(report)
+    uncaught = _run(_registry(), f"total = 1\nadd(a='{SECRET}', b=total)")
+    assert uncaught["error"].startswith("ValueError: invalid arguments for tool 'add'")
+    assert uncaught["error"].endswith("(at line 2 in <module>)")
+    assert SECRET not in json.dumps(uncaught)  # the source line that holds it is not quoted
 
 
 def test_guard_refusal_is_a_permission_error_with_the_public_text() -> None:
