@@ -75,6 +75,7 @@ STOPPED_CONFLICT: Final = (
     'error: the snippet was stopped: nested call {position} of tool "{name}" differs from the call recorded at that '
     "position when this code call ran before"
 )
+NOT_A_RESULT: Final = "error: the snippet's result is not strict JSON (NaN or Infinity, or nested too deep)"
 TIMED_OUT: Final = "error: the snippet ran past its {seconds:g} s limit (nested calls included)"
 CRASHED: Final = "error: the sandbox stopped the snippet: {why}"
 
@@ -213,7 +214,7 @@ class CodeTool:
         except MontyError as error:  # a crashed or timed-out worker: the host is unharmed
             why = "its worker was killed past the time limit" if _timed_out(error) else "its worker stopped"
             raise run.failure(CRASHED.format(why=why), error) from None
-        return Result(Output.from_json(run.report(value)))
+        return Result(run.report(value))
 
 
 def code_tool(
@@ -351,15 +352,21 @@ class _Run:
             secret = self._secret = await self._backend.secret()
         return mint_key(secret, self._key, None, position)
 
-    def report(self, value: Any) -> str:
+    def report(self, value: Any) -> Output:
         """The snippet's result, its nested calls and what it printed, as JSON text within the output cap."""
         cap = self._limits.output_bytes
-        result = json.dumps(value, allow_nan=False, ensure_ascii=False, default=repr, separators=(",", ":"))
+        try:
+            result = json.dumps(value, allow_nan=False, ensure_ascii=False, default=repr, separators=(",", ":"))
+        except (ValueError, RecursionError):  # NaN or Infinity, or nested past the encoder's depth
+            result = json.dumps(NOT_A_RESULT)
         if len(result.encode("utf-8")) > cap:
             result = json.dumps(f"error: the snippet's result is over {cap} bytes of JSON")
         calls = json.dumps(self._calls, ensure_ascii=False, separators=(",", ":"))
         printed = json.dumps(self._printed.output, ensure_ascii=False)
-        return f'{{"result":{result},"calls":{calls},"printed":{printed}}}'
+        try:  # the strict JSON a result must be (its nesting depth bounded)
+            return Output.from_json(f'{{"result":{result},"calls":{calls},"printed":{printed}}}')
+        except ValueError:
+            return Output.from_json(f'{{"result":{json.dumps(NOT_A_RESULT)},"calls":{calls},"printed":{printed}}}')
 
     def failure(self, text: str, cause: BaseException | None) -> Failure:
         """The snippet's error, with its nested calls, as the failed outcome of the code call."""

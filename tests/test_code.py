@@ -139,6 +139,12 @@ def test_a_result_over_the_output_cap_is_replaced() -> None:
     assert report["result"] == "error: the snippet's result is over 100 bytes of JSON"
 
 
+@pytest.mark.parametrize("code", ["float('nan')", "x = []\nfor i in range(3000):\n    x = [x]\nx"])
+def test_a_result_that_is_not_strict_json_is_replaced(code: str) -> None:
+    """A NaN result, or one nested too deep for strict JSON, gets an error in its place; the host is unharmed."""
+    assert _run(_registry(), code)["result"] == code_module.NOT_A_RESULT
+
+
 def test_wall_time_bounds_the_snippet_with_nested_calls() -> None:
     """The wall limit counts time in nested calls, which the sandbox's own clock does not."""
 
