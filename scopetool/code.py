@@ -26,6 +26,7 @@ import asyncio
 import json
 import keyword
 import secrets
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Final, cast, final
@@ -99,13 +100,16 @@ class CodeLimits:
     """The sandbox's call stack depth."""
     code_bytes: int = 64 * 1024
     """The snippet's source (the tool's input schema advertises it as a length in characters)."""
+    workers: int = 4
+    """Sandbox workers (processes) a code tool runs at once on one event loop; more snippets wait their turn,
+    within their `wall_seconds`."""
 
     def __post_init__(self) -> None:
         for name in ("cpu_seconds", "wall_seconds"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
                 raise ValueError(f"code limits: {name} must be a positive number of seconds, not {value!r}")
-        for name in ("memory_bytes", "output_bytes", "nested_calls", "recursion_depth", "code_bytes"):
+        for name in ("memory_bytes", "output_bytes", "nested_calls", "recursion_depth", "code_bytes", "workers"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"code limits: {name} must be a positive int, not {value!r}")
@@ -132,7 +136,7 @@ class _Waiting(Exception):  # noqa: N818 - a control-flow signal, not an error o
 class CodeTool:
     """The ``run_code`` tool over a registry (make its binding with `code_tool`)."""
 
-    __slots__ = ("_backend", "_definition", "_in_memory", "_limits", "_registry")
+    __slots__ = ("_backend", "_definition", "_in_memory", "_limits", "_registry", "_turns")
 
     def __init__(
         self, registry: Registry, *, limits: CodeLimits | None = None, backend: Backend | None = None, name: str
@@ -148,6 +152,9 @@ class CodeTool:
         self._backend = backend
         # without a backend: one in memory per code call key, the least recently used forgotten past KEPT_RUNS
         self._in_memory: OrderedDict[str, MemoryBackend] = OrderedDict()
+        self._turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
         schema = {
             "type": "object",
             "properties": {"code": {"type": "string", "maxLength": self._limits.code_bytes}},
@@ -176,6 +183,14 @@ class CodeTool:
             kept.popitem(last=False)
         return backend
 
+    def _turn(self) -> asyncio.Semaphore:
+        """The bound on this event loop's sandbox workers at once (a semaphore belongs to one loop)."""
+        loop = asyncio.get_running_loop()
+        turns = self._turns.get(loop)
+        if turns is None:
+            turns = self._turns[loop] = asyncio.Semaphore(self._limits.workers)
+        return turns
+
     def definition(self) -> Definition:
         """The tool's definition: the snippet's schema, and the tools' signatures in its description."""
         return self._definition
@@ -196,7 +211,7 @@ class CodeTool:
         key = key or IdempotencyKey(f"code-{secrets.token_hex(16)}")
         run = _Run(self._registry, self._backend_of(key), self._limits, key)
         try:
-            async with asyncio.timeout(self._limits.wall_seconds):
+            async with asyncio.timeout(self._limits.wall_seconds), self._turn():
                 value = await run.execute(code)
         except TimeoutError:
             raise run.failure(TIMED_OUT.format(seconds=self._limits.wall_seconds), None) from None

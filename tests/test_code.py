@@ -443,3 +443,23 @@ def test_a_nested_call_is_authorized_as_the_caller_of_the_code_call() -> None:
         assert _run(registry, "add(a=1, b=1)")["result"] == 2
     with acting_as(Principal("bob")):
         assert 'tool "add" is not authorized' in _run(registry, "add(a=1, b=1)")["error"]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+async def test_sandbox_workers_at_once_are_bounded(workers: int) -> None:
+    """Snippets past the `workers` bound wait their turn: never more sandboxes at once than the bound."""
+    active = [0, 0]  # now, most
+
+    @tool(effect=Effect.SAFE)
+    async def probe() -> int:
+        """Hold a sandbox for a moment."""
+        active[0] += 1
+        active[1] = max(active)
+        await asyncio.sleep(0.05)
+        active[0] -= 1
+        return 1
+
+    registry = Registry(code_tool(Registry(probe), limits=CodeLimits(workers=workers)))
+    outcomes = await asyncio.gather(*(registry.run("run_code", json.dumps({"code": "probe()"})) for _ in range(3)))
+    assert all(json.loads(_text(outcome))["result"] == 1 for outcome in outcomes)
+    assert active[1] == workers
