@@ -317,6 +317,7 @@ def test_api_reference_covers_the_public_surface() -> None:
     expected = {f"scopetool.{name}" for name in scopetool.__all__} | {"scopetool.providers"}
     expected |= {f"scopetool.providers.{module}" for module in providers}
     expected |= {"scopetool.driver", "scopetool.driver.dbos", "scopetool.driver.temporal", "scopetool.otel"}
+    expected |= {"scopetool.code"}
     assert set(directives) == expected, (expected - set(directives), set(directives) - expected)
 
 

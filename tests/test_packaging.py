@@ -94,7 +94,7 @@ def _run_fresh(code: str) -> list[str]:
     return result.stdout.split()
 
 
-_OUTWARD = ("cli", "driver", "integrations", "mcp", "otel", "providers")
+_OUTWARD = ("cli", "code", "driver", "integrations", "mcp", "otel", "providers")
 
 
 def _scopetool_imports(path: Path) -> set[str]:

@@ -43,6 +43,8 @@ def test_import_is_light() -> None:
         "scopetool.driver",
         "scopetool.providers",
         "scopetool.otel",
+        "scopetool.code",
+        "pydantic_monty",
         "dbos",
         "temporalio",
         "opentelemetry",

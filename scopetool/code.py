@@ -1,0 +1,439 @@
+"""Code mode: one tool, ``run_code``, that runs a model's Python snippet calling the registry's tools.
+
+Install it with ``pip install 'scopetool[code]'``. Only this module imports ``pydantic_monty``, and
+``import scopetool`` does not import this module.
+
+The snippet runs in Monty (`pydantic-monty`), a Python-subset interpreter in a worker subprocess with
+no filesystem, network, environment or host modules: every OS call it makes is refused here, and a
+worker that crashes takes nothing of the host with it. Inside the snippet each tool of the registry is
+a function called with keyword arguments. Every nested call is admitted as a direct call is: its JSON
+arguments pass the tool's own `Contract.prepare`, then the binding runs with its guards and middlewares.
+A rejection or a failure reaches the snippet as an exception whose message is what the model would be
+shown for a direct call, never the input values or a private cause.
+
+No nested call runs twice: each gets an idempotency key derived from the code call's key and its
+position in the run, and runs through a driver backend (the Driver's, given as `backend`, or one in
+memory), which runs a key at most once and keeps its outcome. When the same code call is run again,
+completed nested calls return their recorded outcomes and only the rest run; a nested call of a tool
+with no effect promise whose outcome is unknown stops the run instead of guessing. A nested call that
+asks for input makes the code call ask the same; the answer resumes that nested call when the snippet
+runs again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import keyword
+import secrets
+import weakref
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Final, cast, final
+
+try:
+    from pydantic_monty import (
+        AsyncFunctionSnapshot,
+        AsyncMonty,
+        CollectString,
+        MontyComplete,
+        MontyCrashedError,
+        MontyError,
+        MontyRuntimeError,
+        MontySyntaxError,
+        ResourceLimits,
+    )
+except ImportError as missing:  # pragma: no cover - the extra is installed wherever the tests run
+    raise ImportError("scopetool.code needs the Monty sandbox: pip install 'scopetool[code]'") from missing
+
+from . import _observe
+from ._binding import Binding, bind
+from ._contract import Admission, IdempotencyKey, Invocation, Request
+from ._definition import Definition, Effect
+from ._errors import InvalidInvocationError
+from ._input import InputRequest
+from ._outcome import Failure, FailureKind
+from ._output import Output, Result
+from ._registry import Registry
+from .driver._backend import Backend, Conflict, MemoryBackend, Waiting, new_admitted_call
+from .driver._identity import mint_key
+from .driver._records import INTERRUPTED
+from .providers._common import outcome_output
+
+__all__ = ["CodeLimits", "CodeTool", "code_tool"]
+
+KEPT_RUNS: Final = 1024
+"""Code calls whose nested calls a code tool without a backend keeps in memory (the least recently run forgotten)."""
+NO_OS: Final = "the code sandbox has no filesystem, network or operating system access"
+POSITIONAL: Final = "call tool {name}() with keyword arguments only, as in {name}(key=value)"
+NOT_JSON: Final = "the arguments of tool {name}() must be JSON values (str, int, float, bool, None, list, dict)"
+BUDGET: Final = "this snippet used its {budget} nested tool calls; do fewer calls per snippet"
+STOPPED_UNKNOWN: Final = (
+    'error: the snippet was stopped: nested call {position} of tool "{name}" was interrupted and its outcome is '
+    "unknown; it is not run again"
+)
+STOPPED_CONFLICT: Final = (
+    'error: the snippet was stopped: nested call {position} of tool "{name}" differs from the call recorded at that '
+    "position when this code call ran before"
+)
+NOT_A_RESULT: Final = "error: the snippet's result is not strict JSON (NaN or Infinity, or nested too deep)"
+TIMED_OUT: Final = "error: the snippet ran past its {seconds:g} s limit (nested calls included)"
+CRASHED: Final = "error: the sandbox stopped the snippet: {why}"
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class CodeLimits:
+    """The bounds of one snippet; each default is meant for production. Past one, the snippet ends with an error."""
+
+    cpu_seconds: float = 10.0
+    """The sandbox's own running time for the snippet (time spent in nested calls not counted)."""
+    wall_seconds: float = 120.0
+    """The whole snippet, nested calls included."""
+    memory_bytes: int = 64 * 1024 * 1024
+    """The sandbox's heap."""
+    output_bytes: int = 64 * 1024
+    """What the snippet prints, and separately its result as JSON text."""
+    nested_calls: int = 50
+    """Tool calls one snippet may make."""
+    recursion_depth: int = 200
+    """The sandbox's call stack depth."""
+    code_bytes: int = 64 * 1024
+    """The snippet's source (the tool's input schema advertises it as a length in characters)."""
+    workers: int = 4
+    """Sandbox workers (processes) a code tool runs at once on one event loop; more snippets wait their turn,
+    within their `wall_seconds`."""
+
+    def __post_init__(self) -> None:
+        for name in ("cpu_seconds", "wall_seconds"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+                raise ValueError(f"code limits: {name} must be a positive number of seconds, not {value!r}")
+        for name in ("memory_bytes", "output_bytes", "nested_calls", "recursion_depth", "code_bytes", "workers"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError(f"code limits: {name} must be a positive int, not {value!r}")
+
+
+class _Stop(Exception):  # noqa: N818 - a control-flow signal, not an error of its own
+    """Ends a snippet early with the text the model is shown."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+
+class _Waiting(Exception):  # noqa: N818 - a control-flow signal, not an error of its own
+    """Ends a snippet early: a nested call (its key) waits for input."""
+
+    def __init__(self, request: InputRequest, key: IdempotencyKey) -> None:
+        super().__init__(key)
+        self.request = request
+        self.key = key
+
+
+@final
+class CodeTool:
+    """The ``run_code`` tool over a registry (make its binding with `code_tool`)."""
+
+    __slots__ = ("_backend", "_definition", "_in_memory", "_limits", "_registry", "_turns")
+
+    def __init__(
+        self, registry: Registry, *, limits: CodeLimits | None = None, backend: Backend | None = None, name: str
+    ) -> None:
+        if not isinstance(registry, Registry):
+            raise TypeError(f"code mode needs a Registry, not {type(registry).__name__}")
+        if limits is not None and not isinstance(limits, CodeLimits):
+            raise TypeError(f"limits must be CodeLimits, not {type(limits).__name__}")
+        if backend is not None and not isinstance(backend, Backend):
+            raise TypeError(f"{type(backend).__name__} is not a driver backend")
+        self._registry = registry
+        self._limits = CodeLimits() if limits is None else limits
+        self._backend = backend
+        # without a backend: one in memory per code call key, the least recently used forgotten past KEPT_RUNS
+        self._in_memory: OrderedDict[str, MemoryBackend] = OrderedDict()
+        self._turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
+        schema = {
+            "type": "object",
+            "properties": {"code": {"type": "string", "maxLength": self._limits.code_bytes}},
+            "required": ["code"],
+            "additionalProperties": False,
+        }
+        # IDEMPOTENT: a code call run again under its key reruns only the sandbox, which has no effects, and
+        # each nested call under the key derived from it, which the backend runs at most once.
+        self._definition = Definition(
+            name=name, input_schema=schema, description=_description(registry), effect=Effect.IDEMPOTENT
+        )
+
+    @property
+    def limits(self) -> CodeLimits:
+        """The bounds of each snippet."""
+        return self._limits
+
+    def _backend_of(self, key: IdempotencyKey) -> Backend:
+        """Where the nested calls of the code call `key` run: the given backend, or that call's own in memory."""
+        if self._backend is not None:
+            return self._backend
+        kept = self._in_memory
+        backend = kept.pop(key, None) or MemoryBackend()
+        kept[key] = backend
+        if len(kept) > KEPT_RUNS:
+            kept.popitem(last=False)
+        return backend
+
+    def _turn(self) -> asyncio.Semaphore:
+        """The bound on this event loop's sandbox workers at once (a semaphore belongs to one loop)."""
+        loop = asyncio.get_running_loop()
+        turns = self._turns.get(loop)
+        if turns is None:
+            turns = self._turns[loop] = asyncio.Semaphore(self._limits.workers)
+        return turns
+
+    def definition(self) -> Definition:
+        """The tool's definition: the snippet's schema, and the tools' signatures in its description."""
+        return self._definition
+
+    async def call(self, invocation: Invocation, /) -> Result:
+        """Run the admitted snippet; its result and the list of its nested calls, as JSON."""
+        code: str = json.loads(invocation.arguments)["code"]
+        if len(code.encode("utf-8")) > self._limits.code_bytes:
+            raise Failure(
+                kind=FailureKind.REJECTED, output=f"error: the snippet is over {self._limits.code_bytes} bytes"
+            )
+        key = invocation.idempotency_key
+        continuation = invocation.continuation
+        if continuation is not None:  # the answer to a nested call's input request: hand it to that call
+            state: dict[str, str] = continuation.state  # our own request's state (the runtime keeps it, not the model)
+            key = key or IdempotencyKey(state["code_key"])
+            await self._backend_of(key).answer(IdempotencyKey(state["nested"]), continuation.response)
+        key = key or IdempotencyKey(f"code-{secrets.token_hex(16)}")
+        run = _Run(self._registry, self._backend_of(key), self._limits, key)
+        try:
+            async with asyncio.timeout(self._limits.wall_seconds), self._turn():
+                value = await run.execute(code)
+        except TimeoutError:
+            raise run.failure(TIMED_OUT.format(seconds=self._limits.wall_seconds), None) from None
+        except _Stop as stop:
+            raise run.failure(stop.text, None) from None
+        except _Waiting as waiting:  # the code call asks the same; answered, it runs again and the call resumes
+            request = waiting.request
+            state = {"code_key": key, "nested": waiting.key}
+            asked = InputRequest(
+                prompt=request.prompt, response_schema=request.response_schema, continuation_state=state
+            )
+            return Result(input_request=asked)
+        except (MontySyntaxError, MontyRuntimeError) as error:
+            raise run.failure(_capped(_error_text(error), self._limits.output_bytes), error) from None
+        except MontyError as error:  # a crashed or timed-out worker: the host is unharmed
+            why = "its worker was killed past the time limit" if _timed_out(error) else "its worker stopped"
+            raise run.failure(CRASHED.format(why=why), error) from None
+        return Result(run.report(value))
+
+
+def code_tool(
+    registry: Registry,
+    *,
+    limits: CodeLimits | None = None,
+    backend: Backend | None = None,
+    name: str = "run_code",
+) -> Binding:
+    """A binding of the code tool over `registry`: register it beside (or instead of) the tools.
+
+    `backend` is where nested calls run and are recorded: pass the `Driver`'s (``driver.backend``) when
+    the code call runs under the Driver, so that a code call run again after a crash or a restart finds
+    its completed nested calls; by default they are recorded in memory, for this process only.
+
+    Example:
+        ```python
+        import json
+        from scopetool import Registry, tool
+        from scopetool.code import code_tool
+
+        @tool
+        def add(a: int, b: int) -> int:
+            \"\"\"Add two integers.\"\"\"
+            return a + b
+
+        registry = Registry(code_tool(Registry(add)))
+        result = registry.run_sync("run_code", json.dumps({"code": "add(a=add(a=1, b=2), b=3)"}))
+        print(result.output.text())
+        #> {"result":6,"calls":[{"tool":"add","outcome":"returned"},{"tool":"add","outcome":"returned"}],"printed":""}
+        ```
+    """
+    return bind(CodeTool(registry, limits=limits, backend=backend, name=name))
+
+
+@final
+class _Run:
+    """One run of one snippet: its nested calls, in order."""
+
+    __slots__ = ("_backend", "_calls", "_key", "_limits", "_printed", "_registry", "_secret")
+
+    def __init__(self, registry: Registry, backend: Backend, limits: CodeLimits, key: IdempotencyKey) -> None:
+        self._registry = registry
+        self._backend = backend
+        self._limits = limits
+        self._key = key
+        self._calls: list[dict[str, str]] = []
+        self._printed = CollectString(max_bytes=limits.output_bytes)
+        self._secret: bytes | None = None
+
+    async def execute(self, code: str) -> Any:
+        """Run `code` in a fresh sandbox worker, answering its tool calls; the value of its last expression."""
+        limits = self._limits
+        resource_limits: ResourceLimits = {
+            "max_feed_duration_secs": limits.cpu_seconds,
+            "max_memory": limits.memory_bytes,
+            "max_recursion_depth": limits.recursion_depth,
+            "max_suspensions": limits.nested_calls * 2 + 64,  # a backstop: the budget is counted in `_answer`
+        }
+        async with (
+            AsyncMonty(min_processes=1, max_processes=1, request_timeout=limits.cpu_seconds + 5.0) as pool,
+            pool.checkout(limits=resource_limits, os_policy={"sleep": "zero"}) as session,
+        ):
+            snapshot = await session.feed_start(code, print_callback=self._printed)
+            while not isinstance(snapshot, MontyComplete):
+                if isinstance(snapshot, AsyncFunctionSnapshot):
+                    if snapshot.is_os_function:
+                        snapshot = await snapshot.resume({"exc_type": "PermissionError", "message": NO_OS})
+                    elif self._tool_named(snapshot.function_name) is None:
+                        message = f"name {snapshot.function_name[:80]!r} is not defined"
+                        snapshot = await snapshot.resume({"exc_type": "NameError", "message": message})
+                    else:
+                        answer = await self._answer(snapshot.function_name, snapshot.args, snapshot.kwargs)
+                        snapshot = await snapshot.resume(answer)  # type: ignore[arg-type] # one of ExternalResult's
+                else:  # a name lookup (no host names: a NameError), never a future (no call is answered with one)
+                    snapshot = await snapshot.resume_auto()
+            return snapshot.output
+
+    def _tool_named(self, name: str) -> Binding | None:
+        binding = self._registry.resolve(name)
+        return None if binding is None or isinstance(binding.tool, CodeTool) else binding
+
+    async def _answer(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Admit and run one nested call; what the snippet gets back (a value, or an exception)."""
+        position = len(self._calls)
+        limits = self._limits
+        if position >= limits.nested_calls:
+            return self._raised(name, "refused", "RuntimeError", BUDGET.format(budget=limits.nested_calls))
+        if args:
+            return self._raised(name, "rejected", "TypeError", POSITIONAL.format(name=name))
+        try:
+            arguments = json.dumps(kwargs, allow_nan=False, ensure_ascii=False)
+        except (TypeError, ValueError):
+            return self._raised(name, "rejected", "TypeError", NOT_JSON.format(name=name))
+        binding = self._tool_named(name)
+        assert binding is not None  # the run calls `_answer` only for a registered tool's name
+        key = await self._nested_key(position)
+        try:
+            request, admission = Request(name=name, arguments=arguments), Admission(key)
+            observer = _observe.current  # a tracer sees a nested admission as it sees a direct one
+            if observer is None:
+                invocation = binding.contract.prepare(request, admission)
+            else:
+                invocation = observer.admit(binding.contract, request, admission, None)
+        except InvalidInvocationError as error:
+            shown, _ = outcome_output(name, error)
+            return self._raised(name, "rejected", "ValueError", _text(shown))
+        state = await self._backend.start(new_admitted_call(key, binding, invocation))
+        if isinstance(state, Conflict):
+            raise _Stop(STOPPED_CONFLICT.format(position=position + 1, name=name))
+        if isinstance(state, Waiting):
+            self._calls.append({"tool": name, "outcome": "waiting"})
+            raise _Waiting(state.request, key)
+        outcome = state.outcome
+        if isinstance(outcome, Result):
+            self._calls.append({"tool": name, "outcome": "returned"})
+            return {"return_value": _value(outcome.output)}
+        text = _text(outcome.output)
+        effect = binding.definition().effect
+        if text == INTERRUPTED.format(name=name) and (effect is None or not effect.replayable):
+            self._calls.append({"tool": name, "outcome": "unknown"})
+            raise _Stop(STOPPED_UNKNOWN.format(position=position + 1, name=name))
+        rejected = outcome.kind is FailureKind.REJECTED
+        return self._raised(
+            name, "rejected" if rejected else "raised", "PermissionError" if rejected else "RuntimeError", text
+        )
+
+    def _raised(self, name: str, outcome: str, exc_type: str, message: str) -> dict[str, Any]:
+        self._calls.append({"tool": name, "outcome": outcome, "error": message})
+        return {"exc_type": exc_type, "message": message}
+
+    async def _nested_key(self, position: int) -> IdempotencyKey:
+        secret = self._secret
+        if secret is None:
+            secret = self._secret = await self._backend.secret()
+        return mint_key(secret, self._key, None, position)
+
+    def report(self, value: Any) -> Output:
+        """The snippet's result, its nested calls and what it printed, as JSON text within the output cap."""
+        cap = self._limits.output_bytes
+        try:
+            result = json.dumps(value, allow_nan=False, ensure_ascii=False, default=repr, separators=(",", ":"))
+        except (ValueError, RecursionError):  # NaN or Infinity, or nested past the encoder's depth
+            result = json.dumps(NOT_A_RESULT)
+        if len(result.encode("utf-8")) > cap:
+            result = json.dumps(f"error: the snippet's result is over {cap} bytes of JSON")
+        calls = json.dumps(self._calls, ensure_ascii=False, separators=(",", ":"))
+        printed = json.dumps(self._printed.output, ensure_ascii=False)
+        try:  # the strict JSON a result must be (its nesting depth bounded)
+            return Output.from_json(f'{{"result":{result},"calls":{calls},"printed":{printed}}}')
+        except ValueError:
+            return Output.from_json(f'{{"result":{json.dumps(NOT_A_RESULT)},"calls":{calls},"printed":{printed}}}')
+
+    def failure(self, text: str, cause: BaseException | None) -> Failure:
+        """The snippet's error, with its nested calls, as the failed outcome of the code call."""
+        report = {"error": text, "calls": self._calls, "printed": self._printed.output}
+        output = Output.from_text(json.dumps(report, ensure_ascii=False, separators=(",", ":")))
+        return Failure(kind=FailureKind.FAILED, output=output, cause=cause or RuntimeError(text))
+
+
+def _value(output: Output) -> Any:
+    """A nested result as the snippet sees it: its details as Python data, else its text."""
+    if output.details is not None:
+        return json.loads(output.details)
+    return _text(output)
+
+
+def _text(output: Output) -> str:
+    text = output.text()
+    return text if text is not None else "[a result with media, which code mode does not pass to the snippet]"
+
+
+def _error_text(error: MontySyntaxError | MontyRuntimeError) -> str:
+    """The snippet's error and where it was raised (lines and functions), without the source lines it quotes."""
+    frames = error.traceback()[-3:]
+    where = ", ".join(
+        f"line {frame.line}" + (f" in {frame.function_name}" if frame.function_name else "") for frame in frames
+    )
+    return error.display("type-msg") + (f" (at {where})" if where else "")
+
+
+def _capped(text: str, cap: int) -> str:
+    data = text.encode("utf-8")
+    return text if len(data) <= cap else data[:cap].decode("utf-8", "ignore") + " [cut]"
+
+
+def _timed_out(error: MontyError) -> bool:
+    return isinstance(error, MontyCrashedError) and error.timed_out
+
+
+def _description(registry: Registry) -> str:
+    """What the model is told: how to call tools from code, and each tool as a one-line signature."""
+    lines = [
+        "Run a Python snippet (a subset of Python: no imports of host modules, no files, no network) and get "
+        "the value of its last expression. Call the tools below as functions with keyword arguments; a tool "
+        "returns its result (structured results as dicts and lists), and a refused or failed call raises an "
+        "exception with the reason. Use print() for notes. Tools:"
+    ]
+    for definition in registry.definitions():
+        if not definition.name.isidentifier() or keyword.iskeyword(definition.name):
+            continue  # not a name Python code can call: left out of what the model is told
+        schema = definition.input_schema
+        properties = schema.get("properties", {})
+        names = ", ".join(cast("dict[str, Any]", properties)) if isinstance(properties, dict) else ""
+        summary = definition.description.strip().splitlines()[0] if definition.description.strip() else ""
+        lines.append(f"- {definition.name}({names}): {summary}")
+    return "\n".join(lines)

@@ -1,0 +1,465 @@
+"""Code mode (scopetool.code): nested calls admitted like direct ones, bounds, and no nested call run twice."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import scopetool.code as code_module
+from scopetool import (
+    Admission,
+    Binding,
+    CallContext,
+    Contract,
+    Effect,
+    Guard,
+    IdempotencyKey,
+    Invocation,
+    Principal,
+    Registry,
+    Request,
+    Result,
+    acting_as,
+    bind,
+    classify_failure,
+    current_principal,
+    tool,
+)
+from scopetool import _observe as observe
+from scopetool.code import CodeLimits, CodeTool, code_tool
+from scopetool.driver import Driver
+from scopetool.driver._backend import MemoryBackend
+from scopetool.providers import ToolCall
+
+SECRET = "hunter2-secret"
+
+
+@tool(effect=Effect.SAFE)
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@tool(effect=Effect.SAFE)
+def lookup(city: str) -> dict[str, Any]:
+    """Look up a city."""
+    return {"city": city, "people": len(city) * 1000}
+
+
+@tool
+def wipe() -> str:
+    """Wipe everything (never allowed)."""
+    raise AssertionError("the guard lets no call of wipe through")
+
+
+def _denied(name: str) -> Binding:
+    return bind(wipe, Guard(lambda authorization: False))
+
+
+def _text(outcome: Result | BaseException) -> str:
+    if isinstance(outcome, Result):
+        text = outcome.output.text()
+    else:
+        failure = classify_failure(outcome)
+        assert failure is not None, repr(outcome)
+        text = failure.output.text()
+    assert text is not None
+    return text
+
+
+def _run(registry: Registry, code: str) -> dict[str, Any]:
+    report: dict[str, Any] = json.loads(_text(registry.run_sync("run_code", json.dumps({"code": code}))))
+    return report
+
+
+def _registry(limits: CodeLimits | None = None) -> Registry:
+    return Registry(code_tool(Registry(add, lookup, _denied("wipe")), limits=limits))
+
+
+def test_nested_calls_return_values_and_are_listed() -> None:
+    """Tools are keyword functions in the snippet; structured results are dicts; each call is listed."""
+    report = _run(_registry(), "total = add(a=1, b=2)\ninfo = lookup(city='Oslo')\n[total, info['people']]")
+    assert report["result"] == [3, 4000]
+    assert report["calls"] == [{"tool": "add", "outcome": "returned"}, {"tool": "lookup", "outcome": "returned"}]
+
+
+def test_rejection_reaches_the_code_with_the_tools_message_and_no_value() -> None:
+    """A nested call its contract refuses raises ValueError with the tool's own message, never the value."""
+    code = f"try:\n    add(a='{SECRET}', b=1)\nexcept ValueError as error:\n    caught = str(error)\ncaught"
+    report = _run(_registry(), code)
+    assert "$.a" in report["result"] and "valid integer" in report["result"]
+    assert report["calls"][0]["outcome"] == "rejected"
+    assert SECRET not in json.dumps(report)
+    uncaught = _run(_registry(), f"total = 1\nadd(a='{SECRET}', b=total)")
+    assert uncaught["error"].startswith("ValueError: invalid arguments for tool 'add'")
+    assert uncaught["error"].endswith("(at line 2 in <module>)")
+    assert SECRET not in json.dumps(uncaught)  # the source line that holds it is not quoted
+
+
+def test_guard_refusal_is_a_permission_error_with_the_public_text() -> None:
+    """A guard's refusal of a nested call reaches the code as PermissionError with the refusal's public text."""
+    report = _run(_registry(), "wipe()")
+    assert "PermissionError" in report["error"] and 'tool "wipe" is not authorized' in report["error"]
+    assert report["calls"] == [{"tool": "wipe", "outcome": "rejected", "error": 'error: tool "wipe" is not authorized'}]
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("import os\nos.listdir('/')", "PermissionError: the code sandbox has no filesystem"),
+        ("open('/etc/passwd').read()", "PermissionError: the code sandbox has no filesystem"),
+        ("import socket", "PermissionError"),
+        ("while True:\n    pass", "TimeoutError"),
+        ("x = [0] * 10**8", "MemoryError"),
+        ("def f(n):\n    return f(n + 1)\nf(0)", "RecursionError"),
+        ("add(1, 2)", "TypeError: call tool add() with keyword arguments only"),
+        ("add(a={1, 2}, b=1)", "TypeError: the arguments of tool add() must be JSON values"),
+        ("nope(a=1)", "NameError"),
+        ("for i in range(10):\n    add(a=i, b=1)", "RuntimeError: this snippet used its 3 nested tool calls"),
+        ("print('x' * 5000)", "MemoryError"),
+    ],
+)
+def test_hostile_snippets_end_with_a_clear_error_and_the_host_keeps_serving(code: str, expected: str) -> None:
+    """Files, network, endless loops, memory bombs, deep recursion and misuse end the snippet, not the host."""
+    registry = _registry(CodeLimits(cpu_seconds=0.3, memory_bytes=8 * 1024 * 1024, nested_calls=3, output_bytes=1024))
+    report = _run(registry, code)
+    assert expected in report["error"]
+    assert _run(registry, "add(a=2, b=2)")["result"] == 4
+
+
+def test_a_result_over_the_output_cap_is_replaced() -> None:
+    """A snippet whose result is over the output cap gets an error in its place."""
+    report = _run(_registry(CodeLimits(output_bytes=100)), "'y' * 500")
+    assert report["result"] == "error: the snippet's result is over 100 bytes of JSON"
+
+
+@pytest.mark.parametrize("code", ["float('nan')", "x = []\nfor i in range(3000):\n    x = [x]\nx"])
+def test_a_result_that_is_not_strict_json_is_replaced(code: str) -> None:
+    """A NaN result, or one nested too deep for strict JSON, gets an error in its place; the host is unharmed."""
+    assert _run(_registry(), code)["result"] == code_module.NOT_A_RESULT
+
+
+def test_wall_time_bounds_the_snippet_with_nested_calls() -> None:
+    """The wall limit counts time in nested calls, which the sandbox's own clock does not."""
+
+    @tool(effect=Effect.SAFE)
+    async def slow() -> str:
+        """Take a while."""
+        await asyncio.sleep(5)
+        return "late"
+
+    registry = Registry(code_tool(Registry(slow), limits=CodeLimits(wall_seconds=0.2)))
+    assert _run(registry, "slow()")["error"] == "error: the snippet ran past its 0.2 s limit (nested calls included)"
+
+
+def test_limits_are_checked() -> None:
+    """A limit that is not a positive number names itself."""
+    with pytest.raises(ValueError, match="cpu_seconds"):
+        CodeLimits(cpu_seconds=0)
+    with pytest.raises(ValueError, match="nested_calls"):
+        CodeLimits(nested_calls=True)
+    with pytest.raises(TypeError, match="Registry"):
+        CodeTool([add], name="run_code")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="CodeLimits"):
+        code_tool(Registry(add), limits={"cpu_seconds": 1})  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="backend"):
+        code_tool(Registry(add), backend=object())  # type: ignore[arg-type]
+
+
+def test_the_description_lists_each_tool_as_a_signature() -> None:
+    """The code tool's description names each tool with its parameters and summary."""
+
+    @tool(name="not-python")
+    def dashed() -> str:
+        """Have a name code cannot call."""
+        return ""
+
+    description = code_tool(Registry(add, lookup, dashed)).definition().description
+    assert "not-python" not in description
+    assert "- add(a, b): Add two integers." in description
+    assert "- lookup(city): Look up a city." in description
+
+
+class _Counted:
+    """Tools with a side-effect counter, and a third that blocks until cancelled."""
+
+    def __init__(self, effect: Effect | None) -> None:
+        self.runs: dict[str, int] = {"charge": 0, "ship": 0}
+        self.block = True
+        counted = self
+
+        @tool
+        def charge(amount: int) -> str:
+            """Charge an amount (not idempotent)."""
+            counted.runs["charge"] += 1
+            return f"charged {amount}"
+
+        @tool(effect=effect)
+        async def ship() -> str:
+            """Ship the order."""
+            counted.runs["ship"] += 1
+            if counted.block:
+                await asyncio.sleep(60)  # cancelled by the test: the code call "crashes" here
+            return "shipped"
+
+        self.registry = Registry(charge, ship)
+
+
+CHARGE_TWICE_THEN_SHIP = "a = charge(amount=1)\nb = charge(amount=2)\n[a, b, ship()]"
+
+
+async def _cancel_when_shipping(binding: Binding, invocation: Any, counted: _Counted) -> None:
+    task = asyncio.ensure_future(binding.call(invocation))
+    for _ in range(500):
+        if counted.runs["ship"]:
+            break
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_a_code_call_run_again_runs_no_completed_nested_call_twice() -> None:
+    """After a crash mid-snippet, the same code call returns recorded nested results and runs only the rest."""
+    counted = _Counted(Effect.IDEMPOTENT)
+    binding = code_tool(counted.registry)
+    invocation = binding.contract.prepare(
+        Request(name="run_code", arguments=json.dumps({"code": CHARGE_TWICE_THEN_SHIP})),
+        Admission(IdempotencyKey("code-call-1")),
+    )
+    await _cancel_when_shipping(binding, invocation, counted)
+    assert counted.runs == {"charge": 2, "ship": 1}
+    counted.block = False
+    again = binding.contract.prepare(
+        Request(name="run_code", arguments=json.dumps({"code": CHARGE_TWICE_THEN_SHIP})),
+        Admission(IdempotencyKey("code-call-1")),
+    )
+    report = json.loads(_text(await binding.call(again)))
+    assert report["result"] == ["charged 1", "charged 2", "shipped"]
+    assert counted.runs == {"charge": 2, "ship": 2}  # charge ran once per position; ship (idempotent) again
+
+
+async def test_a_nested_call_of_unknown_outcome_stops_the_run() -> None:
+    """A nested call with no effect promise interrupted mid-run is not guessed at: the run again stops there."""
+    counted = _Counted(None)
+    binding = code_tool(counted.registry)
+    arguments = json.dumps({"code": CHARGE_TWICE_THEN_SHIP})
+    await _cancel_when_shipping(
+        binding, binding.contract.prepare(Request("run_code", arguments), Admission(IdempotencyKey("k"))), counted
+    )
+    counted.block = False
+    outcome = await asyncio.create_task(_call(binding, arguments, "k"))
+    report = json.loads(_text(outcome))
+    assert report["error"].startswith('error: the snippet was stopped: nested call 3 of tool "ship" was interrupted')
+    assert counted.runs == {"charge": 2, "ship": 1}
+
+
+async def _call(binding: Binding, arguments: str, key: str) -> Result | BaseException:
+    try:
+        return await binding.call(
+            binding.contract.prepare(Request("run_code", arguments), Admission(IdempotencyKey(key)))
+        )
+    except Exception as error:
+        return error
+
+
+async def test_another_call_at_a_recorded_position_stops_the_run() -> None:
+    """The same code call key with another nested call at a recorded position is refused, not run."""
+    counted = _Counted(Effect.IDEMPOTENT)
+    binding = code_tool(counted.registry)
+    first = await _call(binding, json.dumps({"code": "charge(amount=1)"}), "same")
+    assert json.loads(_text(first))["result"] == "charged 1"
+    second = json.loads(_text(await _call(binding, json.dumps({"code": "charge(amount=5)"}), "same")))
+    assert second["error"].startswith('error: the snippet was stopped: nested call 1 of tool "charge" differs')
+    assert counted.runs["charge"] == 1
+
+
+async def test_under_the_driver_nested_calls_use_its_backend() -> None:
+    """A code call driven by the Driver records its nested calls in the driver's backend, under derived keys."""
+    counted = _Counted(Effect.IDEMPOTENT)
+    counted.block = False
+    backend = MemoryBackend()
+    driver = Driver(Registry(code_tool(counted.registry, backend=backend)), backend)
+    call = ToolCall(id="call_1", request=Request("run_code", json.dumps({"code": CHARGE_TWICE_THEN_SHIP})))
+    turn = await driver.run("run-1", [call])
+    assert json.loads(_text(turn.results[0].outcome or Result()))["result"][2] == "shipped"
+    assert len(backend._calls) == 4  # pyright: ignore[reportPrivateUsage] - the code call and its 3 nested calls
+    await driver.run("run-1", [call])
+    assert counted.runs == {"charge": 2, "ship": 1}
+
+
+def test_a_name_read_without_a_call_is_not_defined() -> None:
+    """A tool is a function to call, not a host name the snippet can read."""
+    assert "NameError" in _run(_registry(), "f = add\nf")["error"]
+
+
+def test_a_snippet_over_its_byte_limit_is_refused() -> None:
+    """The snippet's size is bounded in UTF-8 bytes, beside the schema's length in characters."""
+    binding = code_tool(Registry(add), limits=CodeLimits(code_bytes=10))
+    assert isinstance(binding.tool, CodeTool) and binding.tool.limits.code_bytes == 10
+    outcome = Registry(binding).run_sync("run_code", json.dumps({"code": "'ééééé'"}))
+    assert _text(outcome) == "error: the snippet is over 10 bytes"
+
+
+async def test_a_nested_input_request_is_asked_and_the_same_run_resumes() -> None:
+    """An approval asked mid-code becomes the code call's request; answered, the run resumes, nothing runs twice."""
+    counted = _Counted(Effect.IDEMPOTENT)
+    counted.block = False
+
+    @tool
+    def approve(ctx: CallContext, label: str) -> str:
+        """Ask a human."""
+        return f"{label}: " + ("yes" if ctx.ask(f"approve {label}?", bool) else "no")
+
+    inner = Registry(*counted.registry, approve)
+    backend = MemoryBackend()
+    driver = Driver(Registry(code_tool(inner, backend=backend)), backend)
+    code = "[charge(amount=1), approve(label='x'), approve(label='y'), ship()]"
+    call = ToolCall(id="call_1", request=Request("run_code", json.dumps({"code": code})))
+    turn = await driver.run("run-1", [call])
+    (waiting,) = turn.waiting
+    assert waiting.request is not None and waiting.request.prompt == "approve x?"
+    assert await driver.answer(waiting.key, True)
+    turn = await driver.run("run-1", [call])
+    (waiting,) = turn.waiting
+    assert waiting.request is not None and waiting.request.prompt == "approve y?"
+    assert await driver.answer(waiting.key, False)
+    turn = await driver.run("run-1", [call])
+    assert turn.complete
+    assert json.loads(_text(turn.results[0].outcome or Result()))["result"] == [
+        "charged 1",
+        "x: yes",
+        "y: no",
+        "shipped",
+    ]
+    assert counted.runs == {"charge": 1, "ship": 1}
+
+
+async def test_an_answer_without_a_driver_key_resumes_the_run_it_was_asked_in() -> None:
+    """Without a driver's key, the request carries the run's own key, so the answer resumes that run."""
+
+    @tool
+    def approve(ctx: CallContext) -> str:
+        """Ask a human."""
+        return "yes" if ctx.ask("ok?", bool) else "no"
+
+    binding = code_tool(Registry(approve))
+    arguments = json.dumps({"code": "approve()"})
+    asked = await binding.call(binding.contract.prepare(Request("run_code", arguments)))
+    assert asked.input_request is not None
+    admission = Admission(continuation=asked.input_request.continuation(True))
+    resumed = await binding.call(binding.contract.prepare(Request("run_code", arguments), admission))
+    assert json.loads(_text(resumed))["result"] == "yes"
+
+
+def _kill_sandbox_workers() -> int:
+    """Kill this process's Monty worker children (as a crash would); how many were killed."""
+    killed = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            command = stat.read_text().split("(", 1)[1].rsplit(")", 1)[0]
+        except OSError:
+            continue
+        if int(fields[1]) == os.getpid() and "monty" in command:
+            os.kill(int(stat.parent.name), signal.SIGKILL)
+            killed += 1
+    return killed
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the sandbox worker through /proc (Linux)")
+def test_a_crashed_worker_ends_the_snippet_and_the_host_keeps_serving() -> None:
+    """A sandbox worker killed mid-snippet ends that snippet with a clear error; the next snippet runs."""
+
+    @tool
+    def crash() -> int:
+        """Kill the sandbox worker."""
+        return _kill_sandbox_workers()
+
+    registry = Registry(code_tool(Registry(crash, add)))
+    assert _run(registry, "crash()")["error"] == "error: the sandbox stopped the snippet: its worker stopped"
+    assert _run(registry, "add(a=1, b=1)")["result"] == 2
+
+
+async def test_without_a_backend_the_least_recently_run_code_calls_are_forgotten(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In memory, the nested records of at most KEPT_RUNS code calls are kept: memory stays bounded."""
+    monkeypatch.setattr(code_module, "KEPT_RUNS", 2)
+    counted = _Counted(Effect.IDEMPOTENT)
+    binding = code_tool(counted.registry)
+    arguments = json.dumps({"code": "charge(amount=1)"})
+    for key in ("k1", "k2", "k3", "k3"):
+        await _call(binding, arguments, key)
+    assert counted.runs["charge"] == 3  # k3's second run found its record
+    await _call(binding, arguments, "k1")
+    assert counted.runs["charge"] == 4  # k1's record was forgotten when k3 came
+
+
+class _Seen:
+    """An observer that records what it is shown and does what the runner would have done."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def admit(self, contract: Contract, request: Request, admission: Admission, call_id: str | None) -> Invocation:
+        self.seen.append(f"admit {request.name}")
+        return contract.prepare(request, admission)
+
+    def unknown(self, name: str, call_id: str | None) -> None:
+        self.seen.append(f"unknown {name}")
+
+    async def call(self, binding: Binding, invocation: Invocation) -> Result:
+        self.seen.append(f"call {invocation.name}")
+        return await binding.call(invocation)
+
+
+def test_an_observer_sees_nested_admissions_and_calls() -> None:
+    """A tracer installed in the process sees each nested call's admission and run, as a direct call's."""
+    seen = _Seen()
+    previous = observe.install(seen)
+    try:
+        assert _run(_registry(), "add(a=1, b=2)")["result"] == 3
+    finally:
+        observe.install(previous)
+    assert seen.seen == ["admit run_code", "call run_code", "admit add", "call add"]
+
+
+def test_a_nested_call_is_authorized_as_the_caller_of_the_code_call() -> None:
+    """A guard of a nested call reads the principal the code call runs as: allowed for one caller, not another."""
+
+    def admins_only(authorization: object) -> bool:
+        principal = current_principal()
+        return principal is not None and principal.has_scopes(["admin"])
+
+    registry = Registry(code_tool(Registry(bind(add, Guard(admins_only)))))
+    with acting_as(Principal("alice", scopes=frozenset({"admin"}))):
+        assert _run(registry, "add(a=1, b=1)")["result"] == 2
+    with acting_as(Principal("bob")):
+        assert 'tool "add" is not authorized' in _run(registry, "add(a=1, b=1)")["error"]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+async def test_sandbox_workers_at_once_are_bounded(workers: int) -> None:
+    """Snippets past the `workers` bound wait their turn: never more sandboxes at once than the bound."""
+    active = [0, 0]  # now, most
+
+    @tool(effect=Effect.SAFE)
+    async def probe() -> int:
+        """Hold a sandbox for a moment."""
+        active[0] += 1
+        active[1] = max(active)
+        await asyncio.sleep(0.05)
+        active[0] -= 1
+        return 1
+
+    registry = Registry(code_tool(Registry(probe), limits=CodeLimits(workers=workers)))
+    outcomes = await asyncio.gather(*(registry.run("run_code", json.dumps({"code": "probe()"})) for _ in range(3)))
+    assert all(json.loads(_text(outcome))["result"] == 1 for outcome in outcomes)
+    assert active[1] == workers
