@@ -39,6 +39,7 @@ import secrets
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -195,11 +196,12 @@ class _Record:
 class _Index:
     """The task index: a SQLite table, written before each reply that depends on it."""
 
-    __slots__ = ("_connection", "_lock", "anonymous")
+    __slots__ = ("__weakref__", "_connection", "_lock", "anonymous")
 
     def __init__(self, store: str | PathLike[str] | None) -> None:
         path = ":memory:" if store is None else fspath(store)
         self._connection = sqlite3.connect(path, timeout=30.0, check_same_thread=False, isolation_level=None)
+        weakref.finalize(self, self._connection.close)  # closed with its server, whenever that is dropped
         self._lock = threading.Lock()
         with self._lock:
             self._connection.execute("PRAGMA busy_timeout = 30000")

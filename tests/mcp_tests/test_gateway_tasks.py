@@ -147,9 +147,7 @@ async def test_a_gateway_task_store_that_cannot_be_opened_is_a_config_error(tmp_
         base=tmp_path,
         source="gateway.json",
     )
-    with pytest.raises(
-        ConfigError, match=r"^gateway\.json: gateway\.tasks: store: cannot open '.*': unable to open database file$"
-    ):
+    with pytest.raises(ConfigError, match=r"^gateway\.json: gateway\.tasks: store: cannot open '.*': .+$"):
         await serve_gateway(config, http=("127.0.0.1", 0), errlog=io.StringIO())
 
 
