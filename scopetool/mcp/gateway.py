@@ -101,7 +101,7 @@ from .client import (
 from .limits import Limit, Limiter, LimitError
 from .pins import PinError, PinFile
 from .screening import Finding, remove_invisible, screen_definition
-from .server import ToolSearch, serve_http
+from .server import ServerOptions, ToolSearch, serve_http
 from .tasks import TaskOptions
 
 __all__ = [
@@ -740,18 +740,19 @@ async def serve_gateway(
         _task_options(config, gateway) as tasks,
     ):
         served = f"serving {_tools(len(gateway.registry))} as MCP server {config.name!r}"
+        options: ServerOptions = {  # the same server over stdio and over HTTP
+            "name": config.name,
+            "instructions": config.instructions,
+            "on_call": gateway.observe,
+            "tool_search": gateway.tool_search,
+            "visible": gateway.allows,
+            "limiter": gateway.limiter,
+            "tasks": tasks,
+        }
         if http is None:  # pragma: no cover - run in a subprocess by the tests (this process's stdio)
             _say(out, f"{served} over stdio")
             await serve_lean_stdio(  # tools/call on the lean path (`scopetool.mcp._lean_server`), the rest on the SDK
-                gateway.registry,
-                name=config.name,
-                instructions=config.instructions,
-                on_call=gateway.observe,
-                tool_search=gateway.tool_search,
-                visible=gateway.allows,
-                limiter=gateway.limiter,
-                principal=config.principal,
-                tasks=tasks,
+                gateway.registry, principal=config.principal, **options
             )
             return
         host, port = http
@@ -759,15 +760,9 @@ async def serve_gateway(
             gateway.registry,
             host=host,
             port=port,
-            name=config.name,
-            instructions=config.instructions,
-            on_call=gateway.observe,
-            tool_search=gateway.tool_search,
-            visible=gateway.allows,
-            limiter=gateway.limiter,
             settings=config.http_settings,
             auth=config.auth,
-            tasks=tasks,
+            **options,
             ready=lambda url: _say(out, f"{served} at {url} (Streamable HTTP)"),
             warn=lambda text: _say(out, text),
         )
