@@ -28,8 +28,9 @@ import keyword
 import secrets
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final, cast, final
+from typing import Any, Final, Protocol, cast, final
 
 try:
     from pydantic_monty import (
@@ -58,9 +59,9 @@ from ._registry import Registry
 from .driver._backend import Backend, Conflict, MemoryBackend, Waiting, new_admitted_call
 from .driver._identity import mint_key
 from .driver._records import INTERRUPTED
-from .providers._common import outcome_output
+from .providers._common import ToolCall, outcome_output
 
-__all__ = ["CodeLimits", "CodeTool", "code_tool"]
+__all__ = ["CodeLimits", "CodeTool", "NestedGate", "code_tool"]
 
 KEPT_RUNS: Final = 1024
 """Code calls whose nested calls a code tool without a backend keeps in memory (the least recently run forgotten)."""
@@ -115,6 +116,25 @@ class CodeLimits:
                 raise ValueError(f"code limits: {name} must be a positive int, not {value!r}")
 
 
+class NestedGate(Protocol):
+    """What a host checks around each nested call, as around a direct one (the MCP server's: tools, limits, audit).
+
+    Every method runs in the code call's context: `scopetool.current_principal` is the code call's caller.
+    """
+
+    def allows(self, name: str) -> bool:
+        """Whether the caller may call tool `name`: a tool it may not is, to the snippet, a name not defined."""
+        ...
+
+    async def enter(self, name: str) -> Callable[[], None] | str:
+        """Count a nested call of `name`: the function that ends it, or the public reason it is refused."""
+        ...
+
+    def observe(self, call: ToolCall, outcome: Result | BaseException) -> None:
+        """Told each nested call's outcome (its id is the nested call's idempotency key)."""
+        ...
+
+
 class _Stop(Exception):  # noqa: N818 - a control-flow signal, not an error of its own
     """Ends a snippet early with the text the model is shown."""
 
@@ -136,10 +156,16 @@ class _Waiting(Exception):  # noqa: N818 - a control-flow signal, not an error o
 class CodeTool:
     """The ``run_code`` tool over a registry (make its binding with `code_tool`)."""
 
-    __slots__ = ("_backend", "_definition", "_in_memory", "_limits", "_registry", "_turns")
+    __slots__ = ("_backend", "_definition", "_gate", "_in_memory", "_limits", "_registry", "_turns")
 
     def __init__(
-        self, registry: Registry, *, limits: CodeLimits | None = None, backend: Backend | None = None, name: str
+        self,
+        registry: Registry,
+        *,
+        limits: CodeLimits | None = None,
+        backend: Backend | None = None,
+        gate: NestedGate | None = None,
+        name: str,
     ) -> None:
         if not isinstance(registry, Registry):
             raise TypeError(f"code mode needs a Registry, not {type(registry).__name__}")
@@ -150,6 +176,7 @@ class CodeTool:
         self._registry = registry
         self._limits = CodeLimits() if limits is None else limits
         self._backend = backend
+        self._gate = gate
         # without a backend: one in memory per code call key, the least recently used forgotten past KEPT_RUNS
         self._in_memory: OrderedDict[str, MemoryBackend] = OrderedDict()
         self._turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
@@ -209,7 +236,7 @@ class CodeTool:
             key = key or IdempotencyKey(state["code_key"])
             await self._backend_of(key).answer(IdempotencyKey(state["nested"]), continuation.response)
         key = key or IdempotencyKey(f"code-{secrets.token_hex(16)}")
-        run = _Run(self._registry, self._backend_of(key), self._limits, key)
+        run = _Run(self._registry, self._backend_of(key), self._limits, key, self._gate)
         try:
             async with asyncio.timeout(self._limits.wall_seconds), self._turn():
                 value = await run.execute(code)
@@ -237,13 +264,15 @@ def code_tool(
     *,
     limits: CodeLimits | None = None,
     backend: Backend | None = None,
+    gate: NestedGate | None = None,
     name: str = "run_code",
 ) -> Binding:
     """A binding of the code tool over `registry`: register it beside (or instead of) the tools.
 
     `backend` is where nested calls run and are recorded: pass the `Driver`'s (``driver.backend``) when
     the code call runs under the Driver, so that a code call run again after a crash or a restart finds
-    its completed nested calls; by default they are recorded in memory, for this process only.
+    its completed nested calls; by default they are recorded in memory, for this process only. `gate`
+    is what the host checks around each nested call (`NestedGate`; the MCP server gives its own).
 
     Example:
         ```python
@@ -262,17 +291,20 @@ def code_tool(
         #> {"result":6,"calls":[{"tool":"add","outcome":"returned"},{"tool":"add","outcome":"returned"}],"printed":""}
         ```
     """
-    return bind(CodeTool(registry, limits=limits, backend=backend, name=name))
+    return bind(CodeTool(registry, limits=limits, backend=backend, gate=gate, name=name))
 
 
 @final
 class _Run:
     """One run of one snippet: its nested calls, in order."""
 
-    __slots__ = ("_backend", "_calls", "_key", "_limits", "_printed", "_registry", "_secret")
+    __slots__ = ("_backend", "_calls", "_gate", "_key", "_limits", "_printed", "_registry", "_secret")
 
-    def __init__(self, registry: Registry, backend: Backend, limits: CodeLimits, key: IdempotencyKey) -> None:
+    def __init__(
+        self, registry: Registry, backend: Backend, limits: CodeLimits, key: IdempotencyKey, gate: NestedGate | None
+    ) -> None:
         self._registry = registry
+        self._gate = gate
         self._backend = backend
         self._limits = limits
         self._key = key
@@ -310,7 +342,9 @@ class _Run:
 
     def _tool_named(self, name: str) -> Binding | None:
         binding = self._registry.resolve(name)
-        return None if binding is None or isinstance(binding.tool, CodeTool) else binding
+        if binding is None or isinstance(binding.tool, CodeTool):
+            return None
+        return binding if self._gate is None or self._gate.allows(name) else None
 
     async def _answer(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         """Admit and run one nested call; what the snippet gets back (a value, or an exception)."""
@@ -327,14 +361,32 @@ class _Run:
         binding = self._tool_named(name)
         assert binding is not None  # the run calls `_answer` only for a registered tool's name
         key = await self._nested_key(position)
+        gate = self._gate
+        if gate is None:
+            return await self._run_nested(binding, key, position, Request(name=name, arguments=arguments))
+        entered = await gate.enter(name)
+        if isinstance(entered, str):
+            return self._raised(name, "refused", "RuntimeError", entered)
         try:
-            request, admission = Request(name=name, arguments=arguments), Admission(key)
+            return await self._run_nested(binding, key, position, Request(name=name, arguments=arguments))
+        finally:
+            entered()
+
+    async def _run_nested(
+        self, binding: Binding, key: IdempotencyKey, position: int, request: Request
+    ) -> dict[str, Any]:
+        """Admit the nested call by the tool's contract and run it under `key` (at most once); tell the gate."""
+        name, gate = request.name, self._gate
+        try:
+            admission = Admission(key)
             observer = _observe.current  # a tracer sees a nested admission as it sees a direct one
             if observer is None:
                 invocation = binding.contract.prepare(request, admission)
             else:
                 invocation = observer.admit(binding.contract, request, admission, None)
         except InvalidInvocationError as error:
+            if gate is not None:
+                gate.observe(ToolCall(key, request), error)
             shown, _ = outcome_output(name, error)
             return self._raised(name, "rejected", "ValueError", _text(shown))
         state = await self._backend.start(new_admitted_call(key, binding, invocation))
@@ -344,6 +396,8 @@ class _Run:
             self._calls.append({"tool": name, "outcome": "waiting"})
             raise _Waiting(state.request, key)
         outcome = state.outcome
+        if gate is not None:
+            gate.observe(ToolCall(key, request), outcome)
         if isinstance(outcome, Result):
             self._calls.append({"tool": name, "outcome": "returned"})
             return {"return_value": _value(outcome.output)}

@@ -463,3 +463,47 @@ async def test_sandbox_workers_at_once_are_bounded(workers: int) -> None:
     outcomes = await asyncio.gather(*(registry.run("run_code", json.dumps({"code": "probe()"})) for _ in range(3)))
     assert all(json.loads(_text(outcome))["result"] == 1 for outcome in outcomes)
     assert active[1] == workers
+
+
+class _Gate:
+    """A host's gate: hides `hidden`, refuses every call past `budget`, and records what it is told."""
+
+    def __init__(self, hidden: set[str], budget: int) -> None:
+        self.hidden, self.budget, self.open = hidden, budget, 0
+        self.seen: list[tuple[str, str]] = []
+
+    def allows(self, name: str) -> bool:
+        return name not in self.hidden
+
+    async def enter(self, name: str) -> Any:
+        if self.budget == 0:
+            return f"tool {name} is over its limit"
+        self.budget -= 1
+        self.open += 1
+
+        def release() -> None:
+            self.open -= 1
+
+        return release
+
+    def observe(self, call: ToolCall, outcome: Result | BaseException) -> None:
+        self.seen.append((call.name, "result" if isinstance(outcome, Result) else type(outcome).__name__))
+
+
+def test_a_gate_hides_tools_refuses_calls_and_is_told_each_outcome() -> None:
+    """A hidden tool is a name not defined; a refused call raises its reason; every admitted outcome is observed."""
+    gate = _Gate({"lookup"}, budget=2)
+    registry = Registry(code_tool(Registry(add, lookup), gate=gate))
+    code = (
+        "out = []\n"
+        "for step in [lambda: lookup(city='Oslo'), lambda: add(a='x', b=1), lambda: add(a=1, b=2), "
+        "lambda: add(a=3, b=4)]:\n"
+        "    try:\n        out.append(step())\n    except Exception as error:\n"
+        "        out.append(type(error).__name__ + ': ' + str(error))\nout"
+    )
+    report = _run(registry, code)
+    assert report["result"][0] == "NameError: name 'lookup' is not defined"
+    assert report["result"][1].startswith("ValueError: invalid arguments for tool 'add'")
+    assert report["result"][2:] == [3, "RuntimeError: tool add is over its limit"]
+    assert gate.seen == [("add", "InvalidInvocationError"), ("add", "result")]
+    assert gate.open == 0
