@@ -7,9 +7,11 @@ outcome exactly as the provider adapters do.
 
 from __future__ import annotations
 
+import asyncio
 import os
-from collections.abc import Iterable
-from typing import Final, TypeAlias
+import weakref
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Final, TypeAlias, TypeVar
 
 from .._binding import Binding, Tool
 from .._contract import IdempotencyKey
@@ -18,10 +20,26 @@ from .._registry import Registry
 from ..driver._identity import KeyMinter
 from ..providers._common import outcome_output, output_text
 
-__all__ = ["CallKeys", "Tools", "is_deferred", "registry_of", "shown", "shown_names"]
+__all__ = ["Barrier", "CallKeys", "Tools", "is_deferred", "registry_of", "shown", "shown_names"]
+
+_T = TypeVar("_T")
 
 Tools: TypeAlias = Registry | Iterable[Binding | Tool] | Binding | Tool
 """What an integration takes: a registry, or tools and bindings to register in a new one."""
+
+
+class Barrier:
+    """One lock per event loop, held by each call of a tool that is not SAFE, so that no two of them overlap."""
+
+    __slots__ = ("_locks",)
+
+    def __init__(self) -> None:
+        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+    async def run(self, call: Callable[[], Awaitable[_T]]) -> _T:
+        """Await `call()` holding the running loop's lock (waiters are served in the order they came)."""
+        async with self._locks.setdefault(asyncio.get_running_loop(), asyncio.Lock()):
+            return await call()
 
 
 def registry_of(tools: Tools) -> Registry:

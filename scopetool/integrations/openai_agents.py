@@ -35,8 +35,6 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
-import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Final, TypeAlias
 
@@ -57,7 +55,7 @@ from .._input import InputRequest
 from .._output import Result
 from ..providers import openai_responses
 from ..providers._common import Export, repair_nulls
-from ._common import CallKeys, Tools, is_deferred, registry_of, shown, shown_names
+from ._common import Barrier, CallKeys, Tools, is_deferred, registry_of, shown, shown_names
 
 __all__ = ["MAX_INPUT_ROUNDS", "Answer", "NeedsApproval", "function_tools"]
 
@@ -118,7 +116,7 @@ def function_tools(
     if unknown:
         raise KeyError(f"always_show names tools that are not registered: {', '.join(unknown)}")
     keys = CallKeys(key_secret)
-    serial = _Serial()
+    serial = Barrier()
     made: list[FunctionTool] = []
     for entry in export.tools:
         if entry.get("type") != "function":  # the hosted tool_search: the agent's own ToolSearchTool stands for it
@@ -144,26 +142,13 @@ def function_tools(
     return made
 
 
-class _Serial:
-    """One lock per event loop, held by each call of a tool that is not SAFE, so no two of them overlap."""
-
-    __slots__ = ("_locks",)
-
-    def __init__(self) -> None:
-        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
-
-    def lock(self) -> asyncio.Lock:
-        """The running loop's lock (waiters are served in the order they came)."""
-        return self._locks.setdefault(asyncio.get_running_loop(), asyncio.Lock())
-
-
 class _Invoke:
     """A tool's ``on_invoke_tool``: admit the raw argument string, run the call, render its outcome."""
 
     __slots__ = ("_answer", "_binding", "_export", "_keys", "_name", "_serial")
 
     def __init__(
-        self, binding: Binding, export: Export, keys: CallKeys, answer: Answer | None, serial: _Serial | None
+        self, binding: Binding, export: Export, keys: CallKeys, answer: Answer | None, serial: Barrier | None
     ) -> None:
         self._binding = binding
         self._name = binding.name
@@ -175,8 +160,7 @@ class _Invoke:
     async def __call__(self, context: ToolContext[Any], arguments: str) -> str:
         if self._serial is None:
             return await self._run(context, arguments)
-        async with self._serial.lock():
-            return await self._run(context, arguments)
+        return await self._serial.run(lambda: self._run(context, arguments))
 
     async def _run(self, context: ToolContext[Any], arguments: str) -> str:
         name = self._name

@@ -55,8 +55,8 @@ from ..driver._records import decode_outcome, is_input
 from ..driver.temporal import execute_call, retry_policy
 from ..providers import openai_responses
 from ..providers._common import Export, repair_nulls
-from ._common import Tools, registry_of, shown
-from .openai_agents import NO_ANSWER, _Serial  # pyright: ignore[reportPrivateUsage]  # one lock per loop
+from ._common import Barrier, Tools, registry_of, shown
+from .openai_agents import NO_ANSWER
 
 __all__ = ["activity_tools"]
 
@@ -97,7 +97,7 @@ def activity_tools(
         task_queue,
         dict(retry or {}),
     )
-    serial = _Serial()
+    serial = Barrier()
     made: list[FunctionTool] = []
     for entry in export.tools:
         name: str = entry["name"]
@@ -142,7 +142,7 @@ class _ActivityInvoke:
 
     __slots__ = ("_binding", "_export", "_serial", "_settings")
 
-    def __init__(self, binding: Binding, export: Export, settings: _Settings, serial: _Serial | None) -> None:
+    def __init__(self, binding: Binding, export: Export, settings: _Settings, serial: Barrier | None) -> None:
         self._binding = binding
         self._export = export
         self._settings = settings
@@ -151,8 +151,7 @@ class _ActivityInvoke:
     async def __call__(self, context: ToolContext[Any], arguments: str) -> str:
         if self._serial is None:
             return await self._run(context, arguments)
-        async with self._serial.lock():
-            return await self._run(context, arguments)
+        return await self._serial.run(lambda: self._run(context, arguments))
 
     async def _run(self, context: ToolContext[Any], arguments: str) -> str:
         name = self._binding.name
