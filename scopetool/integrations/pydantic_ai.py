@@ -250,6 +250,11 @@ class ScopetoolToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         """The toolset's id, as given."""
         return self._id
 
+    @property
+    def registry(self) -> Registry:
+        """The registry of the tools offered: the one given, or in code mode the code tool's own."""
+        return self._registry
+
     async def get_tools(self, ctx: RunContext[AgentDepsT]) -> dict[str, ToolsetTool[AgentDepsT]]:
         """Each tool's definition, its contract as the argument validator, and its retry budget."""
         return {binding.name: self._tool(binding) for binding in self._registry}
