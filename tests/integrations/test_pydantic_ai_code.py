@@ -130,7 +130,7 @@ async def test_the_model_fixes_its_code_from_a_nested_rejection() -> None:
 @pytest.mark.parametrize(
     ("approved", "shown", "backend"),
     [(True, "success", MemoryBackend()), (False, "failed", None)],
-    ids=["approved, the driver's backend", "declined, records in memory"],
+    ids=["approved, a backend given", "declined, the code tool's own records"],
 )
 async def test_an_approval_mid_code_is_deferred_and_resumes_the_same_code_call(
     approved: bool, shown: str, backend: MemoryBackend | None
