@@ -17,7 +17,6 @@ from temporalio.worker import Worker
 
 with workflow.unsafe.imports_passed_through():  # what a user's workflow module does with its non-workflow imports
     import jsonschema_rs  # noqa: F401 - scopetool loads it when an answer is checked (in workflow code)
-    import pydantic_monty  # noqa: F401 - the code tool's sandbox, loaded when the toolset is made
     from pydantic_ai import Agent
     from pydantic_ai.durable_exec.temporal import AgentPlugin, PydanticAIPlugin, PydanticAIWorkflow, TemporalDurability
     from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
