@@ -7,6 +7,8 @@ with scopetool's message (within the tool's retry budget), a `Failure` and a ref
 tool's failed answer, any other error is redacted, and an `InputRequest` becomes pydantic-ai's
 approval flow, resumed through the same call's `Continuation` (see `input_requests` and
 `answer_requests`). Tools that are not `Effect.SAFE` run as barriers: alone, in the model's order.
+With ``code_mode``, the toolset offers one tool, ``run_code`` (`scopetool.code`), whose snippets call
+the registry's tools, each nested call admitted and run at most once; the sandbox is imported only then.
 
 Example:
     ```python
@@ -40,7 +42,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from contextvars import ContextVar
-from typing import Any, Final, Generic, NoReturn
+from typing import TYPE_CHECKING, Any, Final, Generic, NoReturn
 
 import jiter
 from typing_extensions import TypeVar
@@ -63,9 +65,14 @@ from .._contract import Admission, Contract, Invocation, Request
 from .._definition import Effect
 from .._errors import InvalidInvocationError
 from .._input import Continuation, InputRequest
+from .._registry import Registry
 from .._rejection import classify_input_rejection
 from ..providers._common import ProviderError, UnknownToolError, is_mapping, object_arguments
 from ._common import CallKeys, Tools, is_deferred, registry_of, shown, shown_names
+
+if TYPE_CHECKING:
+    from ..code import CodeLimits
+    from ..driver._backend import Backend
 
 __all__ = ["METADATA_KEY", "ScopetoolToolset", "answer_requests", "input_requests"]
 
@@ -199,9 +206,17 @@ class ScopetoolToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
             has one, a local ``search_tools`` tool elsewhere. A revealed tool's call is admitted by
             its contract as any other.
         always_show: With `defer_loading`, the tools (by name) shown from the start all the same.
+        code_mode: Offer one tool, ``run_code``, instead of the tools: the model writes a Python
+            snippet that calls them (`scopetool.code.code_tool`), each nested call admitted by its
+            tool's contract. True for the default `CodeLimits`, or the limits to use. The tools are
+            not offered directly as well: give the agent a second `ScopetoolToolset` of them for that.
+        code_backend: With `code_mode`, where the nested calls run and are recorded (a driver
+            backend, such as the `Driver`'s); in memory, for this process, by default.
 
     Raises:
-        ValueError: `always_show` is given without `defer_loading`.
+        ValueError: `always_show` is given without `defer_loading`, `defer_loading` with
+            `code_mode`, or `code_backend` without `code_mode`.
+        TypeError: `code_mode` is neither a bool nor `CodeLimits`.
     """
 
     def __init__(
@@ -213,8 +228,16 @@ class ScopetoolToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         key_secret: bytes | None = None,
         defer_loading: bool = False,
         always_show: Iterable[str] = (),
+        code_mode: bool | CodeLimits = False,
+        code_backend: Backend | None = None,
     ) -> None:
         self._registry = registry_of(tools)
+        if code_mode is not False:
+            if defer_loading:
+                raise ValueError("code mode offers one tool, run_code: there is nothing to defer (defer_loading)")
+            self._registry = _code_registry(self._registry, code_mode, code_backend)
+        elif code_backend is not None:
+            raise ValueError("code_backend applies only with code_mode")
         self._id = id
         self._max_retries = max_retries
         self._keys = CallKeys(key_secret)
@@ -226,6 +249,11 @@ class ScopetoolToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
     def id(self) -> str | None:
         """The toolset's id, as given."""
         return self._id
+
+    @property
+    def registry(self) -> Registry:
+        """The registry of the tools offered: the one given, or in code mode the code tool's own."""
+        return self._registry
 
     async def get_tools(self, ctx: RunContext[AgentDepsT]) -> dict[str, ToolsetTool[AgentDepsT]]:
         """Each tool's definition, its contract as the argument validator, and its retry budget."""
@@ -280,6 +308,15 @@ class ScopetoolToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         if result.input_request is not None:
             raise ApprovalRequired(metadata={METADATA_KEY: {"input_request": result.input_request.to_json().decode()}})
         return shown(name, result)[0]
+
+
+def _code_registry(tools: Registry, code_mode: bool | CodeLimits, backend: Backend | None) -> Registry:
+    """A registry of the one code tool over `tools` (the sandbox is imported here, not with this module)."""
+    from ..code import CodeLimits, code_tool  # noqa: PLC0415 - only code mode needs the sandbox
+
+    if code_mode is not True and not isinstance(code_mode, CodeLimits):
+        raise TypeError(f"code_mode must be True, False or CodeLimits, not {type(code_mode).__name__}")
+    return Registry(code_tool(tools, limits=None if code_mode is True else code_mode, backend=backend))
 
 
 def _entry(metadata: object) -> Mapping[str, Any] | None:

@@ -9,6 +9,13 @@ allows (``scopetool.driver.temporal.retry_policy``) as pydantic-ai's per-tool ac
 ``metadata["temporal"]``): a SAFE or IDEMPOTENT tool's lost attempt is retried with backoff, a tool
 with no promise gets one attempt, never two.
 
+With ``code_mode``, the toolset offers ``run_code`` (`scopetool.code`) instead of the tools, and each
+nested call of a snippet runs as a call of a `TemporalBackend` (a workflow of its own, named by the
+nested call's key) on ``code_task_queue``, started from the code call's activity: a retried code
+activity, on any worker, and a code call resumed after an approval find the nested calls completed
+before and do not run them again. Run a worker of that backend beside the agent's
+(``TemporalBackend(registry, client, task_queue=code_task_queue).worker()``).
+
 Example:
     ```python
     from pydantic_ai import Agent
@@ -33,11 +40,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, final
 
 try:
     from pydantic_ai import RunContext
     from pydantic_ai.toolsets import AbstractToolset, DynamicToolset, ToolsetTool, WrapperToolset
+    from temporalio import activity
     from temporalio.workflow import ActivityConfig
 except ImportError as _missing:
     raise ImportError(
@@ -46,10 +54,15 @@ except ImportError as _missing:
         name=_missing.name,
     ) from _missing
 
+from .._contract import IdempotencyKey
 from .._registry import Registry
-from ..driver.temporal import retry_policy
+from ..driver._backend import AdmittedCall, CallState
+from ..driver.temporal import TemporalBackend, retry_policy
 from ._common import Tools, registry_of
 from .pydantic_ai import ScopetoolToolset
+
+if TYPE_CHECKING:
+    from ..code import CodeLimits
 
 __all__ = ["temporal_toolset"]
 
@@ -61,6 +74,8 @@ def temporal_toolset(
     key_secret: bytes,
     max_retries: int = 1,
     retry: Mapping[str, Any] | None = None,
+    code_mode: bool | CodeLimits = False,
+    code_task_queue: str | None = None,
 ) -> DynamicToolset[Any]:
     """Scopetool's tools as a toolset pydantic-ai's Temporal durability lists, admits and runs in activities.
 
@@ -73,12 +88,32 @@ def temporal_toolset(
         max_retries: How many rejected calls each tool allows before the run fails.
         retry: Settings of `retry_policy` (``initial_interval``, ``backoff``, ``maximum_interval``,
             ``maximum_attempts``) for the tools that may be run again.
+        code_mode: Offer ``run_code`` over the tools instead of the tools (see `ScopetoolToolset`):
+            True for the default `CodeLimits`, or the limits to use.
+        code_task_queue: With `code_mode`, the task queue the nested calls run on, as calls of a
+            `TemporalBackend` of the same tools (required: their records are kept by Temporal, not in
+            one worker's memory).
+
+    Raises:
+        ValueError: `key_secret` is empty, or `code_mode` is on without `code_task_queue` (or the reverse).
     """
     if not isinstance(key_secret, bytes) or not key_secret:
         raise ValueError("key_secret must be the same non-empty bytes in every worker")
+    if (code_mode is not False) != (code_task_queue is not None):
+        raise ValueError(
+            "code mode on Temporal runs the nested calls on a task queue of their own: "
+            "give code_mode and code_task_queue together"
+        )
     registry = registry_of(tools)
-    scoped: ScopetoolToolset[Any] = ScopetoolToolset(registry, id=id, max_retries=max_retries, key_secret=key_secret)
-    toolset = _EffectRetries(scoped, registry, dict(retry or {}))
+    scoped: ScopetoolToolset[Any] = ScopetoolToolset(
+        registry,
+        id=id,
+        max_retries=max_retries,
+        key_secret=key_secret,
+        code_mode=code_mode,
+        code_backend=None if code_task_queue is None else _NestedCalls(registry, code_task_queue),
+    )
+    toolset = _EffectRetries(scoped, scoped.registry, dict(retry or {}))
 
     def resolve(ctx: RunContext[Any]) -> AbstractToolset[Any]:
         return toolset
@@ -104,3 +139,43 @@ class _EffectRetries(WrapperToolset[Any]):
             metadata = {**(tool.tool_def.metadata or {}), "temporal": config}
             tools[name] = replace(tool, tool_def=replace(tool.tool_def, metadata=metadata))
         return tools
+
+
+@final
+class _NestedCalls:
+    """The backend of a code tool's nested calls: a `TemporalBackend` on the client of the code call's activity.
+
+    A code call runs in pydantic-ai's call activity, on a worker; its nested calls are started from there
+    as workflows of their own, so that their records outlive the activity and the worker.
+    """
+
+    __slots__ = ("_backend", "_registry", "_task_queue")
+
+    def __init__(self, registry: Registry, task_queue: str) -> None:
+        self._registry = registry
+        self._task_queue = task_queue
+        self._backend: TemporalBackend | None = None
+
+    def _temporal(self) -> TemporalBackend:
+        if not activity.in_activity():
+            raise RuntimeError(
+                "code mode on Temporal runs its nested calls from the code call's activity: "
+                "run the agent in a workflow (its TemporalDurability capability)"
+            )
+        client = activity.client()
+        backend = self._backend
+        if backend is None or backend.client is not client:
+            backend = self._backend = TemporalBackend(self._registry, client, task_queue=self._task_queue)
+        return backend
+
+    async def secret(self) -> bytes:
+        """The key-minting secret of the namespace's `TemporalBackend` calls."""
+        return await self._temporal().secret()
+
+    async def start(self, call: AdmittedCall) -> CallState:
+        """Start the nested call's workflow, or attach to the one its key names."""
+        return await self._temporal().start(call)
+
+    async def answer(self, key: IdempotencyKey, response: Any) -> bool:
+        """Deliver the answer to the nested call `key`, which waits in its workflow."""
+        return await self._temporal().answer(key, response)
