@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, final
 
 try:
@@ -64,7 +65,10 @@ from .pydantic_ai import ScopetoolToolset
 if TYPE_CHECKING:
     from ..code import CodeLimits
 
-__all__ = ["temporal_toolset"]
+__all__ = ["CODE_ACTIVITY_MARGIN", "temporal_toolset"]
+
+CODE_ACTIVITY_MARGIN = 30.0
+"""Seconds a code call's activity may run past its snippet's `CodeLimits.wall_seconds` (sandbox start, records)."""
 
 
 def temporal_toolset(
@@ -76,6 +80,7 @@ def temporal_toolset(
     retry: Mapping[str, Any] | None = None,
     code_mode: bool | CodeLimits = False,
     code_task_queue: str | None = None,
+    code_timeout: float | None = None,
 ) -> DynamicToolset[Any]:
     """Scopetool's tools as a toolset pydantic-ai's Temporal durability lists, admits and runs in activities.
 
@@ -93,6 +98,10 @@ def temporal_toolset(
         code_task_queue: With `code_mode`, the task queue the nested calls run on, as calls of a
             `TemporalBackend` of the same tools (required: their records are kept by Temporal, not in
             one worker's memory).
+        code_timeout: With `code_mode`, the seconds one attempt of a code call's activity may run (its
+            ``start_to_close_timeout``, set in the tool's own activity config); by default the snippet's
+            `CodeLimits.wall_seconds` plus `CODE_ACTIVITY_MARGIN`, so that a snippet within its limits is
+            never cut off and retried while it runs.
 
     Raises:
         ValueError: `key_secret` is empty, or `code_mode` is on without `code_task_queue` (or the reverse).
@@ -113,7 +122,15 @@ def temporal_toolset(
         code_mode=code_mode,
         code_backend=None if code_task_queue is None else _NestedCalls(registry, code_task_queue),
     )
-    toolset = _EffectRetries(scoped, scoped.registry, dict(retry or {}))
+    timeouts: dict[str, timedelta] = {}
+    if code_mode is not False:
+        from ..code import CodeLimits  # noqa: PLC0415 - the sandbox is imported only when code mode is on
+
+        limits = CodeLimits() if code_mode is True else code_mode
+        # one attempt of the code activity may take the whole snippet, nested calls and all
+        seconds = limits.wall_seconds + CODE_ACTIVITY_MARGIN if code_timeout is None else code_timeout
+        timeouts[scoped.registry.names()[0]] = timedelta(seconds=seconds)
+    toolset = _EffectRetries(scoped, scoped.registry, dict(retry or {}), timeouts)
 
     def resolve(ctx: RunContext[Any]) -> AbstractToolset[Any]:
         return toolset
@@ -124,18 +141,28 @@ def temporal_toolset(
 class _EffectRetries(WrapperToolset[Any]):
     """Gives each tool's definition the activity config (its retry policy) its effect allows."""
 
-    def __init__(self, wrapped: ScopetoolToolset[Any], registry: Registry, retry: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        wrapped: ScopetoolToolset[Any],
+        registry: Registry,
+        retry: dict[str, Any],
+        timeouts: Mapping[str, timedelta],
+    ) -> None:
         super().__init__(wrapped)
         self._registry = registry
         self._retry = retry
+        self._timeouts = timeouts
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
-        """The wrapped toolset's tools, each with ``metadata["temporal"]`` holding its retry policy."""
+        """The wrapped toolset's tools, each with ``metadata["temporal"]`` holding its retry policy (and timeout)."""
         tools = await super().get_tools(ctx)
         for name, tool in tools.items():
             binding = self._registry.resolve(name)
             effect = None if binding is None else binding.definition().effect
             config = ActivityConfig(retry_policy=retry_policy(effect, **self._retry))
+            timeout = self._timeouts.get(name)
+            if timeout is not None:
+                config["start_to_close_timeout"] = timeout
             metadata = {**(tool.tool_def.metadata or {}), "temporal": config}
             tools[name] = replace(tool, tool_def=replace(tool.tool_def, metadata=metadata))
         return tools

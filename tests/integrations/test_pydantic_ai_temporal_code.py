@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections import Counter
-from datetime import timedelta
 
 import pytest
 
@@ -22,7 +21,6 @@ with workflow.unsafe.imports_passed_through():  # what a user's workflow module 
     from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
     from pydantic_ai.models.function import AgentInfo, FunctionModel
     from pydantic_ai.tools import DeferredToolRequests
-    from temporalio.workflow import ActivityConfig
 
     from scopetool import Effect, Registry, tool
     from scopetool.code import CodeLimits
@@ -161,6 +159,7 @@ async def test_an_approval_mid_code_waits_in_temporal_and_resumes_without_rerunn
     assert RUNS == {"charge": 1, "send": 1, "ship": 1}  # charge, done before the approval, did not run again
     assert "scopetool_coder__dynamic_toolset__billing__call_tool" in history  # the code call ran as an activity
     assert '"maximumAttempts": 10' in history  # run_code is IDEMPOTENT: its lost attempt is retried
+    assert '"startToCloseTimeout": "150s"' in history  # an attempt may take the snippet's 120 s, and a margin
 
 
 SLOW_SECONDS = 2.5
@@ -206,15 +205,10 @@ retrier = Agent(
             retry={"initial_interval": 0.1},
             code_mode=True,
             code_task_queue=NESTED_QUEUE + "-slow",
+            code_timeout=CODE_ACTIVITY_SECONDS,
         )
     ],
-    capabilities=[
-        TemporalDurability(
-            toolset_activity_config={
-                "lookups": ActivityConfig(start_to_close_timeout=timedelta(seconds=CODE_ACTIVITY_SECONDS))
-            }
-        )
-    ],
+    capabilities=[TemporalDurability()],
 )
 
 
