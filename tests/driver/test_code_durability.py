@@ -16,7 +16,7 @@ from driver_support import database_url
 
 WORKER = Path(__file__).with_name("_code_worker.py")
 PATIENCE = 120.0  # seconds before a stuck worker fails the test (a guard, not a measurement)
-CODE = "[count(label='a'), count(label='b'), ship(label='c'), count(label='d')]"
+CODE = "[await count(label='a'), await count(label='b'), await ship(label='c'), await count(label='d')]"
 
 
 def _lines(log: Path) -> list[str]:
@@ -76,7 +76,8 @@ def test_a_nested_call_of_unknown_outcome_stops_the_recovered_snippet(
     tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     """SIGKILL mid-write (no effect promise): after recovery the snippet stops there; nothing after it runs."""
-    log, arguments = _arguments(tmp_path, request, "[count(label='a'), write(label='w'), count(label='d')]")
+    code = "[await count(label='a'), await write(label='w'), await count(label='d')]"
+    log, arguments = _arguments(tmp_path, request, code)
     _kill_when(log, arguments, "write w")
     result = _run_again(log, arguments)
     assert result["error"], result
@@ -89,7 +90,8 @@ def test_an_approval_asked_mid_code_resumes_the_same_run_in_another_process(
     tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     """An approval asked mid-snippet is answered from another process; the run resumes, nothing before it runs again."""
-    log, arguments = _arguments(tmp_path, request, "[count(label='a'), approve(label='x'), count(label='d')]")
+    code = "[await count(label='a'), await approve(label='x'), await count(label='d')]"
+    log, arguments = _arguments(tmp_path, request, code)
     log.with_suffix(".hold").unlink()
 
     def worker(*extra: str) -> Any:

@@ -35,15 +35,15 @@ PATHS: dict[str, tuple[ModuleType, Payload]] = {
 FIRST_TRY = """
 total = 0
 for city in ['Oslo', 'Lyon']:
-    total += population(city=city)
-convert(amount=total, currency=42)
+    total += await population(city=city)
+await convert(amount=total, currency=42)
 """
 
 SECOND_TRY = """
 total = 0
 for city in ['Oslo', 'Lyon']:
-    total += population(city=city)
-convert(amount=total, currency='EUR')
+    total += await population(city=city)
+await convert(amount=total, currency='EUR')
 """
 
 
