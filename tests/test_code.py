@@ -509,3 +509,158 @@ def test_a_gate_hides_tools_refuses_calls_and_is_told_each_outcome() -> None:
     assert report["result"][2:] == [3, "RuntimeError: tool add is over its limit"]
     assert gate.seen == [("add", "InvalidInvocationError"), ("add", "result")]
     assert gate.open == 0
+
+
+def _gather(*calls: str) -> str:
+    return "import asyncio\nawait asyncio.gather(" + ", ".join(calls) + ")"
+
+
+async def test_gathered_safe_calls_run_at_once() -> None:
+    """SAFE calls in a gather are all in flight together: each waits until every one has started."""
+    expected = 4
+    started: list[int] = []
+    everyone_in = asyncio.Event()
+
+    @tool(effect=Effect.SAFE)
+    async def meet(i: int) -> int:
+        """Wait until every call of the batch is in flight."""
+        started.append(i)
+        if len(started) == expected:
+            everyone_in.set()
+        async with asyncio.timeout(5):  # a bound: calls run one at a time would wait here in vain
+            await everyone_in.wait()
+        return i
+
+    registry = Registry(code_tool(Registry(meet)))
+    outcome = await registry.run("run_code", json.dumps({"code": _gather(*(f"meet(i={i})" for i in range(expected)))}))
+    assert json.loads(_text(outcome))["result"] == [0, 1, 2, 3]
+    assert sorted(started) == [0, 1, 2, 3]
+
+
+async def test_gathered_calls_of_tools_with_effects_run_alone_in_the_order_made() -> None:
+    """In a gather, a call of a tool that is not SAFE never overlaps another call, and runs in position order."""
+    events: list[str] = []
+    in_flight: list[str] = []
+
+    async def visit(label: str) -> str:
+        in_flight.append(label)
+        events.append(f"start {label} with {sorted(in_flight)}")
+        await asyncio.sleep(0.01)
+        in_flight.remove(label)
+        return label
+
+    @tool(effect=Effect.SAFE)
+    async def peek(label: str) -> str:
+        """Read something."""
+        return await visit(label)
+
+    @tool
+    async def write(label: str) -> str:
+        """Write something."""
+        return await visit(label)
+
+    registry = Registry(code_tool(Registry(peek, write)))
+    code = _gather("peek(label='a')", "peek(label='b')", "write(label='c')", "write(label='d')", "peek(label='e')")
+    report = json.loads(_text(await registry.run("run_code", json.dumps({"code": code}))))
+    assert report["result"] == ["a", "b", "c", "d", "e"]
+    assert events[2:] == ["start c with ['c']", "start d with ['d']", "start e with ['e']"]
+    assert sorted(events[:2]) == ["start a with ['a']", "start b with ['a', 'b']"]  # a and b overlap
+
+
+async def test_a_call_the_snippet_never_waits_for_never_runs() -> None:
+    """A call made when the snippet awaits nothing after it never runs, and is listed so; one made earlier ran."""
+    counted = _Counted(Effect.IDEMPOTENT)
+    binding = code_tool(counted.registry)
+    code = "first = charge(amount=1)\nsecond = await charge(amount=2)\nunused = charge(amount=3)\nsecond"
+    report = json.loads(_text(await _call(binding, json.dumps({"code": code}), "k")))
+    assert report["result"] == "charged 2"
+    assert report["calls"] == [
+        {"tool": "charge", "outcome": "returned"},  # started, like a task, when the snippet first waited
+        {"tool": "charge", "outcome": "returned"},
+        {"tool": "charge", "outcome": code_module.NOT_AWAITED},
+    ]
+    assert counted.runs["charge"] == 2
+
+
+KEPT = "async def kept(call):\n    try:\n        return await call\n    except ValueError:\n        return 'bad'\n"
+
+
+def test_a_rejection_in_a_gather_reaches_the_code_and_the_other_calls_return() -> None:
+    """One call of a gather not admitted raises ValueError where it is awaited; the others run and return."""
+    code = (
+        "import asyncio\n"
+        + KEPT
+        + "await asyncio.gather(kept(add(a=1, b=1)), kept(add(a='x', b=1)), kept(add(a=2, b=2)))"
+    )
+    report = _run(_registry(), code)
+    assert report["result"] == [2, "bad", 4]
+    assert [call["outcome"] for call in report["calls"]] == ["returned", "rejected", "returned"]
+    uncaught = _run(_registry(), _gather("add(a=1, b=1)", "add(a='x', b=1)", "lookup(city='Oslo')"))
+    assert uncaught["error"].startswith("ValueError: invalid arguments for tool 'add'")
+    assert [call["outcome"] for call in uncaught["calls"]] == ["returned", "rejected", "returned"]
+
+
+class _Batch:
+    """SAFE tools with a side-effect counter; `peek(label='slow')` blocks while `block` is set."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, int] = {}
+        self.block = True
+        batch = self
+
+        @tool(effect=Effect.SAFE)
+        async def peek(label: str) -> str:
+            """Read a label."""
+            batch.runs[label] = batch.runs.get(label, 0) + 1
+            if label == "slow" and batch.block:
+                await asyncio.sleep(60)  # cancelled by the test: the code call "crashes" here
+            return f"peeked {label}"
+
+        @tool
+        def approve(ctx: CallContext, label: str) -> str:
+            """Ask a human."""
+            batch.runs[label] = batch.runs.get(label, 0) + 1
+            return f"{label}: " + ("yes" if ctx.ask(f"approve {label}?", bool) else "no")
+
+        self.registry = Registry(peek, approve)
+
+
+async def test_a_code_call_run_again_runs_no_completed_call_of_a_parallel_batch_twice() -> None:
+    """Cancelled while one call of a gather runs, the code call run again reruns none of the batch's finished calls."""
+    batch = _Batch()
+    backend = MemoryBackend()
+    binding = code_tool(batch.registry, backend=backend)
+    arguments = json.dumps({"code": _gather("peek(label='slow')", "peek(label='a')", "peek(label='b')")})
+    task = asyncio.ensure_future(_call(binding, arguments, "code-call-1"))
+    for _ in range(500):  # until the slow call runs and the two others are recorded
+        recorded = [entry for entry in backend._calls.values() if isinstance(entry, tuple)]  # pyright: ignore[reportPrivateUsage]
+        if batch.runs.get("slow") and len(recorded) == 2:
+            break
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert batch.runs == {"slow": 1, "a": 1, "b": 1}
+    batch.block = False
+    report = json.loads(_text(await _call(binding, arguments, "code-call-1")))
+    assert report["result"] == ["peeked slow", "peeked a", "peeked b"]
+    assert batch.runs == {"slow": 2, "a": 1, "b": 1}  # only the interrupted call ran again
+
+
+async def test_an_input_request_in_a_parallel_batch_is_asked_and_the_others_are_kept() -> None:
+    """A call of a gather that asks for input makes the code call ask; the batch's other calls run once, in all."""
+    batch = _Batch()
+    batch.block = False
+    backend = MemoryBackend()
+    driver = Driver(Registry(code_tool(batch.registry, backend=backend)), backend)
+    code = _gather("peek(label='a')", "approve(label='x')", "peek(label='b')")
+    call = ToolCall(id="call_1", request=Request("run_code", json.dumps({"code": code})))
+    turn = await driver.run("run-1", [call])
+    (waiting,) = turn.waiting
+    assert waiting.request is not None and waiting.request.prompt == "approve x?"
+    assert batch.runs == {"a": 1, "x": 1, "b": 1}  # the calls after the waiting one ran too
+    assert await driver.answer(waiting.key, True)
+    turn = await driver.run("run-1", [call])
+    assert turn.complete
+    assert json.loads(_text(turn.results[0].outcome or Result()))["result"] == ["peeked a", "x: yes", "peeked b"]
+    assert batch.runs == {"a": 1, "x": 2, "b": 1}  # approve resumed (its function runs again with the answer)
