@@ -72,6 +72,23 @@ def test_a_worker_killed_mid_snippet_runs_no_completed_nested_call_again(
     assert effects.count("count d") == 1 and "ship c" in effects
 
 
+def test_a_worker_killed_mid_batch_runs_no_completed_call_of_the_batch_again(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """SIGKILL while a gather's third call runs, its first two done: after recovery they are not run again."""
+    code = "import asyncio\nawait asyncio.gather(peek(label='a'), peek(label='b'), ship(label='c'), count(label='d'))"
+    log, arguments = _arguments(tmp_path, request, code)
+    _kill_when(log, arguments, "ship c")
+    lines = _lines(log)
+    assert sorted(lines[1:3]) == ["peek a", "peek b"] and lines[3:] == ["ship c"]  # d waits its turn: not SAFE
+    result = _run_again(log, arguments)
+    assert result["status"] == "done" and not result["error"], result
+    assert json.loads(result["text"])["result"] == ["peeked a", "peeked b", "shipped c", "counted d"]
+    effects = [line for line in _lines(log) if line != "ready"]
+    assert effects.count("peek a") == 1 and effects.count("peek b") == 1  # recorded, not run again
+    assert effects.count("count d") == 1 and effects.count("ship c") == 2  # ship (IDEMPOTENT) ran again
+
+
 def test_a_nested_call_of_unknown_outcome_stops_the_recovered_snippet(
     tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
