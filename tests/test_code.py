@@ -174,7 +174,7 @@ def test_limits_are_checked() -> None:
 
 
 def test_the_description_lists_each_tool_as_a_signature() -> None:
-    """The code tool's description names each tool with its parameters and summary."""
+    """The code tool's description names each tool with its parameters and summary, and how to await them."""
 
     @tool(name="not-python")
     def dashed() -> str:
@@ -185,6 +185,8 @@ def test_the_description_lists_each_tool_as_a_signature() -> None:
     assert "not-python" not in description
     assert "- add(a, b): Add two integers." in description
     assert "- lookup(city): Look up a city." in description
+    assert "async functions" in description and "await add(a=1, b=2)" in description  # the convention the code keeps
+    assert "asyncio.gather" in description
 
 
 class _Counted:
