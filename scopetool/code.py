@@ -3,26 +3,25 @@
 Install it with ``pip install 'scopetool[code]'``. Only this module imports ``pydantic_monty``, and
 ``import scopetool`` does not import this module.
 
-The snippet runs in Monty (`pydantic-monty`), a Python-subset interpreter in a worker subprocess with
-no filesystem, network, environment or host modules: every OS call it makes is refused here, and a
-worker that crashes takes nothing of the host with it. Inside the snippet each tool of the registry is
-an async function called with keyword arguments and awaited (``await add(a=1, b=2)``); calls gathered
-with ``asyncio.gather`` run at once when their tools are `Effect.SAFE` (any other tool's call runs alone,
-in the order the calls were made), and a call never awaited never runs. Every nested call is admitted as
-a direct call is: its JSON arguments pass the tool's own `Contract.prepare`, then the binding runs with
-its guards and middlewares.
-A rejection or a failure reaches the snippet as an exception whose message is what the model would be
-shown for a direct call, never the input values or a private cause.
+The snippet runs in Monty (`pydantic-monty`), a Python-subset interpreter in a worker subprocess with no
+filesystem, network, environment or host modules: every OS call it makes is refused here, and a worker
+that crashes takes nothing of the host with it. Inside the snippet each tool of the registry is an async
+function called with keyword arguments and awaited (``await add(a=1, b=2)``). A call starts, like a
+task, when the snippet next waits; calls gathered with ``asyncio.gather`` run at once when their tools
+are `Effect.SAFE` (any other tool's call runs alone, in the order the calls were made), and a call made
+when the snippet waits for nothing afterwards never runs. Every nested call is admitted as a direct call
+is: its JSON arguments pass the tool's own `Contract.prepare`, then the binding runs with its guards and
+middlewares. A rejection or a failure reaches the snippet as an exception whose message is what the
+model would be shown for a direct call, never the input values or a private cause.
 
 No nested call runs twice: each gets an idempotency key derived from the code call's key and its
 position in the run (the order the snippet made its calls, the same on every run: the sandbox gets the
-answers of all the calls it awaits at once, so its schedule does not depend on how their runs interleave),
-and runs through a driver backend (the Driver's, given as `backend`, or one in memory), which runs a key at
-most once and keeps its outcome. When the same code call is run again,
-completed nested calls return their recorded outcomes and only the rest run; a nested call of a tool
-with no effect promise whose outcome is unknown stops the run instead of guessing. A nested call that
-asks for input makes the code call ask the same; the answer resumes that nested call when the snippet
-runs again.
+answers of all the calls it waits on at once, so its schedule does not depend on how their runs
+interleave), and runs through a driver backend (the Driver's, given as `backend`, or one in memory),
+which runs a key at most once and keeps its outcome. When the same code call is run again, completed
+nested calls return their recorded outcomes and only the rest run; a nested call of a tool with no
+effect promise whose outcome is unknown stops the run instead of guessing. A nested call that asks for
+input makes the code call ask the same; the answer resumes that nested call when the snippet runs again.
 """
 
 from __future__ import annotations
@@ -87,7 +86,7 @@ NOT_A_RESULT: Final = "error: the snippet's result is not strict JSON (NaN or In
 TIMED_OUT: Final = "error: the snippet ran past its {seconds:g} s limit (nested calls included)"
 CRASHED: Final = "error: the sandbox stopped the snippet: {why}"
 NOT_AWAITED: Final = "not awaited"
-"""The outcome listed for a nested call the snippet made but never awaited: it did not run."""
+"""The outcome listed for a nested call the snippet made, then waited for nothing more: it did not run."""
 
 
 @final
@@ -346,7 +345,7 @@ class _Run:
         self._limits = limits
         self._key = key
         self._calls: list[dict[str, str]] = []  # by position: the order the snippet made its calls
-        self._made: dict[int, _Nested] = {}  # by the sandbox's call id: calls made, not yet awaited
+        self._made: dict[int, _Nested] = {}  # by the sandbox's call id: calls made, not yet run
         self._printed = CollectString(max_bytes=limits.output_bytes)
         self._secret: bytes | None = None
 
@@ -376,7 +375,7 @@ class _Run:
                         call_id, name = snapshot.call_id, snapshot.function_name
                         made = await self._call(call_id, name, snapshot.args, snapshot.kwargs)
                         snapshot = await snapshot.resume(made)  # type: ignore[arg-type] # one of ExternalResult's
-                elif isinstance(snapshot, AsyncFutureSnapshot):  # the snippet awaits calls: run them, answer all
+                elif isinstance(snapshot, AsyncFutureSnapshot):  # the snippet waits: run its calls, answer all
                     settled = await self._settle(snapshot.pending_call_ids)
                     snapshot = await snapshot.resume(settled)  # type: ignore[arg-type] # ExternalSettledResult's
                 else:  # a name lookup: no host names, so a NameError
@@ -390,7 +389,7 @@ class _Run:
         return binding if self._gate is None or self._gate.allows(name) else None
 
     async def _call(self, call_id: int, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-        """A nested call made (not yet awaited): its position and key are fixed now; a future, or an exception."""
+        """A nested call made (not yet run): its position and key are fixed now; a future, or an exception."""
         position = len(self._calls)
         limits = self._limits
         if position >= limits.nested_calls:
@@ -404,12 +403,12 @@ class _Run:
         binding = self._tool_named(name)
         assert binding is not None  # the run calls `_call` only for a registered tool's name
         key = await self._nested_key(position)
-        self._calls.append({"tool": name, "outcome": NOT_AWAITED})  # until the snippet awaits it
+        self._calls.append({"tool": name, "outcome": NOT_AWAITED})  # until the snippet waits and it runs
         self._made[call_id] = _Nested(position, binding, Request(name=name, arguments=arguments), key)
         return {"future": ...}
 
     async def _settle(self, call_ids: list[int]) -> dict[int, dict[str, Any]]:
-        """Run the awaited calls, SAFE ones at once and any other alone, in position order; every answer at once.
+        """Run the calls the snippet waits on, SAFE ones at once, any other alone, in position order; answer all.
 
         The sandbox gets every answer in one resume, so its schedule (the order of the calls it makes next, and
         so their positions and keys) is the same on each run of the snippet, however the calls' runs interleave.
@@ -429,7 +428,7 @@ class _Run:
         return dict(sorted(settled.items()))
 
     async def _answer(self, call: _Nested) -> dict[str, Any]:
-        """Run one awaited nested call within the gate: what the snippet gets back (a value, or an exception)."""
+        """Run one nested call within the gate: what the snippet gets back (a value, or an exception)."""
         gate = self._gate
         if gate is None:
             return await self._run_nested(call)
@@ -554,7 +553,7 @@ def _description(registry: Registry) -> str:
     lines = [
         "Run a Python snippet (a subset of Python: no imports of host modules, no files, no network) and get "
         "the value of its last expression. The tools below are async functions: call them with keyword arguments "
-        "and await them (x = await add(a=1, b=2)); for independent calls, import asyncio and await "
+        "and await them (x = await name(key=value)); for independent calls, import asyncio and await "
         "asyncio.gather(...) of them. A tool returns its result (structured results as dicts and lists); a "
         "refused or failed call raises an exception with the reason. Use print() for notes. Tools:"
     ]

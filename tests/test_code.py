@@ -185,7 +185,7 @@ def test_the_description_lists_each_tool_as_a_signature() -> None:
     assert "not-python" not in description
     assert "- add(a, b): Add two integers." in description
     assert "- lookup(city): Look up a city." in description
-    assert "async functions" in description and "await add(a=1, b=2)" in description  # the convention the code keeps
+    assert "async functions" in description and "await name(key=value)" in description  # the convention the code keeps
     assert "asyncio.gather" in description
 
 
