@@ -425,7 +425,7 @@ class _Run:
             if isinstance(answer, BaseException):
                 raise answer
             settled[call_id] = answer
-        return dict(sorted(settled.items()))
+        return dict(sorted(settled.items()))  # by call id: the sandbox wakes its tasks in the answers' order
 
     async def _answer(self, call: _Nested) -> dict[str, Any]:
         """Run one nested call within the gate: what the snippet gets back (a value, or an exception)."""

@@ -666,3 +666,35 @@ async def test_an_input_request_in_a_parallel_batch_is_asked_and_the_others_are_
     assert turn.complete
     assert json.loads(_text(turn.results[0].outcome or Result()))["result"] == ["peeked a", "x: yes", "peeked b"]
     assert batch.runs == {"a": 1, "x": 2, "b": 1}  # approve resumed (its function runs again with the answer)
+
+
+async def test_the_schedule_does_not_depend_on_which_gathered_call_finishes_first() -> None:
+    """The calls a snippet makes after a gather come in the same order whichever of the gathered calls ends first."""
+    delays: dict[str, float] = {}
+    notes: list[str] = []
+
+    @tool(effect=Effect.SAFE)
+    async def fetch(label: str) -> str:
+        """Fetch a label, slowly or not."""
+        await asyncio.sleep(delays[label])
+        return label
+
+    @tool
+    def note(text: str) -> str:
+        """Note a text (runs alone, in the order the calls were made)."""
+        notes.append(text)
+        return text
+
+    binding = code_tool(Registry(fetch, note))
+    code = (
+        "import asyncio\nasync def step(label):\n    got = await fetch(label=label)\n    return await note(text=got)\n"
+        "await asyncio.gather(step('a'), step('b'))"
+    )
+    orders = []
+    for key, slow in (("first", "a"), ("second", "b")):
+        delays.update({"a": 0.0, "b": 0.0, slow: 0.05})
+        notes.clear()
+        report = json.loads(_text(await _call(binding, json.dumps({"code": code}), key)))
+        assert report["result"] == ["a", "b"]
+        orders.append(list(notes))
+    assert orders[0] == orders[1]  # given as each call ended, the later calls would come in the order they ended
