@@ -690,7 +690,7 @@ async def test_the_schedule_does_not_depend_on_which_gathered_call_finishes_firs
         "import asyncio\nasync def step(label):\n    got = await fetch(label=label)\n    return await note(text=got)\n"
         "await asyncio.gather(step('a'), step('b'))"
     )
-    orders = []
+    orders: list[list[str]] = []
     for key, slow in (("first", "a"), ("second", "b")):
         delays.update({"a": 0.0, "b": 0.0, slow: 0.05})
         notes.clear()
