@@ -5,6 +5,10 @@ the code tool's whole path (admission of the code call, a fresh sandbox worker, 
 admitted by `add`'s contract and run through the memory backend under its derived key), beside one
 direct call of `add` (`Registry.run`). A nested call's cost is (100 calls - no call) / 100.
 
+Parallel calls: a snippet making 10 calls of `wait` (a SAFE tool that awaits a 10 ms sleep), awaited one
+after another against gathered with `asyncio.gather`, in the same interleaved rounds; their ratio is what
+running the calls at once saves.
+
 Tokens: the definitions a request carries (OpenAI chat's `tools`) for the first 100 tools of the BFCL
 sample (`benchmarks/data/bfcl_sample.json.gz`, names made Python identifiers) shown as definitions,
 against the code tool alone, whose description lists each tool as a one-line signature (parameter names
@@ -36,6 +40,8 @@ PAGE = harness.Page(
 )
 CATALOG_SIZE = 100
 LOOP = 100
+PARALLEL = 10
+WAIT_SECONDS = 0.01
 
 
 @tool(effect=Effect.SAFE)
@@ -44,13 +50,27 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
+@tool(effect=Effect.SAFE)
+async def wait() -> int:
+    """Wait a moment (as a call to a service would)."""
+    await asyncio.sleep(WAIT_SECONDS)
+    return 1
+
+
+SEQUENTIAL = f"snippet, {PARALLEL} calls of wait awaited one by one"
+GATHERED = f"snippet, {PARALLEL} calls of wait gathered"
+
+
 def runners(loop: asyncio.AbstractEventLoop) -> dict[str, harness.Runner]:
-    """The code tool over `add`, given snippets of 0, 1 and 100 nested calls, and a direct call of `add`."""
-    registry = Registry(add, code_tool(Registry(add), limits=CodeLimits(nested_calls=LOOP)))
+    """The code tool given snippets of 0, 1 and 100 nested calls of `add`, a direct call of `add`, and `wait`'s."""
+    registry = Registry(add, code_tool(Registry(add, wait), limits=CodeLimits(nested_calls=LOOP)))
     snippets = {
         "snippet, no tool call": "1",
-        "snippet, 1 nested call": "add(a=1, b=2)",
-        f"snippet, {LOOP} nested calls": f"total = 0\nfor i in range({LOOP}):\n    total = add(a=total, b=i)\ntotal",
+        "snippet, 1 nested call": "await add(a=1, b=2)",
+        f"snippet, {LOOP} nested calls": f"total = 0\nfor i in range({LOOP}):\n    total = await add(a=total, b=i)\n"
+        "total",
+        SEQUENTIAL: f"[await wait() for _ in range({PARALLEL})]",
+        GATHERED: f"import asyncio\nawait asyncio.gather(*[wait() for _ in range({PARALLEL})])",
     }
     made: dict[str, harness.Runner] = {}
     for label, code in snippets.items():
@@ -100,6 +120,13 @@ def report(options: harness.Options) -> str:
     lines += ["| what | µs |", "|---|---:|"]
     lines += [f"| {label} | {ns[label] / 1000:,.0f} |" for label in labels]
     lines += ["", f"A nested call costs {nested / 1000:,.0f} µs: {1e9 / nested:,.0f} nested calls per second."]
+    sequential, gathered = ns[SEQUENTIAL], ns[GATHERED]
+    lines += [
+        "",
+        f"{PARALLEL} calls of a SAFE tool that waits {WAIT_SECONDS * 1000:g} ms: {sequential / 1e6:,.1f} ms awaited "
+        f"one by one, {gathered / 1e6:,.1f} ms gathered with `asyncio.gather` ({sequential / gathered:,.1f} times as "
+        "fast).",
+    ]
     return "\n".join(lines + token_lines())
 
 

@@ -3,21 +3,25 @@
 Install it with ``pip install 'scopetool[code]'``. Only this module imports ``pydantic_monty``, and
 ``import scopetool`` does not import this module.
 
-The snippet runs in Monty (`pydantic-monty`), a Python-subset interpreter in a worker subprocess with
-no filesystem, network, environment or host modules: every OS call it makes is refused here, and a
-worker that crashes takes nothing of the host with it. Inside the snippet each tool of the registry is
-a function called with keyword arguments. Every nested call is admitted as a direct call is: its JSON
-arguments pass the tool's own `Contract.prepare`, then the binding runs with its guards and middlewares.
-A rejection or a failure reaches the snippet as an exception whose message is what the model would be
-shown for a direct call, never the input values or a private cause.
+The snippet runs in Monty (`pydantic-monty`), a Python-subset interpreter in a worker subprocess with no
+filesystem, network, environment or host modules: every OS call it makes is refused here, and a worker
+that crashes takes nothing of the host with it. Inside the snippet each tool of the registry is an async
+function called with keyword arguments and awaited (``await add(a=1, b=2)``). A call starts, like a
+task, when the snippet next waits; calls gathered with ``asyncio.gather`` run at once when their tools
+are `Effect.SAFE` (any other tool's call runs alone, in the order the calls were made), and a call made
+when the snippet waits for nothing afterwards never runs. Every nested call is admitted as a direct call
+is: its JSON arguments pass the tool's own `Contract.prepare`, then the binding runs with its guards and
+middlewares. A rejection or a failure reaches the snippet as an exception whose message is what the
+model would be shown for a direct call, never the input values or a private cause.
 
 No nested call runs twice: each gets an idempotency key derived from the code call's key and its
-position in the run, and runs through a driver backend (the Driver's, given as `backend`, or one in
-memory), which runs a key at most once and keeps its outcome. When the same code call is run again,
-completed nested calls return their recorded outcomes and only the rest run; a nested call of a tool
-with no effect promise whose outcome is unknown stops the run instead of guessing. A nested call that
-asks for input makes the code call ask the same; the answer resumes that nested call when the snippet
-runs again.
+position in the run (the order the snippet made its calls, the same on every run: the sandbox gets the
+answers of all the calls it waits on at once, so its schedule does not depend on how their runs
+interleave), and runs through a driver backend (the Driver's, given as `backend`, or one in memory),
+which runs a key at most once and keeps its outcome. When the same code call is run again, completed
+nested calls return their recorded outcomes and only the rest run; a nested call of a tool with no
+effect promise whose outcome is unknown stops the run instead of guessing. A nested call that asks for
+input makes the code call ask the same; the answer resumes that nested call when the snippet runs again.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from typing import Any, Final, Protocol, cast, final
 try:
     from pydantic_monty import (
         AsyncFunctionSnapshot,
+        AsyncFutureSnapshot,
         AsyncMonty,
         CollectString,
         MontyComplete,
@@ -80,6 +85,8 @@ STOPPED_CONFLICT: Final = (
 NOT_A_RESULT: Final = "error: the snippet's result is not strict JSON (NaN or Infinity, or nested too deep)"
 TIMED_OUT: Final = "error: the snippet ran past its {seconds:g} s limit (nested calls included)"
 CRASHED: Final = "error: the sandbox stopped the snippet: {why}"
+NOT_AWAITED: Final = "not awaited"
+"""The outcome listed for a nested call the snippet made, then waited for nothing more: it did not run."""
 
 
 @final
@@ -286,7 +293,7 @@ def code_tool(
             return a + b
 
         registry = Registry(code_tool(Registry(add)))
-        result = registry.run_sync("run_code", json.dumps({"code": "add(a=add(a=1, b=2), b=3)"}))
+        result = registry.run_sync("run_code", json.dumps({"code": "await add(a=await add(a=1, b=2), b=3)"}))
         print(result.output.text())
         #> {"result":6,"calls":[{"tool":"add","outcome":"returned"},{"tool":"add","outcome":"returned"}],"printed":""}
         ```
@@ -295,10 +302,39 @@ def code_tool(
 
 
 @final
+@dataclass(frozen=True, slots=True)
+class _Nested:
+    """A nested call the snippet made: its position in the run, its tool, its request and its key."""
+
+    position: int
+    binding: Binding
+    request: Request
+    key: IdempotencyKey
+
+
+def _segments(calls: list[tuple[int, _Nested]]) -> list[list[tuple[int, _Nested]]]:
+    """Calls in position order, cut into runs of SAFE calls (run at once) and single calls of other tools.
+
+    The barrier rule of the Driver and the integrations: a call that may have effects runs alone, after the
+    calls before it have finished and before the calls after it start.
+    """
+    segments: list[list[tuple[int, _Nested]]] = []
+    previous_safe = False
+    for item in calls:
+        safe = item[1].binding.definition().effect is Effect.SAFE
+        if safe and previous_safe:
+            segments[-1].append(item)
+        else:
+            segments.append([item])
+        previous_safe = safe
+    return segments
+
+
+@final
 class _Run:
     """One run of one snippet: its nested calls, in order."""
 
-    __slots__ = ("_backend", "_calls", "_gate", "_key", "_limits", "_printed", "_registry", "_secret")
+    __slots__ = ("_backend", "_calls", "_gate", "_key", "_limits", "_made", "_printed", "_registry", "_secret")
 
     def __init__(
         self, registry: Registry, backend: Backend, limits: CodeLimits, key: IdempotencyKey, gate: NestedGate | None
@@ -308,7 +344,8 @@ class _Run:
         self._backend = backend
         self._limits = limits
         self._key = key
-        self._calls: list[dict[str, str]] = []
+        self._calls: list[dict[str, str]] = []  # by position: the order the snippet made its calls
+        self._made: dict[int, _Nested] = {}  # by the sandbox's call id: calls made, not yet run
         self._printed = CollectString(max_bytes=limits.output_bytes)
         self._secret: bytes | None = None
 
@@ -319,7 +356,8 @@ class _Run:
             "max_feed_duration_secs": limits.cpu_seconds,
             "max_memory": limits.memory_bytes,
             "max_recursion_depth": limits.recursion_depth,
-            "max_suspensions": limits.nested_calls * 2 + 64,  # a backstop: the budget is counted in `_answer`
+            # a backstop (each nested call suspends twice: made, then awaited); the budget is counted in `_call`
+            "max_suspensions": limits.nested_calls * 4 + 64,
         }
         async with (
             AsyncMonty(min_processes=1, max_processes=1, request_timeout=limits.cpu_seconds + 5.0) as pool,
@@ -334,9 +372,13 @@ class _Run:
                         message = f"name {snapshot.function_name[:80]!r} is not defined"
                         snapshot = await snapshot.resume({"exc_type": "NameError", "message": message})
                     else:
-                        answer = await self._answer(snapshot.function_name, snapshot.args, snapshot.kwargs)
-                        snapshot = await snapshot.resume(answer)  # type: ignore[arg-type] # one of ExternalResult's
-                else:  # a name lookup (no host names: a NameError), never a future (no call is answered with one)
+                        call_id, name = snapshot.call_id, snapshot.function_name
+                        made = await self._call(call_id, name, snapshot.args, snapshot.kwargs)
+                        snapshot = await snapshot.resume(made)  # type: ignore[arg-type] # one of ExternalResult's
+                elif isinstance(snapshot, AsyncFutureSnapshot):  # the snippet waits: run its calls, answer all
+                    settled = await self._settle(snapshot.pending_call_ids)
+                    snapshot = await snapshot.resume(settled)  # type: ignore[arg-type] # ExternalSettledResult's
+                else:  # a name lookup: no host names, so a NameError
                     snapshot = await snapshot.resume_auto()
             return snapshot.output
 
@@ -346,8 +388,8 @@ class _Run:
             return None
         return binding if self._gate is None or self._gate.allows(name) else None
 
-    async def _answer(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-        """Admit and run one nested call; what the snippet gets back (a value, or an exception)."""
+    async def _call(self, call_id: int, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """A nested call made (not yet run): its position and key are fixed now; a future, or an exception."""
         position = len(self._calls)
         limits = self._limits
         if position >= limits.nested_calls:
@@ -359,23 +401,48 @@ class _Run:
         except (TypeError, ValueError):
             return self._raised(name, "rejected", "TypeError", NOT_JSON.format(name=name))
         binding = self._tool_named(name)
-        assert binding is not None  # the run calls `_answer` only for a registered tool's name
+        assert binding is not None  # the run calls `_call` only for a registered tool's name
         key = await self._nested_key(position)
+        self._calls.append({"tool": name, "outcome": NOT_AWAITED})  # until the snippet waits and it runs
+        self._made[call_id] = _Nested(position, binding, Request(name=name, arguments=arguments), key)
+        return {"future": ...}
+
+    async def _settle(self, call_ids: list[int]) -> dict[int, dict[str, Any]]:
+        """Run the calls the snippet waits on, SAFE ones at once, any other alone, in position order; answer all.
+
+        The sandbox gets every answer in one resume, so its schedule (the order of the calls it makes next, and
+        so their positions and keys) is the same on each run of the snippet, however the calls' runs interleave.
+        A call that stops the run or waits for input ends the snippet once the other calls have finished.
+        """
+        nested = sorted(((call_id, self._made.pop(call_id)) for call_id in call_ids), key=lambda item: item[1].position)
+        answers: dict[int, dict[str, Any] | BaseException] = {}
+        for segment in _segments(nested):  # a call that ends the snippet does so once the others have run
+            ran = await asyncio.gather(*(self._answer(call) for _, call in segment), return_exceptions=True)
+            answers.update((call_id, answer) for (call_id, _), answer in zip(segment, ran, strict=True))
+        settled: dict[int, dict[str, Any]] = {}
+        for call_id, _ in nested:  # position order: the first call that ends the snippet is the one reported
+            answer = answers[call_id]
+            if isinstance(answer, BaseException):
+                raise answer
+            settled[call_id] = answer
+        return dict(sorted(settled.items()))  # by call id: the sandbox wakes its tasks in the answers' order
+
+    async def _answer(self, call: _Nested) -> dict[str, Any]:
+        """Run one nested call within the gate: what the snippet gets back (a value, or an exception)."""
         gate = self._gate
         if gate is None:
-            return await self._run_nested(binding, key, position, Request(name=name, arguments=arguments))
-        entered = await gate.enter(name)
+            return await self._run_nested(call)
+        entered = await gate.enter(call.request.name)
         if isinstance(entered, str):
-            return self._raised(name, "refused", "RuntimeError", entered)
+            return self._raised(call.request.name, "refused", "RuntimeError", entered, call.position)
         try:
-            return await self._run_nested(binding, key, position, Request(name=name, arguments=arguments))
+            return await self._run_nested(call)
         finally:
             entered()
 
-    async def _run_nested(
-        self, binding: Binding, key: IdempotencyKey, position: int, request: Request
-    ) -> dict[str, Any]:
-        """Admit the nested call by the tool's contract and run it under `key` (at most once); tell the gate."""
+    async def _run_nested(self, call: _Nested) -> dict[str, Any]:
+        """Admit the nested call by the tool's contract and run it under its key (at most once); tell the gate."""
+        binding, key, position, request = call.binding, call.key, call.position, call.request
         name, gate = request.name, self._gate
         try:
             admission = Admission(key)
@@ -388,31 +455,38 @@ class _Run:
             if gate is not None:
                 gate.observe(ToolCall(key, request), error)
             shown, _ = outcome_output(name, error)
-            return self._raised(name, "rejected", "ValueError", _text(shown))
+            return self._raised(name, "rejected", "ValueError", _text(shown), position)
         state = await self._backend.start(new_admitted_call(key, binding, invocation))
         if isinstance(state, Conflict):
+            self._calls[position] = {"tool": name, "outcome": "conflict"}
             raise _Stop(STOPPED_CONFLICT.format(position=position + 1, name=name))
         if isinstance(state, Waiting):
-            self._calls.append({"tool": name, "outcome": "waiting"})
+            self._calls[position] = {"tool": name, "outcome": "waiting"}
             raise _Waiting(state.request, key)
         outcome = state.outcome
         if gate is not None:
             gate.observe(ToolCall(key, request), outcome)
         if isinstance(outcome, Result):
-            self._calls.append({"tool": name, "outcome": "returned"})
+            self._calls[position] = {"tool": name, "outcome": "returned"}
             return {"return_value": _value(outcome.output)}
         text = _text(outcome.output)
         effect = binding.definition().effect
         if text == INTERRUPTED.format(name=name) and (effect is None or not effect.replayable):
-            self._calls.append({"tool": name, "outcome": "unknown"})
+            self._calls[position] = {"tool": name, "outcome": "unknown"}
             raise _Stop(STOPPED_UNKNOWN.format(position=position + 1, name=name))
         rejected = outcome.kind is FailureKind.REJECTED
-        return self._raised(
-            name, "rejected" if rejected else "raised", "PermissionError" if rejected else "RuntimeError", text
-        )
+        exc_type = "PermissionError" if rejected else "RuntimeError"
+        return self._raised(name, "rejected" if rejected else "raised", exc_type, text, position)
 
-    def _raised(self, name: str, outcome: str, exc_type: str, message: str) -> dict[str, Any]:
-        self._calls.append({"tool": name, "outcome": outcome, "error": message})
+    def _raised(
+        self, name: str, outcome: str, exc_type: str, message: str, position: int | None = None
+    ) -> dict[str, Any]:
+        """Record a call's outcome (at its position, or as a new call) and what the snippet gets: an exception."""
+        entry = {"tool": name, "outcome": outcome, "error": message}
+        if position is None:
+            self._calls.append(entry)
+        else:
+            self._calls[position] = entry
         return {"exc_type": exc_type, "message": message}
 
     async def _nested_key(self, position: int) -> IdempotencyKey:
@@ -478,9 +552,10 @@ def _description(registry: Registry) -> str:
     """What the model is told: how to call tools from code, and each tool as a one-line signature."""
     lines = [
         "Run a Python snippet (a subset of Python: no imports of host modules, no files, no network) and get "
-        "the value of its last expression. Call the tools below as functions with keyword arguments; a tool "
-        "returns its result (structured results as dicts and lists), and a refused or failed call raises an "
-        "exception with the reason. Use print() for notes. Tools:"
+        "the value of its last expression. The tools below are async functions: call them with keyword arguments "
+        "and await them (x = await name(key=value)); for independent calls, import asyncio and await "
+        "asyncio.gather(...) of them. A tool returns its result (structured results as dicts and lists); a "
+        "refused or failed call raises an exception with the reason. Use print() for notes. Tools:"
     ]
     for definition in registry.definitions():
         if not definition.name.isidentifier() or keyword.iskeyword(definition.name):

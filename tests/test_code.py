@@ -83,20 +83,20 @@ def _registry(limits: CodeLimits | None = None) -> Registry:
 
 
 def test_nested_calls_return_values_and_are_listed() -> None:
-    """Tools are keyword functions in the snippet; structured results are dicts; each call is listed."""
-    report = _run(_registry(), "total = add(a=1, b=2)\ninfo = lookup(city='Oslo')\n[total, info['people']]")
+    """Tools are async keyword functions in the snippet; structured results are dicts; each call is listed."""
+    report = _run(_registry(), "total = await add(a=1, b=2)\ninfo = await lookup(city='Oslo')\n[total, info['people']]")
     assert report["result"] == [3, 4000]
     assert report["calls"] == [{"tool": "add", "outcome": "returned"}, {"tool": "lookup", "outcome": "returned"}]
 
 
 def test_rejection_reaches_the_code_with_the_tools_message_and_no_value() -> None:
     """A nested call its contract refuses raises ValueError with the tool's own message, never the value."""
-    code = f"try:\n    add(a='{SECRET}', b=1)\nexcept ValueError as error:\n    caught = str(error)\ncaught"
+    code = f"try:\n    await add(a='{SECRET}', b=1)\nexcept ValueError as error:\n    caught = str(error)\ncaught"
     report = _run(_registry(), code)
     assert "$.a" in report["result"] and "valid integer" in report["result"]
     assert report["calls"][0]["outcome"] == "rejected"
     assert SECRET not in json.dumps(report)
-    uncaught = _run(_registry(), f"total = 1\nadd(a='{SECRET}', b=total)")
+    uncaught = _run(_registry(), f"total = 1\nawait add(a='{SECRET}', b=total)")
     assert uncaught["error"].startswith("ValueError: invalid arguments for tool 'add'")
     assert uncaught["error"].endswith("(at line 2 in <module>)")
     assert SECRET not in json.dumps(uncaught)  # the source line that holds it is not quoted
@@ -104,7 +104,7 @@ def test_rejection_reaches_the_code_with_the_tools_message_and_no_value() -> Non
 
 def test_guard_refusal_is_a_permission_error_with_the_public_text() -> None:
     """A guard's refusal of a nested call reaches the code as PermissionError with the refusal's public text."""
-    report = _run(_registry(), "wipe()")
+    report = _run(_registry(), "await wipe()")
     assert "PermissionError" in report["error"] and 'tool "wipe" is not authorized' in report["error"]
     assert report["calls"] == [{"tool": "wipe", "outcome": "rejected", "error": 'error: tool "wipe" is not authorized'}]
 
@@ -118,10 +118,10 @@ def test_guard_refusal_is_a_permission_error_with_the_public_text() -> None:
         ("while True:\n    pass", "TimeoutError"),
         ("x = [0] * 10**8", "MemoryError"),
         ("def f(n):\n    return f(n + 1)\nf(0)", "RecursionError"),
-        ("add(1, 2)", "TypeError: call tool add() with keyword arguments only"),
-        ("add(a={1, 2}, b=1)", "TypeError: the arguments of tool add() must be JSON values"),
-        ("nope(a=1)", "NameError"),
-        ("for i in range(10):\n    add(a=i, b=1)", "RuntimeError: this snippet used its 3 nested tool calls"),
+        ("await add(1, 2)", "TypeError: call tool add() with keyword arguments only"),
+        ("await add(a={1, 2}, b=1)", "TypeError: the arguments of tool add() must be JSON values"),
+        ("await nope(a=1)", "NameError"),
+        ("for i in range(10):\n    await add(a=i, b=1)", "RuntimeError: this snippet used its 3 nested tool calls"),
         ("print('x' * 5000)", "MemoryError"),
     ],
 )
@@ -130,7 +130,7 @@ def test_hostile_snippets_end_with_a_clear_error_and_the_host_keeps_serving(code
     registry = _registry(CodeLimits(cpu_seconds=0.3, memory_bytes=8 * 1024 * 1024, nested_calls=3, output_bytes=1024))
     report = _run(registry, code)
     assert expected in report["error"]
-    assert _run(registry, "add(a=2, b=2)")["result"] == 4
+    assert _run(registry, "await add(a=2, b=2)")["result"] == 4
 
 
 def test_a_result_over_the_output_cap_is_replaced() -> None:
@@ -155,7 +155,8 @@ def test_wall_time_bounds_the_snippet_with_nested_calls() -> None:
         return "late"
 
     registry = Registry(code_tool(Registry(slow), limits=CodeLimits(wall_seconds=0.2)))
-    assert _run(registry, "slow()")["error"] == "error: the snippet ran past its 0.2 s limit (nested calls included)"
+    report = _run(registry, "await slow()")
+    assert report["error"] == "error: the snippet ran past its 0.2 s limit (nested calls included)"
 
 
 def test_limits_are_checked() -> None:
@@ -173,7 +174,7 @@ def test_limits_are_checked() -> None:
 
 
 def test_the_description_lists_each_tool_as_a_signature() -> None:
-    """The code tool's description names each tool with its parameters and summary."""
+    """The code tool's description names each tool with its parameters and summary, and how to await them."""
 
     @tool(name="not-python")
     def dashed() -> str:
@@ -184,6 +185,8 @@ def test_the_description_lists_each_tool_as_a_signature() -> None:
     assert "not-python" not in description
     assert "- add(a, b): Add two integers." in description
     assert "- lookup(city): Look up a city." in description
+    assert "async functions" in description and "await name(key=value)" in description  # the convention the code keeps
+    assert "asyncio.gather" in description
 
 
 class _Counted:
@@ -211,7 +214,7 @@ class _Counted:
         self.registry = Registry(charge, ship)
 
 
-CHARGE_TWICE_THEN_SHIP = "a = charge(amount=1)\nb = charge(amount=2)\n[a, b, ship()]"
+CHARGE_TWICE_THEN_SHIP = "a = await charge(amount=1)\nb = await charge(amount=2)\n[a, b, await ship()]"
 
 
 async def _cancel_when_shipping(binding: Binding, invocation: Any, counted: _Counted) -> None:
@@ -273,9 +276,9 @@ async def test_another_call_at_a_recorded_position_stops_the_run() -> None:
     """The same code call key with another nested call at a recorded position is refused, not run."""
     counted = _Counted(Effect.IDEMPOTENT)
     binding = code_tool(counted.registry)
-    first = await _call(binding, json.dumps({"code": "charge(amount=1)"}), "same")
+    first = await _call(binding, json.dumps({"code": "await charge(amount=1)"}), "same")
     assert json.loads(_text(first))["result"] == "charged 1"
-    second = json.loads(_text(await _call(binding, json.dumps({"code": "charge(amount=5)"}), "same")))
+    second = json.loads(_text(await _call(binding, json.dumps({"code": "await charge(amount=5)"}), "same")))
     assert second["error"].startswith('error: the snippet was stopped: nested call 1 of tool "charge" differs')
     assert counted.runs["charge"] == 1
 
@@ -320,7 +323,7 @@ async def test_a_nested_input_request_is_asked_and_the_same_run_resumes() -> Non
     inner = Registry(*counted.registry, approve)
     backend = MemoryBackend()
     driver = Driver(Registry(code_tool(inner, backend=backend)), backend)
-    code = "[charge(amount=1), approve(label='x'), approve(label='y'), ship()]"
+    code = "[await charge(amount=1), await approve(label='x'), await approve(label='y'), await ship()]"
     call = ToolCall(id="call_1", request=Request("run_code", json.dumps({"code": code})))
     turn = await driver.run("run-1", [call])
     (waiting,) = turn.waiting
@@ -350,7 +353,7 @@ async def test_an_answer_without_a_driver_key_resumes_the_run_it_was_asked_in() 
         return "yes" if ctx.ask("ok?", bool) else "no"
 
     binding = code_tool(Registry(approve))
-    arguments = json.dumps({"code": "approve()"})
+    arguments = json.dumps({"code": "await approve()"})
     asked = await binding.call(binding.contract.prepare(Request("run_code", arguments)))
     assert asked.input_request is not None
     admission = Admission(continuation=asked.input_request.continuation(True))
@@ -383,8 +386,8 @@ def test_a_crashed_worker_ends_the_snippet_and_the_host_keeps_serving() -> None:
         return _kill_sandbox_workers()
 
     registry = Registry(code_tool(Registry(crash, add)))
-    assert _run(registry, "crash()")["error"] == "error: the sandbox stopped the snippet: its worker stopped"
-    assert _run(registry, "add(a=1, b=1)")["result"] == 2
+    assert _run(registry, "await crash()")["error"] == "error: the sandbox stopped the snippet: its worker stopped"
+    assert _run(registry, "await add(a=1, b=1)")["result"] == 2
 
 
 async def test_without_a_backend_the_least_recently_run_code_calls_are_forgotten(
@@ -394,7 +397,7 @@ async def test_without_a_backend_the_least_recently_run_code_calls_are_forgotten
     monkeypatch.setattr(code_module, "KEPT_RUNS", 2)
     counted = _Counted(Effect.IDEMPOTENT)
     binding = code_tool(counted.registry)
-    arguments = json.dumps({"code": "charge(amount=1)"})
+    arguments = json.dumps({"code": "await charge(amount=1)"})
     for key in ("k1", "k2", "k3", "k3"):
         await _call(binding, arguments, key)
     assert counted.runs["charge"] == 3  # k3's second run found its record
@@ -425,7 +428,7 @@ def test_an_observer_sees_nested_admissions_and_calls() -> None:
     seen = _Seen()
     previous = observe.install(seen)
     try:
-        assert _run(_registry(), "add(a=1, b=2)")["result"] == 3
+        assert _run(_registry(), "await add(a=1, b=2)")["result"] == 3
     finally:
         observe.install(previous)
     assert seen.seen == ["admit run_code", "call run_code", "admit add", "call add"]
@@ -440,9 +443,9 @@ def test_a_nested_call_is_authorized_as_the_caller_of_the_code_call() -> None:
 
     registry = Registry(code_tool(Registry(bind(add, Guard(admins_only)))))
     with acting_as(Principal("alice", scopes=frozenset({"admin"}))):
-        assert _run(registry, "add(a=1, b=1)")["result"] == 2
+        assert _run(registry, "await add(a=1, b=1)")["result"] == 2
     with acting_as(Principal("bob")):
-        assert 'tool "add" is not authorized' in _run(registry, "add(a=1, b=1)")["error"]
+        assert 'tool "add" is not authorized' in _run(registry, "await add(a=1, b=1)")["error"]
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -460,7 +463,8 @@ async def test_sandbox_workers_at_once_are_bounded(workers: int) -> None:
         return 1
 
     registry = Registry(code_tool(Registry(probe), limits=CodeLimits(workers=workers)))
-    outcomes = await asyncio.gather(*(registry.run("run_code", json.dumps({"code": "probe()"})) for _ in range(3)))
+    arguments = json.dumps({"code": "await probe()"})
+    outcomes = await asyncio.gather(*(registry.run("run_code", arguments) for _ in range(3)))
     assert all(json.loads(_text(outcome))["result"] == 1 for outcome in outcomes)
     assert active[1] == workers
 
@@ -498,7 +502,7 @@ def test_a_gate_hides_tools_refuses_calls_and_is_told_each_outcome() -> None:
         "out = []\n"
         "for step in [lambda: lookup(city='Oslo'), lambda: add(a='x', b=1), lambda: add(a=1, b=2), "
         "lambda: add(a=3, b=4)]:\n"
-        "    try:\n        out.append(step())\n    except Exception as error:\n"
+        "    try:\n        out.append(await step())\n    except Exception as error:\n"
         "        out.append(type(error).__name__ + ': ' + str(error))\nout"
     )
     report = _run(registry, code)
@@ -507,3 +511,190 @@ def test_a_gate_hides_tools_refuses_calls_and_is_told_each_outcome() -> None:
     assert report["result"][2:] == [3, "RuntimeError: tool add is over its limit"]
     assert gate.seen == [("add", "InvalidInvocationError"), ("add", "result")]
     assert gate.open == 0
+
+
+def _gather(*calls: str) -> str:
+    return "import asyncio\nawait asyncio.gather(" + ", ".join(calls) + ")"
+
+
+async def test_gathered_safe_calls_run_at_once() -> None:
+    """SAFE calls in a gather are all in flight together: each waits until every one has started."""
+    expected = 4
+    started: list[int] = []
+    everyone_in = asyncio.Event()
+
+    @tool(effect=Effect.SAFE)
+    async def meet(i: int) -> int:
+        """Wait until every call of the batch is in flight."""
+        started.append(i)
+        if len(started) == expected:
+            everyone_in.set()
+        async with asyncio.timeout(5):  # a bound: calls run one at a time would wait here in vain
+            await everyone_in.wait()
+        return i
+
+    registry = Registry(code_tool(Registry(meet)))
+    outcome = await registry.run("run_code", json.dumps({"code": _gather(*(f"meet(i={i})" for i in range(expected)))}))
+    assert json.loads(_text(outcome))["result"] == [0, 1, 2, 3]
+    assert sorted(started) == [0, 1, 2, 3]
+
+
+async def test_gathered_calls_of_tools_with_effects_run_alone_in_the_order_made() -> None:
+    """In a gather, a call of a tool that is not SAFE never overlaps another call, and runs in position order."""
+    events: list[str] = []
+    in_flight: list[str] = []
+
+    async def visit(label: str) -> str:
+        in_flight.append(label)
+        events.append(f"start {label} with {sorted(in_flight)}")
+        await asyncio.sleep(0.01)
+        in_flight.remove(label)
+        return label
+
+    @tool(effect=Effect.SAFE)
+    async def peek(label: str) -> str:
+        """Read something."""
+        return await visit(label)
+
+    @tool
+    async def write(label: str) -> str:
+        """Write something."""
+        return await visit(label)
+
+    registry = Registry(code_tool(Registry(peek, write)))
+    code = _gather("peek(label='a')", "peek(label='b')", "write(label='c')", "write(label='d')", "peek(label='e')")
+    report = json.loads(_text(await registry.run("run_code", json.dumps({"code": code}))))
+    assert report["result"] == ["a", "b", "c", "d", "e"]
+    assert events[2:] == ["start c with ['c']", "start d with ['d']", "start e with ['e']"]
+    assert sorted(events[:2]) == ["start a with ['a']", "start b with ['a', 'b']"]  # a and b overlap
+
+
+async def test_a_call_the_snippet_never_waits_for_never_runs() -> None:
+    """A call made when the snippet awaits nothing after it never runs, and is listed so; one made earlier ran."""
+    counted = _Counted(Effect.IDEMPOTENT)
+    binding = code_tool(counted.registry)
+    code = "first = charge(amount=1)\nsecond = await charge(amount=2)\nunused = charge(amount=3)\nsecond"
+    report = json.loads(_text(await _call(binding, json.dumps({"code": code}), "k")))
+    assert report["result"] == "charged 2"
+    assert report["calls"] == [
+        {"tool": "charge", "outcome": "returned"},  # started, like a task, when the snippet first waited
+        {"tool": "charge", "outcome": "returned"},
+        {"tool": "charge", "outcome": code_module.NOT_AWAITED},
+    ]
+    assert counted.runs["charge"] == 2
+
+
+KEPT = "async def kept(call):\n    try:\n        return await call\n    except ValueError:\n        return 'bad'\n"
+
+
+def test_a_rejection_in_a_gather_reaches_the_code_and_the_other_calls_return() -> None:
+    """One call of a gather not admitted raises ValueError where it is awaited; the others run and return."""
+    code = (
+        "import asyncio\n"
+        + KEPT
+        + "await asyncio.gather(kept(add(a=1, b=1)), kept(add(a='x', b=1)), kept(add(a=2, b=2)))"
+    )
+    report = _run(_registry(), code)
+    assert report["result"] == [2, "bad", 4]
+    assert [call["outcome"] for call in report["calls"]] == ["returned", "rejected", "returned"]
+    uncaught = _run(_registry(), _gather("add(a=1, b=1)", "add(a='x', b=1)", "lookup(city='Oslo')"))
+    assert uncaught["error"].startswith("ValueError: invalid arguments for tool 'add'")
+    assert [call["outcome"] for call in uncaught["calls"]] == ["returned", "rejected", "returned"]
+
+
+class _Batch:
+    """SAFE tools with a side-effect counter; `peek(label='slow')` blocks while `block` is set."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, int] = {}
+        self.block = True
+        batch = self
+
+        @tool(effect=Effect.SAFE)
+        async def peek(label: str) -> str:
+            """Read a label."""
+            batch.runs[label] = batch.runs.get(label, 0) + 1
+            if label == "slow" and batch.block:
+                await asyncio.sleep(60)  # cancelled by the test: the code call "crashes" here
+            return f"peeked {label}"
+
+        @tool
+        def approve(ctx: CallContext, label: str) -> str:
+            """Ask a human."""
+            batch.runs[label] = batch.runs.get(label, 0) + 1
+            return f"{label}: " + ("yes" if ctx.ask(f"approve {label}?", bool) else "no")
+
+        self.registry = Registry(peek, approve)
+
+
+async def test_a_code_call_run_again_runs_no_completed_call_of_a_parallel_batch_twice() -> None:
+    """Cancelled while one call of a gather runs, the code call run again reruns none of the batch's finished calls."""
+    batch = _Batch()
+    backend = MemoryBackend()
+    binding = code_tool(batch.registry, backend=backend)
+    arguments = json.dumps({"code": _gather("peek(label='slow')", "peek(label='a')", "peek(label='b')")})
+    task = asyncio.ensure_future(_call(binding, arguments, "code-call-1"))
+    for _ in range(500):  # until the slow call runs and the two others are recorded
+        recorded = [entry for entry in backend._calls.values() if isinstance(entry, tuple)]  # pyright: ignore[reportPrivateUsage]
+        if batch.runs.get("slow") and len(recorded) == 2:
+            break
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert batch.runs == {"slow": 1, "a": 1, "b": 1}
+    batch.block = False
+    report = json.loads(_text(await _call(binding, arguments, "code-call-1")))
+    assert report["result"] == ["peeked slow", "peeked a", "peeked b"]
+    assert batch.runs == {"slow": 2, "a": 1, "b": 1}  # only the interrupted call ran again
+
+
+async def test_an_input_request_in_a_parallel_batch_is_asked_and_the_others_are_kept() -> None:
+    """A call of a gather that asks for input makes the code call ask; the batch's other calls run once, in all."""
+    batch = _Batch()
+    batch.block = False
+    backend = MemoryBackend()
+    driver = Driver(Registry(code_tool(batch.registry, backend=backend)), backend)
+    code = _gather("peek(label='a')", "approve(label='x')", "peek(label='b')")
+    call = ToolCall(id="call_1", request=Request("run_code", json.dumps({"code": code})))
+    turn = await driver.run("run-1", [call])
+    (waiting,) = turn.waiting
+    assert waiting.request is not None and waiting.request.prompt == "approve x?"
+    assert batch.runs == {"a": 1, "x": 1, "b": 1}  # the calls after the waiting one ran too
+    assert await driver.answer(waiting.key, True)
+    turn = await driver.run("run-1", [call])
+    assert turn.complete
+    assert json.loads(_text(turn.results[0].outcome or Result()))["result"] == ["peeked a", "x: yes", "peeked b"]
+    assert batch.runs == {"a": 1, "x": 2, "b": 1}  # approve resumed (its function runs again with the answer)
+
+
+async def test_the_schedule_does_not_depend_on_which_gathered_call_finishes_first() -> None:
+    """The calls a snippet makes after a gather come in the same order whichever of the gathered calls ends first."""
+    delays: dict[str, float] = {}
+    notes: list[str] = []
+
+    @tool(effect=Effect.SAFE)
+    async def fetch(label: str) -> str:
+        """Fetch a label, slowly or not."""
+        await asyncio.sleep(delays[label])
+        return label
+
+    @tool
+    def note(text: str) -> str:
+        """Note a text (runs alone, in the order the calls were made)."""
+        notes.append(text)
+        return text
+
+    binding = code_tool(Registry(fetch, note))
+    code = (
+        "import asyncio\nasync def step(label):\n    got = await fetch(label=label)\n    return await note(text=got)\n"
+        "await asyncio.gather(step('a'), step('b'))"
+    )
+    orders: list[list[str]] = []
+    for key, slow in (("first", "a"), ("second", "b")):
+        delays.update({"a": 0.0, "b": 0.0, slow: 0.05})
+        notes.clear()
+        report = json.loads(_text(await _call(binding, json.dumps({"code": code}), key)))
+        assert report["result"] == ["a", "b"]
+        orders.append(list(notes))
+    assert orders[0] == orders[1]  # given as each call ended, the later calls would come in the order they ended

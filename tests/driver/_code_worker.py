@@ -7,7 +7,7 @@ Usage::
 
 It logs ``ready`` once DBOS is up, then prints one JSON line: the code call's status, key, and model-visible
 text (or prompt, when it waits for input); ``--answer`` prints ``true`` or ``false``. Tools append lines
-to LOG, flushed at once: ``count`` (no effect promise) logs ``count <label>``;
+to LOG, flushed at once: ``count`` (no effect promise) logs ``count <label>``, ``peek`` (SAFE) ``peek <label>``;
 ``ship`` (IDEMPOTENT) and ``write`` (no effect promise) log ``ship <label>`` or ``write <label>``, then
 block while the file LOG.hold exists; ``approve`` (no effect promise) asks a yes or no first, then
 logs ``approved <label>`` or ``declined <label>``.
@@ -39,6 +39,12 @@ def main(url: str, log: Path, run_id: str, code: str, answer: str = "") -> None:
         append(f"count {label}")
         return f"counted {label}"
 
+    @tool(effect=Effect.SAFE)
+    async def peek(label: str) -> str:
+        """Read a label (safe)."""
+        append(f"peek {label}")
+        return f"peeked {label}"
+
     @tool(effect=Effect.IDEMPOTENT)
     async def ship(label: str) -> str:
         """Ship a label (idempotent)."""
@@ -62,7 +68,7 @@ def main(url: str, log: Path, run_id: str, code: str, answer: str = "") -> None:
         append(f"{verdict} {label}")
         return f"{verdict} {label}"
 
-    bindings = [bind(count), bind(ship), bind(write), bind(approve)]
+    bindings = [bind(count), bind(peek), bind(ship), bind(write), bind(approve)]
     registry = Registry(*bindings)  # the backend recovers calls with the very bindings the code tool calls
     with DbosBackend(registry, url, poll_interval=0.05) as backend:
         registry.register(code_tool(Registry(*bindings), backend=backend))

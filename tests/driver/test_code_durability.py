@@ -16,7 +16,7 @@ from driver_support import database_url
 
 WORKER = Path(__file__).with_name("_code_worker.py")
 PATIENCE = 120.0  # seconds before a stuck worker fails the test (a guard, not a measurement)
-CODE = "[count(label='a'), count(label='b'), ship(label='c'), count(label='d')]"
+CODE = "[await count(label='a'), await count(label='b'), await ship(label='c'), await count(label='d')]"
 
 
 def _lines(log: Path) -> list[str]:
@@ -72,11 +72,29 @@ def test_a_worker_killed_mid_snippet_runs_no_completed_nested_call_again(
     assert effects.count("count d") == 1 and "ship c" in effects
 
 
+def test_a_worker_killed_mid_batch_runs_no_completed_call_of_the_batch_again(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """SIGKILL while a gather's third call runs, its first two done: after recovery they are not run again."""
+    code = "import asyncio\nawait asyncio.gather(peek(label='a'), peek(label='b'), ship(label='c'), count(label='d'))"
+    log, arguments = _arguments(tmp_path, request, code)
+    _kill_when(log, arguments, "ship c")
+    lines = _lines(log)
+    assert sorted(lines[1:3]) == ["peek a", "peek b"] and lines[3:] == ["ship c"]  # d waits its turn: not SAFE
+    result = _run_again(log, arguments)
+    assert result["status"] == "done" and not result["error"], result
+    assert json.loads(result["text"])["result"] == ["peeked a", "peeked b", "shipped c", "counted d"]
+    effects = [line for line in _lines(log) if line != "ready"]
+    assert effects.count("peek a") == 1 and effects.count("peek b") == 1  # recorded, not run again
+    assert effects.count("count d") == 1 and effects.count("ship c") == 2  # ship (IDEMPOTENT) ran again
+
+
 def test_a_nested_call_of_unknown_outcome_stops_the_recovered_snippet(
     tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     """SIGKILL mid-write (no effect promise): after recovery the snippet stops there; nothing after it runs."""
-    log, arguments = _arguments(tmp_path, request, "[count(label='a'), write(label='w'), count(label='d')]")
+    code = "[await count(label='a'), await write(label='w'), await count(label='d')]"
+    log, arguments = _arguments(tmp_path, request, code)
     _kill_when(log, arguments, "write w")
     result = _run_again(log, arguments)
     assert result["error"], result
@@ -89,7 +107,8 @@ def test_an_approval_asked_mid_code_resumes_the_same_run_in_another_process(
     tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     """An approval asked mid-snippet is answered from another process; the run resumes, nothing before it runs again."""
-    log, arguments = _arguments(tmp_path, request, "[count(label='a'), approve(label='x'), count(label='d')]")
+    code = "[await count(label='a'), await approve(label='x'), await count(label='d')]"
+    log, arguments = _arguments(tmp_path, request, code)
     log.with_suffix(".hold").unlink()
 
     def worker(*extra: str) -> Any:

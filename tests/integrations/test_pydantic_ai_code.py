@@ -28,21 +28,21 @@ from scopetool.integrations.pydantic_ai import ScopetoolToolset, answer_requests
 FIRST_TRY = """
 total = 0
 for city in ['Oslo', 'Lyon']:
-    total += population(city=city)
-convert(amount=total, currency=42)
+    total += await population(city=city)
+await convert(amount=total, currency=42)
 """
 
 SECOND_TRY = """
 total = 0
 for city in ['Oslo', 'Lyon']:
-    total += population(city=city)
-convert(amount=total, currency='EUR')
+    total += await population(city=city)
+await convert(amount=total, currency='EUR')
 """
 
 APPROVED_MID_CODE = """
-receipt = charge(amount=5)
-sent = send(to='ACME')
-[receipt, sent, ship()]
+receipt = await charge(amount=5)
+sent = await send(to='ACME')
+[receipt, sent, await ship()]
 """
 
 
@@ -164,7 +164,7 @@ async def test_an_approval_mid_code_is_deferred_and_resumes_the_same_code_call(
 async def test_the_limits_given_bound_each_snippet() -> None:
     """code_mode=CodeLimits(...) is the snippets' bounds: past its nested-call budget a call is refused."""
     runs: Counter[str] = Counter()
-    script = Script("[ship(), ship()]")
+    script = Script("[await ship(), await ship()]")
     await agent_for(script, ScopetoolToolset(counted_tools(runs), code_mode=CodeLimits(nested_calls=1))).run("go")
     ((outcome, report),) = script.seen
     assert outcome == "failed" and "used its 1 nested tool calls" in report["error"]

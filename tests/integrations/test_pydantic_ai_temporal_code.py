@@ -35,9 +35,9 @@ RUNS: Counter[str] = Counter()
 """What the nested tools did (they run in activities of this process's nested-call worker)."""
 
 CODE = """
-receipt = charge(amount=5)
-sent = send(to='ACME')
-[receipt, sent, ship()]
+receipt = await charge(amount=5)
+sent = await send(to='ACME')
+[receipt, sent, await ship()]
 """
 
 
@@ -167,9 +167,9 @@ SLOW_SECONDS = 2.5
 CODE_ACTIVITY_SECONDS = 1.0
 
 SLOW_CODE = """
-receipt = charge(amount=7)
-found = lookup(order='SO-1')
-[receipt, found, ship()]
+receipt = await charge(amount=7)
+found = await lookup(order='SO-1')
+[receipt, found, await ship()]
 """
 
 
