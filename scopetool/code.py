@@ -27,9 +27,11 @@ input makes the code call ask the same; the answer resumes that nested call when
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import keyword
 import secrets
+import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
@@ -359,8 +361,14 @@ class _Run:
             # a backstop (each nested call suspends twice: made, then awaited); the budget is counted in `_call`
             "max_suspensions": limits.nested_calls * 4 + 64,
         }
+        try:
+            return await self._drive(code, resource_limits)
+        finally:
+            _exit_settle.closed()
+
+    async def _drive(self, code: str, resource_limits: ResourceLimits) -> Any:
         async with (
-            AsyncMonty(min_processes=1, max_processes=1, request_timeout=limits.cpu_seconds + 5.0) as pool,
+            AsyncMonty(min_processes=1, max_processes=1, request_timeout=self._limits.cpu_seconds + 5.0) as pool,
             pool.checkout(limits=resource_limits, os_policy={"sleep": "zero"}) as session,
         ):
             snapshot = await session.feed_start(code, print_callback=self._printed)
@@ -516,6 +524,34 @@ class _Run:
         report = {"error": text, "calls": self._calls, "printed": self._printed.output}
         output = Output.from_text(json.dumps(report, ensure_ascii=False, separators=(",", ":")))
         return Failure(kind=FailureKind.FAILED, output=output, cause=cause or RuntimeError(text))
+
+
+@final
+class _ExitSettle:
+    """Keeps the interpreter from finalizing just after a sandbox pool closed.
+
+    The pool's native threads go on working for a moment after ``AsyncMonty`` exits; an interpreter that
+    finalizes in that moment aborts (pydantic-monty 1.4.0: about one exit in five right after a snippet).
+    At exit, this waits until `SETTLE_SECONDS` have passed since the last pool closed (no wait otherwise).
+    """
+
+    __slots__ = ("_last",)
+
+    def __init__(self) -> None:
+        self._last: float | None = None
+
+    def closed(self) -> None:
+        self._last = time.monotonic()
+
+    def wait(self) -> None:
+        if self._last is not None:
+            time.sleep(max(0.0, self._last + SETTLE_SECONDS - time.monotonic()))
+
+
+SETTLE_SECONDS: Final = 0.2
+"""How long the interpreter's exit waits after the last sandbox pool closed (`_ExitSettle`)."""
+_exit_settle = _ExitSettle()
+atexit.register(_exit_settle.wait)
 
 
 def _value(output: Output) -> Any:

@@ -698,3 +698,34 @@ async def test_the_schedule_does_not_depend_on_which_gathered_call_finishes_firs
         assert report["result"] == ["a", "b"]
         orders.append(list(notes))
     assert orders[0] == orders[1]  # given as each call ended, the later calls would come in the order they ended
+
+
+EXIT_SCRIPT = """
+import json
+from scopetool import Registry, tool
+from scopetool.code import code_tool
+
+@tool
+def add(a: int, b: int) -> int:
+    '''Add two integers.'''
+    return a + b
+
+result = Registry(code_tool(Registry(add))).run_sync("run_code", json.dumps({"code": "await add(a=1, b=2)"}))
+print(result.output.text())
+"""
+
+
+RESULT = '{"result":3,"calls":[{"tool":"add","outcome":"returned"}],"printed":""}'
+
+
+def test_a_process_that_ran_a_snippet_exits_cleanly() -> None:
+    """Exiting right after a snippet does not abort (the sandbox pool's threads are given their moment)."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(Path(code_module.__file__).parents[1])}
+    for _ in range(8):  # without the settle at exit about one run in five aborted
+        done = subprocess.run(
+            [sys.executable, "-c", EXIT_SCRIPT], check=False, capture_output=True, text=True, timeout=60, env=env
+        )
+        assert (done.returncode, done.stdout.strip()) == (0, RESULT), done.stderr[-500:]
