@@ -1,0 +1,191 @@
+"""``scopetool serve --code-mode``: the official SDK client over stdio and Streamable HTTP runs code that calls tools.
+
+The server is the command itself, in a subprocess, serving `code_fixture_tools.py`. Its ``tools/list`` is
+``run_code`` (with ``--tool-search``, beside ``search_tools`` and ``call_tool``); a snippet's nested calls
+are admitted by each tool's contract; an approval asked by a nested call reaches the client as the code
+call's elicitation and resumes the same run, whose completed nested calls do not run again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters, types
+from mcp.client.session import ClientRequestContext
+
+from scopetool import Principal, Registry, acting_as, current_principal
+from scopetool.mcp.limits import Limit, Limiter, Limits
+from scopetool.mcp.server import create_server
+
+pytest.importorskip("pydantic_monty", reason="code mode needs pip install 'scopetool[code]'")
+
+FIXTURE = Path(__file__).with_name("code_fixture_tools.py")
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+MODERN = "2026-07-28"
+
+SNIPPET_TWO_TOOLS = "t = tick()\nadd(a=t, b=2)"
+SNIPPET_APPROVAL = "t = tick()\n[add(a=t, b=10), approve(item='invoice-7')]"
+SNIPPET_BAD_CALL = "add(a='one', b=2)"
+SNIPPET_OVER_BUDGET = "[add(a=1, b=1), add(a=2, b=2), add(a=3, b=3), add(a=4, b=4)]"
+SNIPPET_HIDDEN = (
+    "out = []\n"
+    "for step in [lambda: add(a=1, b=2), lambda: tick()]:\n"
+    "    try:\n        out.append(step())\n    except NameError as error:\n        out.append(str(error))\nout"
+)
+SNIPPET_TWO_ADDS = (
+    "out = []\n"
+    "for step in [lambda: add(a=1, b=2), lambda: add(a=3, b=4)]:\n"
+    "    try:\n        out.append(step())\n    except RuntimeError as error:\n        out.append(str(error))\nout"
+)
+
+
+def text(result: types.CallToolResult) -> str:
+    """The result's one text block."""
+    [block] = result.content
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+class Person:
+    """Accepts every elicitation with `answer`, and remembers the prompts."""
+
+    def __init__(self, answer: dict[str, Any]) -> None:
+        self.answer = answer
+        self.prompts: list[str] = []
+
+    async def __call__(self, context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        self.prompts.append(params.message)
+        return types.ElicitResult(action="accept", content=self.answer)
+
+
+def served(*flags: str) -> StdioServerParameters:
+    """``scopetool serve code_fixture_tools.py:registry --code-mode FLAGS`` as a desktop client starts it."""
+    args = ["-m", "scopetool", "serve", f"{FIXTURE}:registry", "--code-mode", *flags]
+    return StdioServerParameters(command=sys.executable, args=args, env=ENV)
+
+
+async def test_over_stdio_code_calls_tools_and_an_approval_resumes_the_same_run() -> None:
+    """run_code alone is listed; nested calls run, a bad one is rejected by add's contract, one approval resumes."""
+    person = Person({"answer": True})
+    async with Client(served("--code-calls", "3", "--caller-concurrency", "1"), elicitation_callback=person) as client:
+        listed = (await client.list_tools()).tools
+        two = await client.call_tool("run_code", {"code": SNIPPET_TWO_TOOLS})
+        approved = await client.call_tool("run_code", {"code": SNIPPET_APPROVAL})
+        ticks = await client.call_tool("tick", {})  # the tools stay callable by name
+        bad = await client.call_tool("run_code", {"code": SNIPPET_BAD_CALL})
+        over = await client.call_tool("run_code", {"code": SNIPPET_OVER_BUDGET})
+    assert [tool.name for tool in listed] == ["run_code"]
+    assert "- add(a, b): Add two integers." in (listed[0].description or "")
+    assert "- tick(): Count one more run" in (listed[0].description or "")
+    # one call in flight per caller: the code call holds it, and its nested calls are not refused for it
+    assert json.loads(text(two))["result"] == 3
+    report = json.loads(text(approved))
+    assert person.prompts == ["Approve the transfer?"]
+    assert report["result"][0] == 12 and json.loads(report["result"][1])["answer"] is True
+    assert [call["outcome"] for call in report["calls"]] == ["returned", "returned", "returned"]
+    assert text(ticks) == "3"  # tick ran once per snippet: not again when the approved snippet resumed
+    assert bad.is_error and "invalid arguments for tool 'add'" in text(bad) and "$.a" in text(bad)
+    assert "'one'" not in text(bad)
+    assert over.is_error and "this snippet used its 3 nested tool calls" in text(over)
+
+
+async def test_over_http_with_tool_search_a_2026_client_answers_the_approval_by_retrying() -> None:
+    """--tool-search --http: the three tools listed, run_code points to search_tools; input_required resumes the run."""
+    command = [sys.executable, "-m", "scopetool", "serve", f"{FIXTURE}:registry", "--code-mode", "--tool-search"]
+    command += ["--http", "127.0.0.1:0"]
+    with subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV) as process:
+        try:
+            assert process.stderr is not None
+            lines = [await asyncio.to_thread(process.stderr.readline) for _ in range(2)]
+            assert "behind search_tools, call_tool and run_code at http://" in lines[1]
+            url = lines[1].split(" at ", 1)[1].split(" ", 1)[0]
+            person = Person({"answer": True})
+            async with Client(url, mode=MODERN, elicitation_callback=person) as client:
+                listed = (await client.list_tools()).tools
+                found = await client.call_tool("search_tools", {"query": "add two integers"})
+                approved = await client.call_tool("run_code", {"code": SNIPPET_APPROVAL})
+        finally:
+            process.kill()
+    assert [tool.name for tool in listed] == ["search_tools", "call_tool", "run_code"]
+    description = listed[2].description or ""
+    assert "search_tools" in description and "add(" not in description
+    assert found.structured_content is not None and found.structured_content["tools"][0]["name"] == "add"
+    report = json.loads(text(approved))
+    assert person.prompts == ["Approve the transfer?"] and report["result"][0] == 11
+    assert json.loads(report["result"][1])["answer"] is True
+
+
+@asynccontextmanager
+async def as_caller(server: Any, caller: Principal) -> AsyncGenerator[Client]:
+    """The official client over memory streams, every request of its server run as `caller`."""
+    with acting_as(caller):
+        async with Client(server, mode="legacy") as client:
+            yield client
+
+
+async def test_a_tool_hidden_from_a_caller_is_neither_in_its_description_nor_callable() -> None:
+    """visible: each caller's run_code entry names its own tools; a hidden one is a NameError in its snippet."""
+    from code_fixture_tools import registry
+
+    def visible(name: str) -> bool:
+        caller = current_principal()
+        return name != "tick" or (caller is not None and caller.subject == "ops")
+
+    server = create_server(registry, visible=visible, code_mode=True)
+    async with as_caller(server, Principal("ada")) as ada:
+        ada_listed = (await ada.list_tools()).tools
+        ada_ran = await ada.call_tool("run_code", {"code": SNIPPET_HIDDEN})
+    async with as_caller(server, Principal("ops")) as ops:
+        ops_listed = (await ops.list_tools()).tools
+    assert [tool.name for tool in ada_listed] == ["run_code"]
+    assert "tick" not in (ada_listed[0].description or "") and "- add(a, b)" in (ada_listed[0].description or "")
+    assert "- tick():" in (ops_listed[0].description or "")
+    assert json.loads(text(ada_ran))["result"] == [3, "name 'tick' is not defined"]
+
+
+async def test_nested_calls_count_against_the_tool_limits_and_are_told_with_the_caller() -> None:
+    """A tool rate of 1: the second nested add is refused with the limit's text; on_call hears each, as the caller."""
+    from code_fixture_tools import registry
+
+    told: list[tuple[str, str, str | None]] = []
+
+    def on_call(call: Any, outcome: Any) -> None:
+        caller = current_principal()
+        told.append((call.name, type(outcome).__name__, None if caller is None else caller.subject))
+
+    limiter = Limiter(Limits(caller=Limit(concurrency=1), tools={"add": Limit(rate="1/minute")}))
+    server = create_server(registry, limiter=limiter, on_call=on_call, code_mode=True)
+    async with as_caller(server, Principal("ada")) as ada:
+        ran = await ada.call_tool("run_code", {"code": SNIPPET_TWO_ADDS})
+    result = json.loads(text(ran))["result"]
+    assert result[0] == 3
+    assert result[1].startswith('Rate limit exceeded: calls of tool "add" are limited to 1 per minute')
+    assert told == [("add", "Result", "ada"), ("add", "LimitError", "ada"), ("run_code", "Result", "ada")]
+
+
+def test_code_mode_is_checked_and_never_shadows_a_tool() -> None:
+    """A code_mode that is not a bool or CodeLimits is a TypeError; a catalog tool named run_code a ProviderError."""
+    from code_fixture_tools import registry
+
+    from scopetool import tool
+    from scopetool.providers import ProviderError
+
+    with pytest.raises(TypeError, match="code_mode must be True, False or CodeLimits, not str"):
+        create_server(registry, code_mode="yes")  # type: ignore[arg-type]
+
+    @tool
+    def run_code(code: str) -> str:
+        """Mine."""
+        return code
+
+    with pytest.raises(ProviderError, match="code mode lists its own 'run_code'"):
+        create_server(Registry(run_code), code_mode=True)
