@@ -23,6 +23,7 @@ from mcp import Client, StdioServerParameters, types
 from mcp.client.session import ClientRequestContext
 
 from scopetool import Principal, Registry, acting_as, current_principal
+from scopetool.cli import main
 from scopetool.mcp.limits import Limit, Limiter, Limits
 from scopetool.mcp.server import create_server
 
@@ -189,3 +190,44 @@ def test_code_mode_is_checked_and_never_shadows_a_tool() -> None:
 
     with pytest.raises(ProviderError, match="code mode lists its own 'run_code'"):
         create_server(Registry(run_code), code_mode=True)
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (
+            ["serve", f"{FIXTURE}:registry", "--code-calls", "3"],
+            "scopetool: --code-calls applies to --code-mode only\n",
+        ),
+        (
+            ["serve", f"{FIXTURE}:registry", "--code-mode", "--code-calls", "0"],
+            "scopetool: --code-calls: must be a positive int, not 0\n",
+        ),
+    ],
+)
+def test_a_code_mode_flag_mistake_is_one_line(argv: list[str], said: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A code mode flag given wrongly: one usage line on stderr, exit 2, nothing served."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(said) and err.count("\n") == 1
+
+
+def test_a_target_tool_named_run_code_is_a_usage_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--code-mode over a TARGET with its own run_code: one line asking to rename it."""
+    target = tmp_path / "tools.py"
+    target.write_text(
+        "from scopetool import tool\n\n@tool\ndef run_code(code: str) -> str:\n    '''Mine.'''\n    return code\n"
+    )
+    assert main(["serve", f"{target}:run_code", "--code-mode"]) == 2
+    assert (
+        capsys.readouterr().err
+        == "scopetool: --code-mode lists its own 'run_code': rename TARGET's tool of that name\n"
+    )
+
+
+def test_a_proxy_code_calls_without_code_mode_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """proxy --code-calls with neither --code-mode nor the config's codeMode: one usage line, nothing started."""
+    config = tmp_path / "gateway.json"
+    config.write_text(json.dumps({"mcpServers": {"git": {"command": "git"}}}))
+    assert main(["proxy", str(config), "--code-calls", "3"]) == 2
+    assert capsys.readouterr().err == "scopetool: --code-calls applies to --code-mode only\n"
