@@ -40,7 +40,7 @@ def code_limits(args: argparse.Namespace, current: CodeLimits | None = None) -> 
         return None
     try:
         from ..code import CodeLimits  # noqa: PLC0415 - only code mode needs the sandbox
-    except ImportError as error:
+    except ImportError as error:  # pragma: no cover - the extra is installed wherever the tests run
         raise UsageError(str(error)) from None
     limits = CodeLimits() if current is None else current
     if args.code_calls is None:

@@ -431,7 +431,7 @@ def _code_mode(value: object, source: str) -> CodeLimits | None:
         )
     try:
         from ..code import CodeLimits  # noqa: PLC0415 - only code mode needs the sandbox
-    except ImportError as error:
+    except ImportError as error:  # pragma: no cover - the extra is installed wherever the tests run
         raise ConfigError(f"{source}: gateway.codeMode: {error}") from None
     if value is True:
         return CodeLimits()

@@ -231,3 +231,38 @@ def test_a_proxy_code_calls_without_code_mode_is_one_line(tmp_path: Path, capsys
     config.write_text(json.dumps({"mcpServers": {"git": {"command": "git"}}}))
     assert main(["proxy", str(config), "--code-calls", "3"]) == 2
     assert capsys.readouterr().err == "scopetool: --code-calls applies to --code-mode only\n"
+
+
+def test_serve_code_mode_hands_run_stdio_its_limits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In process: --code-mode (with --code-calls) reaches run_stdio as CodeLimits; without it, none is passed."""
+    import scopetool.mcp.server as server_module
+    from scopetool.code import CodeLimits
+
+    given: list[dict[str, Any]] = []
+    monkeypatch.setattr(server_module, "run_stdio", lambda registry, **options: given.append(options))
+    assert main(["serve", f"{FIXTURE}:registry", "--code-mode", "--code-calls", "9"]) == 0
+    assert main(["serve", f"{FIXTURE}:registry", "--code-mode", "--tool-search"]) == 0
+    assert main(["serve", f"{FIXTURE}:registry"]) == 0
+    assert given[0]["code_mode"] == CodeLimits(nested_calls=9)
+    assert given[1]["code_mode"] == CodeLimits() and given[1]["tool_search"] is not None
+    assert "code_mode" not in given[2]
+
+
+def test_per_caller_entries_are_kept_up_to_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each set of visible tools gets its own entry; past KEPT_DESCRIPTIONS the least recently listed goes."""
+    from code_fixture_tools import registry
+
+    import scopetool.mcp._code_mode as code_mode
+
+    hidden = {"name": ""}
+    monkeypatch.setattr(code_mode, "KEPT_DESCRIPTIONS", 2)
+    front = code_mode.CodeFront(
+        registry, None, visible=lambda name: name != hidden["name"], limiter=None, on_call=None, searching=False
+    )
+    descriptions = []
+    for name in ("add", "add", "tick", "approve"):
+        hidden["name"] = name
+        descriptions.append(front.entry()["description"])
+    assert "- add(" not in descriptions[0] and "- tick(" in descriptions[0] and descriptions[1] == descriptions[0]
+    assert "- tick(" not in descriptions[2] and "- add(" in descriptions[2]
+    assert len(front._entries) == 2  # pyright: ignore[reportPrivateUsage] - the bound is what is tested

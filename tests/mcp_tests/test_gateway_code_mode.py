@@ -232,3 +232,53 @@ async def test_a_served_tool_named_run_code_is_skipped_in_code_mode(tmp_path: Pa
     async with open_gateway(config, errlog=said) as gateway:
         assert gateway.registry.names() == []
     assert "skipped: tool 'run_code' of 'scopetool'" in said.getvalue()
+
+
+def test_the_proxy_code_flags_set_the_configs_code_mode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--code-calls sets the config's codeMode's nestedCalls (its other bounds kept); --code-mode turns it on."""
+    from scopetool.cli import main
+    from scopetool.mcp import gateway
+
+    seen: list[Any] = []
+    monkeypatch.setattr(gateway, "run_gateway", lambda config, http: seen.append(config.code_mode))
+    config = tmp_path / "gateway.json"
+    config.write_text(json.dumps({"mcpServers": {"git": {"command": "git"}}, "gateway": {"codeMode": {"workers": 2}}}))
+    plain = tmp_path / "plain.json"
+    plain.write_text(json.dumps({"mcpServers": {"git": {"command": "git"}}}))
+    assert main(["proxy", str(config), "--code-calls", "7"]) == 0
+    assert main(["proxy", str(plain), "--code-mode"]) == 0
+    assert main(["proxy", str(plain)]) == 0
+    assert (seen[0].nested_calls, seen[0].workers) == (7, 2)
+    assert seen[1].nested_calls == 50 and seen[2] is None
+
+
+async def test_in_process_the_gateways_server_gates_and_audits_nested_calls(tmp_path: Path) -> None:
+    """open_gateway + create_server with tool search: three tools listed; a nested call and the code call audited."""
+    from scopetool.mcp.server import create_server
+
+    config = parse_config(
+        {
+            "scopetool": {"tools": [f"{HERE / 'gateway_fixture.py'}:registry"]},
+            "gateway": {"codeMode": True, "toolSearch": True, "audit": "audit.jsonl"},
+        },
+        base=tmp_path,
+    )
+    async with open_gateway(config, errlog=io.StringIO()) as gateway:
+        server = create_server(
+            gateway.registry,
+            on_call=gateway.observe,
+            visible=gateway.allows,
+            limiter=gateway.limiter,
+            tool_search=gateway.tool_search,
+            code_mode=config.code_mode or False,
+        )
+        async with Client(server, mode="legacy") as client:
+            listed = (await client.list_tools()).tools
+            ran = await client.call_tool("run_code", {"code": "echo(message='hi')"})
+    assert [tool.name for tool in listed] == ["search_tools", "call_tool", "run_code"]
+    assert report(ran)["result"] == "local: hi"
+    audit = [entry for entry in lines(tmp_path / "audit.jsonl") if entry["event"] == "call"]
+    assert [(entry["server"], entry["tool"], entry["outcome"]) for entry in audit] == [
+        ("scopetool", "echo", "result"),
+        ("scopetool", "run_code", "result"),
+    ]
