@@ -239,7 +239,11 @@ def test_serve_code_mode_hands_run_stdio_its_limits(monkeypatch: pytest.MonkeyPa
     from scopetool.code import CodeLimits
 
     given: list[dict[str, Any]] = []
-    monkeypatch.setattr(server_module, "run_stdio", lambda registry, **options: given.append(options))
+
+    def run_stdio(registry: Registry, **options: Any) -> None:
+        given.append(options)
+
+    monkeypatch.setattr(server_module, "run_stdio", run_stdio)
     assert main(["serve", f"{FIXTURE}:registry", "--code-mode", "--code-calls", "9"]) == 0
     assert main(["serve", f"{FIXTURE}:registry", "--code-mode", "--tool-search"]) == 0
     assert main(["serve", f"{FIXTURE}:registry"]) == 0
@@ -259,7 +263,7 @@ def test_per_caller_entries_are_kept_up_to_a_bound(monkeypatch: pytest.MonkeyPat
     front = code_mode.CodeFront(
         registry, None, visible=lambda name: name != hidden["name"], limiter=None, on_call=None, searching=False
     )
-    descriptions = []
+    descriptions: list[str] = []
     for name in ("add", "add", "tick", "approve"):
         hidden["name"] = name
         descriptions.append(front.entry()["description"])

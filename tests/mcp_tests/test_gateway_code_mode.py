@@ -23,7 +23,7 @@ import pytest
 from mcp import Client, StdioServerParameters, types
 from third_party import git_server
 
-from scopetool.mcp.gateway import ConfigError, open_gateway, parse_config
+from scopetool.mcp.gateway import ConfigError, GatewayConfig, open_gateway, parse_config
 
 pytest.importorskip("pydantic_monty", reason="code mode needs pip install 'scopetool[code]'")
 
@@ -240,7 +240,11 @@ def test_the_proxy_code_flags_set_the_configs_code_mode(tmp_path: Path, monkeypa
     from scopetool.mcp import gateway
 
     seen: list[Any] = []
-    monkeypatch.setattr(gateway, "run_gateway", lambda config, http: seen.append(config.code_mode))
+
+    def run_gateway(config: GatewayConfig, http: object) -> None:
+        seen.append(config.code_mode)
+
+    monkeypatch.setattr(gateway, "run_gateway", run_gateway)
     config = tmp_path / "gateway.json"
     config.write_text(json.dumps({"mcpServers": {"git": {"command": "git"}}, "gateway": {"codeMode": {"workers": 2}}}))
     plain = tmp_path / "plain.json"
