@@ -286,3 +286,31 @@ async def test_in_process_the_gateways_server_gates_and_audits_nested_calls(tmp_
         ("scopetool", "echo", "result"),
         ("scopetool", "run_code", "result"),
     ]
+
+
+SNIPPET_APPROVAL = "t = tick()\n[add(a=t, b=10), approve(item='invoice-7')]"
+
+
+async def test_an_approval_asked_mid_code_through_the_gateway_resumes_the_same_run(tmp_path: Path) -> None:
+    """scopetool proxy over stdio (its lean path): a nested approval is the code call's elicitation; tick runs once."""
+    config = tmp_path / "gateway.json"
+    tools = HERE / "code_fixture_tools.py"
+    config.write_text(json.dumps({"scopetool": {"tools": [f"{tools}:registry"]}, "gateway": {"codeMode": True}}))
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "scopetool", "proxy", str(config)],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), *sys.path])},
+    )
+    prompts: list[str] = []
+
+    async def person(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        prompts.append(params.message)
+        return types.ElicitResult(action="accept", content={"answer": True})
+
+    async with Client(server, mode="legacy", elicitation_callback=person) as client:
+        approved = await client.call_tool("run_code", {"code": SNIPPET_APPROVAL})
+        ticks = await client.call_tool("tick", {})
+    result = report(approved)["result"]
+    assert prompts == ["Approve the transfer?"]
+    assert result[0] == 11 and json.loads(result[1])["answer"] is True
+    assert text(ticks) == "2"  # once in the snippet (not again when it resumed), once now
