@@ -102,7 +102,7 @@ class CodeFront:
         ImportError: the Monty sandbox is not installed (``pip install 'scopetool[code]'``).
     """
 
-    __slots__ = ("_catalog", "_entries", "_entry", "_searching", "_visible", "registry")
+    __slots__ = ("_catalog", "_entries", "_entry", "_searching", "_visible", "listed", "registry")
 
     def __init__(
         self,
@@ -124,7 +124,9 @@ class CodeFront:
         self._searching = searching
         self.registry = Registry(*catalog, binding)
         """What the server runs: the catalog's tools (callable by name) and ``run_code``."""
-        self._entry: dict[str, Any] = export_tools([binding.definition()]).tools[0]
+        self.listed = export_tools([binding.definition()])
+        """``run_code``'s export: what ``tools/list`` lists without tool search (each caller's entry in its place)."""
+        self._entry: dict[str, Any] = self.listed.tools[0]
         if searching:
             self._entry["description"] = _SEARCHING
         self._entries: OrderedDict[frozenset[str], dict[str, Any]] = OrderedDict()

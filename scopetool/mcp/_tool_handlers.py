@@ -307,7 +307,7 @@ class _Tools:
     ) -> None:
         self._registry = registry
         self._export = export
-        self._listed = export if search is None else search.listed
+        self._listed = search.listed if search is not None else export if code is None else code.listed
         self._code = code
         self.tasks: TaskService | None = None
         """Where calls become MCP tasks, when the server offers them."""
