@@ -24,10 +24,9 @@ from mcp.client.session import ClientRequestContext
 
 from scopetool import Principal, Registry, acting_as, current_principal
 from scopetool.cli import main
+from scopetool.code import CodeLimits
 from scopetool.mcp.limits import Limit, Limiter, Limits
 from scopetool.mcp.server import create_server
-
-pytest.importorskip("pydantic_monty", reason="code mode needs pip install 'scopetool[code]'")
 
 FIXTURE = Path(__file__).with_name("code_fixture_tools.py")
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
@@ -236,7 +235,6 @@ def test_a_proxy_code_calls_without_code_mode_is_one_line(tmp_path: Path, capsys
 def test_serve_code_mode_hands_run_stdio_its_limits(monkeypatch: pytest.MonkeyPatch) -> None:
     """In process: --code-mode (with --code-calls) reaches run_stdio as CodeLimits; without it, none is passed."""
     import scopetool.mcp.server as server_module
-    from scopetool.code import CodeLimits
 
     given: list[dict[str, Any]] = []
 

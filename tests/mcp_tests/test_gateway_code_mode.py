@@ -23,9 +23,8 @@ import pytest
 from mcp import Client, StdioServerParameters, types
 from third_party import git_server
 
+from scopetool.code import CodeLimits
 from scopetool.mcp.gateway import ConfigError, GatewayConfig, open_gateway, parse_config
-
-pytest.importorskip("pydantic_monty", reason="code mode needs pip install 'scopetool[code]'")
 
 HERE = Path(__file__).resolve().parent
 RECORDER = HERE / "recorder.py"
@@ -190,13 +189,17 @@ def test_the_audit_has_one_line_per_nested_call_with_its_caller(seen: Seen) -> N
 
 
 @pytest.mark.parametrize(
-    ("value", "nested_calls"),
-    [(True, 50), ({}, 50), ({"nestedCalls": 20, "wallSeconds": 30}, 20)],
+    ("value", "limits"),
+    [
+        (True, CodeLimits()),
+        ({}, CodeLimits()),
+        ({"nestedCalls": 20, "wallSeconds": 30}, CodeLimits(nested_calls=20, wall_seconds=30)),
+    ],
 )
-def test_code_mode_config_values(value: object, nested_calls: int) -> None:
+def test_code_mode_config_values(value: object, limits: CodeLimits) -> None:
     """``gateway.codeMode`` is true or an object of CodeLimits fields in camelCase; false turns it off."""
     config = parse_config({"mcpServers": {"git": {"command": "git"}}, "gateway": {"codeMode": value}})
-    assert config.code_mode is not None and config.code_mode.nested_calls == nested_calls
+    assert config.code_mode == limits
     off = parse_config({"mcpServers": {"git": {"command": "git"}}, "gateway": {"codeMode": False}})
     assert off.code_mode is None
 
