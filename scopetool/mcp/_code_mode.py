@@ -23,6 +23,7 @@ denied is not served, so not callable. Only this module (and only when code mode
 
 from __future__ import annotations
 
+import copy
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, final
@@ -135,7 +136,7 @@ class CodeFront:
         """The current caller's ``run_code`` entry in ``tools/list``: its description names that caller's tools only."""
         visible = self._visible
         if visible is None or self._searching:
-            return dict(self._entry)
+            return copy.deepcopy(self._entry)
         bindings = [binding for binding in self._catalog if visible(binding.name)]
         seen = frozenset(binding.name for binding in bindings)
         kept = self._entries
@@ -145,7 +146,7 @@ class CodeFront:
         kept[seen] = entry
         if len(kept) > KEPT_DESCRIPTIONS:
             kept.popitem(last=False)
-        return dict(entry)
+        return copy.deepcopy(entry)  # the kept entry stays as made, whatever is done with the one listed
 
 
 def _description(bindings: list[Binding]) -> str:
