@@ -25,7 +25,7 @@ from mcp.client.session import ClientRequestContext
 from scopetool import Principal, Registry, acting_as, current_principal
 from scopetool.cli import main
 from scopetool.code import CodeLimits
-from scopetool.mcp.limits import Limit, Limiter, Limits
+from scopetool.mcp.limits import Limit, Limiter, LimitError, Limits
 from scopetool.mcp.server import create_server
 
 FIXTURE = Path(__file__).with_name("code_fixture_tools.py")
@@ -268,3 +268,16 @@ def test_per_caller_entries_are_kept_up_to_a_bound(monkeypatch: pytest.MonkeyPat
     assert "- add(" not in descriptions[0] and "- tick(" in descriptions[0] and descriptions[1] == descriptions[0]
     assert "- tick(" not in descriptions[2] and "- add(" in descriptions[2]
     assert len(front._entries) == 2  # pyright: ignore[reportPrivateUsage] - the bound is what is tested
+
+
+async def test_a_nested_entry_skips_the_callers_concurrency_but_not_its_rate() -> None:
+    """Limiter.enter(nested=True): admitted while the caller's one slot is held; counted against its rate."""
+    limiter = Limiter(Limits(caller=Limit(rate="2/minute", concurrency=1)))
+    outer = await limiter.enter("run_code")
+    assert not isinstance(outer, LimitError)
+    direct = await limiter.enter("add")
+    nested = await limiter.enter("add", nested=True)
+    over = await limiter.enter("add", nested=True)
+    assert isinstance(direct, LimitError) and str(direct).startswith("Concurrency limit exceeded: this caller's")
+    assert not isinstance(nested, LimitError)
+    assert isinstance(over, LimitError) and str(over).startswith("Rate limit exceeded: this caller's calls")
