@@ -14,6 +14,7 @@ from .._stdio import reserved_stdout
 from .._target import TargetError
 from . import _pins
 from ._auth import add_auth_flags
+from ._code import add_code_flags
 from ._common import KEY_VALUE, PROVIDERS, ExitCode, UsageError, say
 from ._tasks import add_task_flags
 
@@ -176,6 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     _limit_flags(serve)
     add_auth_flags(serve)
     add_task_flags(serve)
+    add_code_flags(serve)
 
     proxy = commands.add_parser(
         "proxy",
@@ -196,6 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
     _principal_flags(proxy, " (over the config's gateway.principal)")
     add_auth_flags(proxy, " (over the config's gateway.auth)")
     add_task_flags(proxy)
+    add_code_flags(proxy, " (over the config's gateway.codeMode)")
     _pins.add_parser(commands)
     for name, command in commands.choices.items():
         if name == "pins":  # it loads no code of the user's

@@ -12,6 +12,7 @@ from typing import Any
 
 from .._stdio import reserved_stdin
 from ._auth import http_auth
+from ._code import code_limits
 from ._common import ExitCode, UsageError, describe
 from ._serve import http_address, http_settings, import_problem, principal
 
@@ -46,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
             config = dataclasses.replace(config, principal=caller)
         config = dataclasses.replace(config, auth=http_auth(args, config.auth))
         config = dataclasses.replace(config, tasks=_tasks(args, config.tasks, gateway.GatewayTasks))
+        config = dataclasses.replace(config, code_mode=code_limits(args, config.code_mode))
         try:
             gateway.run_gateway(config, http=address)
         except gateway.ConfigError as error:  # its cause, if any, is what the user's code raised (--traceback)

@@ -15,6 +15,7 @@ from .._registry import Registry
 from .._stdio import reserved_stdin
 from .._target import load_registry
 from ._auth import http_auth
+from ._code import code_limits
 from ._common import ExitCode, UsageError, describe, say
 from ._tasks import task_options
 
@@ -56,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"{flag} applies to --tool-search only")
     caller = principal(args)
     limits = _limits(args)
+    code = code_limits(args)
     if args.http is None:
         http_auth(args)  # an auth flag without --http is a usage error
     if args.page_size is not None and args.page_size < 1:
@@ -75,10 +77,18 @@ def run(args: argparse.Namespace) -> int:
         options.update(stack.enter_context(task_options(args, registry)))  # the task store stays open while serving
         count = len(registry)
         served = f"serving {count} tool{'' if count == 1 else 's'} as MCP server {args.name!r}"
+        fronts: list[str] = []
         if args.tool_search:
             shown = _always_shown(registry, args.always_show or [])
             options["tool_search"] = module.ToolSearch(always_show=shown, reveal=args.reveal)
-            served += " behind search_tools and call_tool"
+            fronts += ["search_tools", "call_tool"]
+        if code is not None:
+            if registry.resolve("run_code") is not None:
+                raise UsageError("--code-mode lists its own 'run_code': rename TARGET's tool of that name")
+            options["code_mode"] = code
+            fronts.append("run_code")
+        if fronts:
+            served += f" behind {', '.join(fronts[:-1])} and {fronts[-1]}" if len(fronts) > 1 else " behind run_code"
         if address is None:
 
             def waiting() -> None:

@@ -15,7 +15,7 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal, cast, final
+from typing import TYPE_CHECKING, Any, Final, Literal, cast, final
 
 from .._json import syntax_problem
 from .._principal import Principal
@@ -32,6 +32,9 @@ from .client import (
 )
 from .limits import LIMIT_STORE_TIMEOUT, Limit, Limits
 from .server import HttpSettings, ToolSearch
+
+if TYPE_CHECKING:
+    from ..code import CodeLimits
 
 __all__ = [
     "LOCAL",
@@ -83,8 +86,20 @@ _GATEWAY_KEYS: Final = frozenset(
         "toolSearch",
         "auth",
         "tasks",
+        "codeMode",
     }
 )
+_CODE_KEYS: Final = {
+    "cpuSeconds": "cpu_seconds",
+    "wallSeconds": "wall_seconds",
+    "memoryBytes": "memory_bytes",
+    "outputBytes": "output_bytes",
+    "nestedCalls": "nested_calls",
+    "recursionDepth": "recursion_depth",
+    "codeBytes": "code_bytes",
+    "workers": "workers",
+}
+"""The keys of ``gateway.codeMode``, and the `scopetool.code.CodeLimits` field each sets."""
 _HTTP_KEYS: Final = {
     "sessionIdleTimeout": "session_idle_timeout",
     "maxSessions": "max_sessions",
@@ -245,6 +260,9 @@ class GatewayConfig:
     place of the whole list (`scopetool.mcp.server.ToolSearch`); None serves the whole list."""
     tasks: GatewayTasks | None = None
     """``tasks``: answer long calls of SAFE and IDEMPOTENT tools with MCP tasks (`GatewayTasks`); None: never."""
+    code_mode: CodeLimits | None = None
+    """``codeMode``: serve ``run_code`` in place of the list, its snippets bounded by these limits
+    (`scopetool.code.CodeLimits`); None: no code mode."""
     base: Path = Path()
     """The folder relative paths and targets were resolved against (the config file's)."""
     source: str = "config"
@@ -289,8 +307,10 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
     (`scopetool.mcp.server.HttpSettings`): ``sessionIdleTimeout``, ``maxSessions``, ``headerTimeout``,
     ``bodyTimeout``, ``keepAliveTimeout``, ``maxConnections``, ``allowedHosts``, ``allowedOrigins``,
     ``stateless``, and ``auth``: how its callers are authenticated (`scopetool.mcp.auth.HttpAuth`:
-    ``issuer``, ``audience``, ``scopes``, ``tokenFile``), and ``tasks`` (true, or ``{"store": PATH, "ttl":
-    SECONDS}``: long calls answered with MCP tasks). No two servers may have the same prefix.
+    ``issuer``, ``audience``, ``scopes``, ``tokenFile``), ``tasks`` (true, or ``{"store": PATH, "ttl":
+    SECONDS}``: long calls answered with MCP tasks), and ``codeMode`` (true, or an object of
+    `scopetool.code.CodeLimits` fields in camelCase, such as ``{"nestedCalls": 20}``: ``run_code`` in
+    place of the list). No two servers may have the same prefix.
     Relative paths (pins, audit, file targets, ``cwd``, ``tokenFile``, the tasks' store) are taken from `base`.
 
     Raises:
@@ -362,6 +382,7 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
         poisoning=_poisoning(gateway.get("poisoning"), source, "gateway.poisoning") or "flag",
         tool_search=_tool_search(gateway.get("toolSearch", False), source),
         tasks=_tasks(gateway.get("tasks", False), base, source),
+        code_mode=_code_mode(gateway.get("codeMode", False), source),
         base=base,
         source=source,
     )
@@ -397,6 +418,33 @@ def _tool_search(value: object, source: str) -> ToolSearch | None:
         always_show=_strings(entry.get("alwaysShow", []), source, "gateway.toolSearch.alwaysShow"),
         reveal=_bool(entry.get("reveal", False), source, "gateway.toolSearch.reveal"),
     )
+
+
+def _code_mode(value: object, source: str) -> CodeLimits | None:
+    """``gateway.codeMode``: true, false, or an object of `CodeLimits` fields (``{"nestedCalls": 20, ...}``)."""
+    if value is False:
+        return None
+    if value is not True and not isinstance(value, dict):
+        raise ConfigError(
+            f'{source}: gateway.codeMode: must be true, false or an object of limits such as {{"nestedCalls": 20}}, '
+            f"not {_kind(value)}"
+        )
+    try:
+        from ..code import CodeLimits  # noqa: PLC0415 - only code mode needs the sandbox
+    except ImportError as error:  # pragma: no cover - the extra is installed wherever the tests run
+        raise ConfigError(f"{source}: gateway.codeMode: {error}") from None
+    if value is True:
+        return CodeLimits()
+    entry = cast("dict[str, Any]", value)
+    _known(entry, frozenset(_CODE_KEYS), source, "gateway.codeMode")
+    given = {_CODE_KEYS[key]: entry[key] for key in entry}
+    for key, name in _CODE_KEYS.items():
+        if key in entry:
+            try:
+                CodeLimits(**{name: entry[key]})  # its checks, for this key alone: the error names it
+            except ValueError as error:
+                raise ConfigError(f"{source}: gateway.codeMode.{key}: {str(error).partition(f'{name} ')[2]}") from None
+    return CodeLimits(**given)
 
 
 def _tasks(value: object, base: Path, source: str) -> GatewayTasks | None:

@@ -16,7 +16,7 @@ import math
 import weakref
 from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, TypeAlias, TypedDict, final
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypedDict, final
 
 import anyio
 from mcp import types as mcp_types
@@ -37,11 +37,15 @@ from .._progress import Progress, progress_reporter
 from .._registry import Registry
 from ..providers._common import Export, ProviderError, ToolCall, UnknownToolError, object_arguments, run_call
 from ..providers.mcp import export_tools, list_tools_result, result_message
+from ._code_mode import CODE_TOOL, CodeFront, code_front
 from ._elicitation import ANSWER, requested_schema
 from ._strict_messages import ARGUMENTS, LIMITED, RawArguments
 from ._tool_search import CALL_TOOL, SEARCH_TOOLS, SearchFront, ToolSearch, counted_name
 from .limits import RATE_LIMITED, Limiter, LimitError
 from .tasks import EXTENSION, TaskOptions, TaskService
+
+if TYPE_CHECKING:
+    from ..code import CodeLimits
 
 __all__ = ["MAX_INPUT_ROUNDS", "CallObserver", "Handover", "ServerOptions", "create_server", "server_and_tools"]
 
@@ -83,6 +87,7 @@ def create_server(
     visible: Callable[[str], bool] | None = None,
     limiter: Limiter | None = None,
     tasks: TaskOptions | None = None,
+    code_mode: CodeLimits | bool = False,
 ) -> Server[Any]:
     """An MCP server (the SDK's low-level `Server`) exposing every tool of `registry`.
 
@@ -110,12 +115,19 @@ def create_server(
             is answered with the JSON-RPC error `RATE_LIMITED` and never runs. Over HTTP the
             transport counts it first, and answers ``429``.
         tasks: Answer long calls with MCP tasks, run on the Driver (`scopetool.mcp.tasks`); None: never.
+        code_mode: True or a `scopetool.code.CodeLimits`: list the code tool ``run_code`` in place of the
+            catalog (beside ``search_tools`` and ``call_tool`` with `tool_search`), the tools still callable by
+            name. Each nested call of a snippet is checked as a direct call of its tool through this server:
+            `visible`, `limiter` (not against its caller's concurrency, which the code call holds) and
+            `on_call` (`scopetool.mcp._code_mode`). Needs ``pip install 'scopetool[code]'``.
 
     Raises:
-        TypeError: `registry` is not a `Registry`, or `tool_search` is not a bool or a `ToolSearch`.
+        TypeError: `registry` is not a `Registry`, `tool_search` is not a bool or a `ToolSearch`, or
+            `code_mode` not a bool or a `CodeLimits`.
         ValueError: `page_size` is not a positive integer.
-        ProviderError: A tool name breaks MCP's name rule, `tool_fields` is not of its shape, or
-            tool search cannot list its two tools or the tools it should always show.
+        ProviderError: A tool name breaks MCP's name rule, `tool_fields` is not of its shape,
+            tool search cannot list its two tools or the tools it should always show, or code mode
+            its ``run_code``.
     """
     return server_and_tools(
         registry,
@@ -129,6 +141,7 @@ def create_server(
         visible=visible,
         limiter=limiter,
         tasks=tasks,
+        code_mode=code_mode,
     )[0]
 
 
@@ -145,6 +158,7 @@ def server_and_tools(
     visible: Callable[[str], bool] | None = None,
     limiter: Limiter | None = None,
     tasks: TaskOptions | None = None,
+    code_mode: CodeLimits | bool = False,
 ) -> tuple[Server[Any], _Tools]:
     """`create_server`'s server and its handlers (`scopetool.mcp._lean_server` answers ``tools/call`` with them)."""
     if not isinstance(registry, Registry):
@@ -158,7 +172,15 @@ def server_and_tools(
     if tool_search is not False:
         options = ToolSearch() if tool_search is True else tool_search
         search = SearchFront(registry, export, options, tool_fields, visible=visible)
-    tools = _Tools(registry, export, page_size, on_call=on_call, search=search, visible=visible, limiter=limiter)
+    code = code_front(
+        registry, code_mode, visible=visible, limiter=limiter, on_call=on_call, searching=search is not None
+    )
+    served, served_export = registry, export
+    if code is not None:  # the catalog's tools and run_code are run; run_code is listed in place of the catalog
+        served, served_export = code.registry, export_tools(code.registry, tool_fields=tool_fields)
+    tools = _Tools(
+        served, served_export, page_size, on_call=on_call, search=search, visible=visible, limiter=limiter, code=code
+    )
     server_class = _ListChangingServer if search is not None and search.reveal else Server
     server: Server[Any] = server_class(name, version=version, instructions=instructions)
     if tasks is not None:
@@ -199,6 +221,7 @@ class ServerOptions(TypedDict, total=False):
     visible: Callable[[str], bool] | None
     limiter: Limiter | None
     tasks: TaskOptions | None
+    code_mode: CodeLimits | bool
 
 
 @final
@@ -256,6 +279,7 @@ class _Tools:
     """The ``tools/list`` and ``tools/call`` handlers of one server."""
 
     __slots__ = (
+        "_code",
         "_export",
         "_limiter",
         "_listed",
@@ -279,10 +303,12 @@ class _Tools:
         search: SearchFront | None = None,
         visible: Callable[[str], bool] | None = None,
         limiter: Limiter | None = None,
+        code: CodeFront | None = None,
     ) -> None:
         self._registry = registry
         self._export = export
-        self._listed = export if search is None else search.listed
+        self._listed = search.listed if search is not None else export if code is None else code.listed
+        self._code = code
         self.tasks: TaskService | None = None
         """Where calls become MCP tasks, when the server offers them."""
         self._names = frozenset(entry["name"] for entry in export.tools)
@@ -309,9 +335,13 @@ class _Tools:
         if revealed and self._search is not None:
             tools += self._search.entries(revealed)
         visible = self._visible
+        own = () if self._search is None else (SEARCH_TOOLS, CALL_TOOL)
         if visible is not None:
-            own = () if self._search is None else (SEARCH_TOOLS, CALL_TOOL)
             tools = [entry for entry in tools if entry["name"] in own or visible(entry["name"])]
+        code = self._code
+        if code is not None:  # run_code (this caller's entry) in place of the catalog, after tool search's own two
+            shown = [code.entry()] if visible is None or visible(CODE_TOOL) else []
+            tools = [*tools[: len(own)], *shown, *tools[len(own) :]] if self._search else shown
         start = 0
         if cursor is not None:
             start = int(cursor) if cursor.isdecimal() and cursor.isascii() else 0

@@ -36,6 +36,12 @@ the reference is ``docs/mcp-gateway.md``). What the gateway promises:
 * Tasks (``"tasks"``, ``scopetool proxy --tasks``): a long call of a tool whose effect the gateway knows
   to be SAFE or IDEMPOTENT may be answered with an MCP task, as ``scopetool serve --tasks`` does; the
   task is its caller's (`scopetool.mcp._gateway_tasks`).
+* Code mode (``"codeMode"``, ``scopetool proxy --code-mode``): ``run_code`` is listed in place of the
+  served tools (beside tool search's two when both are on); each nested call of a snippet is a call of
+  its served tool in every respect above (`scopetool.mcp._code_mode`): admitted by its server's schema,
+  guarded, limited and audited under its served name with its caller; a tool denied, refused or not the
+  caller's is a name not defined in the snippet. The code call itself is audited as tool ``run_code``
+  of server ``scopetool``.
 * Time: each server's start, tools listing and every call are bounded (``startTimeout``,
   ``listTimeout``, ``callTimeout``, for all servers and per server); a call whose server does not
   answer in time is an error result naming the tool as served.
@@ -77,6 +83,7 @@ from .._principal import Principal, current_principal
 from .._registry import Registry
 from .._target import TargetError, load_object, load_registry
 from ..providers._common import ToolCall, UnknownToolError
+from ._code_mode import CODE_TOOL
 from ._gateway_config import (
     LOCAL,
     PREFIX,
@@ -344,7 +351,17 @@ class _PolicyGate:
 class Gateway:
     """The running gateway's tools (made by `open_gateway`): what is served, and the audit of each call."""
 
-    __slots__ = ("_hidden", "_refusals", "_served", "audit", "limiter", "registry", "skipped", "tool_search")
+    __slots__ = (
+        "_code_mode",
+        "_hidden",
+        "_refusals",
+        "_served",
+        "audit",
+        "limiter",
+        "registry",
+        "skipped",
+        "tool_search",
+    )
 
     def __init__(
         self,
@@ -353,6 +370,8 @@ class Gateway:
         hidden: Mapping[str, tuple[_Served, str]],
         refusals: weakref.WeakSet[BaseException],
         skipped: tuple[tuple[str, str], ...],
+        *,
+        code_mode: bool = False,
     ) -> None:
         self.registry = registry
         """The tools served, under their served names, each bound with the config's guards."""
@@ -367,6 +386,7 @@ class Gateway:
         self._served = dict(served)
         self._hidden = dict(hidden)
         self._refusals = refusals
+        self._code_mode = code_mode
 
     def origin(self, name: str) -> tuple[str, str] | None:
         """The server and the server's own tool name behind served name `name`, or None."""
@@ -395,6 +415,8 @@ class Gateway:
         """Write the audit line of one call's outcome, with its caller (the server's `CallObserver`)."""
         caller = current_principal()
         served = self._served.get(call.name)
+        if served is None and call.name == CODE_TOOL and self._code_mode:  # the code call: the gateway's own tool
+            served = _Served(LOCAL, CODE_TOOL)
         if served is None:
             hidden = self._hidden.get(call.name)
             server, tool = (None, None) if hidden is None else (hidden[0].server, hidden[0].tool)
@@ -592,9 +614,12 @@ def _assemble(
     bindings: list[Binding] = []
     served: dict[str, _Served] = {}
     skipped: list[tuple[str, str]] = []
+    listed_own = {SEARCH_TOOLS, CALL_TOOL} if config.tool_search is not None else set[str]()
+    if config.code_mode is not None:
+        listed_own.add(CODE_TOOL)  # the server's own tools' names: a served tool of one of them is skipped
     for section, tool, own in passing:
         name = names[safe_prefix(section), own]
-        if name is None or (config.tool_search is not None and name in (SEARCH_TOOLS, CALL_TOOL)):
+        if name is None or name in listed_own:
             skipped.append((section.name, own))
             continue
         middlewares: list[CallMiddleware] = [
@@ -609,7 +634,9 @@ def _assemble(
         served[name] = _Served(section.name, own, section.required_scopes(own))
     for name in served:
         hidden.pop(name, None)
-    return Gateway(Registry(*bindings), served, hidden, refusals, tuple(skipped))
+    return Gateway(
+        Registry(*bindings), served, hidden, refusals, tuple(skipped), code_mode=config.code_mode is not None
+    )
 
 
 def _limiter(config: GatewayConfig, per_tool: Mapping[str, Limit], served: Sequence[str] = ()) -> Limiter | None:
@@ -748,6 +775,7 @@ async def serve_gateway(
             "visible": gateway.allows,
             "limiter": gateway.limiter,
             "tasks": tasks,
+            "code_mode": config.code_mode or False,
         }
         if http is None:  # pragma: no cover - run in a subprocess by the tests (this process's stdio)
             _say(out, f"{served} over stdio")

@@ -210,22 +210,29 @@ class Limiter:
             is missing.
     """
 
-    __slots__ = ("_held", "_items", "_limits", "_rates", "_tools")
+    __slots__ = ("_held", "_items", "_limits", "_nested_caller", "_rates", "_tools")
 
     def __init__(self, limits: Limits, *, tools: Collection[str] | None = None) -> None:
         self._limits = limits
+        self._nested_caller = Limit(rate=limits.caller.rate)  # a nested call's caller limit: its rate alone
         self._tools = None if tools is None else frozenset(tools)
         self._held: Counter[tuple[str, str]] = Counter()
         rates = [limits.caller.rate, limits.tool.rate, *(limit.rate for limit in limits.tools.values())]
         self._items = {rate: _rate_item(rate) for rate in rates if rate is not None}
         self._rates: MovingWindowRateLimiter | None = None if not self._items else _moving_window(limits.redis)
 
-    async def enter(self, tool: str) -> Admitted | LimitError:
-        """Admit one call of `tool` by the current caller, or say which limit refuses it (nothing is held then)."""
+    async def enter(self, tool: str, *, nested: bool = False) -> Admitted | LimitError:
+        """Admit one call of `tool` by the current caller, or say which limit refuses it (nothing is held then).
+
+        `nested`: a call made inside another call of the same caller (a code call's nested call): it counts
+        against the caller's rate and the tool's limits, not the caller's concurrency, whose slot the outer
+        call holds.
+        """
         caller = current_principal()
         who = _ANONYMOUS if caller is None else caller.subject
         per_tool = self._limits.for_tool(tool) if self._tools is None or tool in self._tools else Limit()
-        checks = ((self._limits.caller, "caller", who), (per_tool, "tool", tool))
+        per_caller = self._nested_caller if nested else self._limits.caller
+        checks = ((per_caller, "caller", who), (per_tool, "tool", tool))
         taken: list[tuple[str, str]] = []
         for limit, kind, key in checks:
             if limit.concurrency is not None:
