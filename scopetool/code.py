@@ -30,11 +30,12 @@ import asyncio
 import atexit
 import json
 import keyword
+import re
 import secrets
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final, Protocol, cast, final
 
@@ -68,7 +69,7 @@ from .driver._identity import mint_key
 from .driver._records import INTERRUPTED
 from .providers._common import ToolCall, outcome_output
 
-__all__ = ["CodeLimits", "CodeTool", "NestedGate", "code_tool"]
+__all__ = ["CodeLimits", "CodeTool", "NestedGate", "code_tool", "snippet_names"]
 
 KEPT_RUNS: Final = 1024
 """Code calls whose nested calls a code tool without a backend keeps in memory (the least recently run forgotten)."""
@@ -165,7 +166,7 @@ class _Waiting(Exception):  # noqa: N818 - a control-flow signal, not an error o
 class CodeTool:
     """The ``run_code`` tool over a registry (make its binding with `code_tool`)."""
 
-    __slots__ = ("_backend", "_definition", "_gate", "_in_memory", "_limits", "_registry", "_turns")
+    __slots__ = ("_backend", "_definition", "_gate", "_in_memory", "_limits", "_names", "_registry", "_turns")
 
     def __init__(
         self,
@@ -186,6 +187,7 @@ class CodeTool:
         self._limits = CodeLimits() if limits is None else limits
         self._backend = backend
         self._gate = gate
+        self._names = snippet_names(registry.names())
         # without a backend: one in memory per code call key, the least recently used forgotten past KEPT_RUNS
         self._in_memory: OrderedDict[str, MemoryBackend] = OrderedDict()
         self._turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
@@ -200,8 +202,27 @@ class CodeTool:
         # IDEMPOTENT: a code call run again under its key reruns only the sandbox, which has no effects, and
         # each nested call under the key derived from it, which the backend runs at most once.
         self._definition = Definition(
-            name=name, input_schema=schema, description=_description(registry), effect=Effect.IDEMPOTENT
+            name=name, input_schema=schema, description=self.describe(), effect=Effect.IDEMPOTENT
         )
+
+    def describe(self, visible: Callable[[str], bool] | None = None) -> str:
+        """What the model is told: how to call tools from code, and each tool (that `visible` allows) as a signature.
+
+        A tool is listed under the name the snippet calls it by (`snippet_names`); a tool with no such name
+        is left out.
+        """
+        lines = [_HOW_TO]
+        for snippet_name, tool_name in self._names.items():
+            if visible is not None and not visible(tool_name):
+                continue
+            binding = self._registry.resolve(tool_name)
+            assert binding is not None  # named from this registry
+            definition = binding.definition()
+            properties = definition.input_schema.get("properties", {})
+            names = ", ".join(cast("dict[str, Any]", properties)) if isinstance(properties, dict) else ""
+            summary = definition.description.strip().splitlines()[0] if definition.description.strip() else ""
+            lines.append(f"- {snippet_name}({names}): {summary}")
+        return "\n".join(lines)
 
     @property
     def limits(self) -> CodeLimits:
@@ -245,7 +266,14 @@ class CodeTool:
             key = key or IdempotencyKey(state["code_key"])
             await self._backend_of(key).answer(IdempotencyKey(state["nested"]), continuation.response)
         key = key or IdempotencyKey(f"code-{secrets.token_hex(16)}")
-        run = _Run(self._registry, self._backend_of(key), self._limits, key, self._gate)
+        run = _Run(
+            self._registry,
+            names=self._names,
+            backend=self._backend_of(key),
+            limits=self._limits,
+            key=key,
+            gate=self._gate,
+        )
         try:
             async with asyncio.timeout(self._limits.wall_seconds), self._turn():
                 value = await run.execute(code)
@@ -336,15 +364,34 @@ def _segments(calls: list[tuple[int, _Nested]]) -> list[list[tuple[int, _Nested]
 class _Run:
     """One run of one snippet: its nested calls, in order."""
 
-    __slots__ = ("_backend", "_calls", "_gate", "_key", "_limits", "_made", "_printed", "_registry", "_secret")
+    __slots__ = (
+        "_backend",
+        "_calls",
+        "_gate",
+        "_key",
+        "_limits",
+        "_made",
+        "_names",
+        "_printed",
+        "_registry",
+        "_secret",
+    )
 
     def __init__(
-        self, registry: Registry, backend: Backend, limits: CodeLimits, key: IdempotencyKey, gate: NestedGate | None
+        self,
+        registry: Registry,
+        *,
+        names: dict[str, str],
+        backend: Backend,
+        limits: CodeLimits,
+        key: IdempotencyKey,
+        gate: NestedGate | None,
     ) -> None:
         self._registry = registry
+        self._names = names
         self._gate = gate
-        self._backend = backend
         self._limits = limits
+        self._backend = backend
         self._key = key
         self._calls: list[dict[str, str]] = []  # by position: the order the snippet made its calls
         self._made: dict[int, _Nested] = {}  # by the sandbox's call id: calls made, not yet run
@@ -376,12 +423,12 @@ class _Run:
                 if isinstance(snapshot, AsyncFunctionSnapshot):
                     if snapshot.is_os_function:
                         snapshot = await snapshot.resume({"exc_type": "PermissionError", "message": NO_OS})
-                    elif self._tool_named(snapshot.function_name) is None:
+                    elif (binding := self._tool_named(snapshot.function_name)) is None:
                         message = f"name {snapshot.function_name[:80]!r} is not defined"
                         snapshot = await snapshot.resume({"exc_type": "NameError", "message": message})
                     else:
-                        call_id, name = snapshot.call_id, snapshot.function_name
-                        made = await self._call(call_id, name, snapshot.args, snapshot.kwargs)
+                        called = snapshot.function_name
+                        made = await self._call(snapshot.call_id, called, binding, snapshot.args, snapshot.kwargs)
                         snapshot = await snapshot.resume(made)  # type: ignore[arg-type] # one of ExternalResult's
                 elif isinstance(snapshot, AsyncFutureSnapshot):  # the snippet waits: run its calls, answer all
                     settled = await self._settle(snapshot.pending_call_ids)
@@ -390,26 +437,29 @@ class _Run:
                     snapshot = await snapshot.resume_auto()
             return snapshot.output
 
-    def _tool_named(self, name: str) -> Binding | None:
-        binding = self._registry.resolve(name)
+    def _tool_named(self, called: str) -> Binding | None:
+        """The tool the snippet calls by the name `called`, if the caller may call it."""
+        name = self._names.get(called)
+        binding = None if name is None else self._registry.resolve(name)
         if binding is None or isinstance(binding.tool, CodeTool):
             return None
-        return binding if self._gate is None or self._gate.allows(name) else None
+        return binding if self._gate is None or self._gate.allows(binding.name) else None
 
-    async def _call(self, call_id: int, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    async def _call(
+        self, call_id: int, called: str, binding: Binding, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> dict[str, Any]:
         """A nested call made (not yet run): its position and key are fixed now; a future, or an exception."""
+        name = binding.name
         position = len(self._calls)
         limits = self._limits
         if position >= limits.nested_calls:
             return self._raised(name, "refused", "RuntimeError", BUDGET.format(budget=limits.nested_calls))
         if args:
-            return self._raised(name, "rejected", "TypeError", POSITIONAL.format(name=name))
+            return self._raised(name, "rejected", "TypeError", POSITIONAL.format(name=called))
         try:
             arguments = json.dumps(kwargs, allow_nan=False, ensure_ascii=False)
         except (TypeError, ValueError):
-            return self._raised(name, "rejected", "TypeError", NOT_JSON.format(name=name))
-        binding = self._tool_named(name)
-        assert binding is not None  # the run calls `_call` only for a registered tool's name
+            return self._raised(name, "rejected", "TypeError", NOT_JSON.format(name=called))
         key = await self._nested_key(position)
         self._calls.append({"tool": name, "outcome": NOT_AWAITED})  # until the snippet waits and it runs
         self._made[call_id] = _Nested(position, binding, Request(name=name, arguments=arguments), key)
@@ -584,21 +634,31 @@ def _timed_out(error: MontyError) -> bool:
     return isinstance(error, MontyCrashedError) and error.timed_out
 
 
-def _description(registry: Registry) -> str:
-    """What the model is told: how to call tools from code, and each tool as a one-line signature."""
-    lines = [
-        "Run a Python snippet (a subset of Python: no imports of host modules, no files, no network) and get "
-        "the value of its last expression. The tools below are async functions: call them with keyword arguments "
-        "and await them (x = await name(key=value)); for independent calls, import asyncio and await "
-        "asyncio.gather(...) of them. A tool returns its result (structured results as dicts and lists); a "
-        "refused or failed call raises an exception with the reason. Use print() for notes. Tools:"
-    ]
-    for definition in registry.definitions():
-        if not definition.name.isidentifier() or keyword.iskeyword(definition.name):
-            continue  # not a name Python code can call: left out of what the model is told
-        schema = definition.input_schema
-        properties = schema.get("properties", {})
-        names = ", ".join(cast("dict[str, Any]", properties)) if isinstance(properties, dict) else ""
-        summary = definition.description.strip().splitlines()[0] if definition.description.strip() else ""
-        lines.append(f"- {definition.name}({names}): {summary}")
-    return "\n".join(lines)
+_HOW_TO: Final = (
+    "Run a Python snippet (a subset of Python: no imports of host modules, no files, no network) and get "
+    "the value of its last expression. The tools below are async functions: call them with keyword arguments "
+    "and await them (x = await name(key=value)); for independent calls, import asyncio and await "
+    "asyncio.gather(...) of them. A tool returns its result (structured results as dicts and lists); a "
+    "refused or failed call raises an exception with the reason. Use print() for notes. Tools:"
+)
+
+
+def snippet_names(tool_names: Iterable[str]) -> dict[str, str]:
+    """The name a snippet calls each tool by (in the order given): its own, or one made a Python identifier.
+
+    A name that is not an identifier (``get-sum``, ``2fa.check``) is called with each other character made
+    ``_`` (``get_sum``, ``_2fa_check``), and a Python keyword with ``_`` after it (``import_``). A made name
+    that another tool's name or made name already takes is left out: that tool cannot be called from code.
+    """
+    names = list(tool_names)
+    own = {name for name in names if name.isidentifier() and not keyword.iskeyword(name)}
+    made: dict[str, list[str]] = {}
+    for name in names:
+        if name not in own:
+            snippet = re.sub(r"\W", "_", name, flags=re.ASCII)
+            snippet = f"_{snippet}" if snippet[:1].isdigit() or not snippet else snippet
+            made.setdefault(f"{snippet}_" if keyword.iskeyword(snippet) else snippet, []).append(name)
+    found = {name: name for name in own}
+    found.update((snippet, taken[0]) for snippet, taken in made.items() if len(taken) == 1 and snippet not in own)
+    order = {name: position for position, name in enumerate(names)}
+    return dict(sorted(found.items(), key=lambda item: order[item[1]]))

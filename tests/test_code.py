@@ -729,3 +729,44 @@ def test_a_process_that_ran_a_snippet_exits_cleanly() -> None:
             [sys.executable, "-c", EXIT_SCRIPT], check=False, capture_output=True, text=True, timeout=60, env=env
         )
         assert (done.returncode, done.stdout.strip()) == (0, RESULT), done.stderr[-500:]
+
+
+@tool(name="get-sum", effect=Effect.SAFE)
+def get_sum_tool(a: int, b: int) -> int:
+    """Add two integers (a dashed name, as many MCP servers name their tools)."""
+    return a + b
+
+
+@tool(name="get_total", effect=Effect.SAFE)
+def get_total(a: int) -> int:
+    """Return a number."""
+    return a
+
+
+@tool(name="get-total", effect=Effect.SAFE)
+def get_total_dashed(a: int) -> int:
+    """A tool whose made name another tool takes."""
+    return -a
+
+
+def test_snippet_names_make_identifiers_and_leave_out_a_taken_one() -> None:
+    """Dashes and dots become underscores, a keyword gets one after it, a leading digit one before; clashes go."""
+    found = code_module.snippet_names(["add", "get-sum", "2fa.check", "import", "get_total", "get-total", "a-b", "a.b"])
+    assert found == {
+        "add": "add",
+        "get_sum": "get-sum",
+        "_2fa_check": "2fa.check",
+        "import_": "import",
+        "get_total": "get_total",
+    }
+
+
+def test_a_tool_with_a_dashed_name_is_called_by_its_made_name() -> None:
+    """get-sum is get_sum in the snippet; the nested call is get-sum's, and a taken made name is not described."""
+    registry = Registry(code_tool(Registry(get_sum_tool, get_total, get_total_dashed)))
+    description = registry.definitions()[0].description
+    assert "- get_sum(a, b):" in description and "- get_total(a):" in description
+    assert description.count("get_total") == 1  # get-total is left out: its made name is get_total's
+    report = _run(registry, "await get_sum(a=1, b=2)")
+    assert report == {"result": 3, "calls": [{"tool": "get-sum", "outcome": "returned"}], "printed": ""}
+    assert _run(registry, "await get_total(a=4)")["result"] == 4  # the tool named get_total, never get-total

@@ -26,9 +26,8 @@ from __future__ import annotations
 import copy
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final, final
+from typing import TYPE_CHECKING, Any, Final, cast, final
 
-from .._binding import Binding
 from .._contract import Request
 from .._output import Result
 from .._registry import Registry
@@ -37,7 +36,7 @@ from ..providers.mcp import export_tools
 from .limits import Limiter, LimitError
 
 if TYPE_CHECKING:
-    from ..code import CodeLimits
+    from ..code import CodeLimits, CodeTool
 
 __all__ = ["CODE_TOOL", "KEPT_DESCRIPTIONS", "CodeFront", "ServerGate", "code_front"]
 
@@ -104,7 +103,7 @@ class CodeFront:
         ImportError: the Monty sandbox is not installed (``pip install 'scopetool[code]'``).
     """
 
-    __slots__ = ("_catalog", "_entries", "_entry", "_searching", "_visible", "listed", "registry")
+    __slots__ = ("_catalog", "_code", "_entries", "_entry", "_searching", "_visible", "listed", "registry")
 
     def __init__(
         self,
@@ -122,6 +121,7 @@ class CodeFront:
             raise ProviderError(f"code mode lists its own {CODE_TOOL!r}: the catalog has a tool of that name")
         binding = code_tool(catalog, limits=limits, gate=ServerGate(visible, limiter, on_call), name=CODE_TOOL)
         self._catalog = catalog
+        self._code = cast("CodeTool", binding.tool)
         self._visible = visible
         self._searching = searching
         self.registry = Registry(*catalog, binding)
@@ -138,23 +138,15 @@ class CodeFront:
         visible = self._visible
         if visible is None or self._searching:
             return copy.deepcopy(self._entry)
-        bindings = [binding for binding in self._catalog if visible(binding.name)]
-        seen = frozenset(binding.name for binding in bindings)
+        seen = frozenset(binding.name for binding in self._catalog if visible(binding.name))
         kept = self._entries
         entry = kept.pop(seen, None)
         if entry is None:
-            entry = {**self._entry, "description": _description(bindings)}
+            entry = {**self._entry, "description": self._code.describe(seen.__contains__)}
         kept[seen] = entry
         if len(kept) > KEPT_DESCRIPTIONS:
             kept.popitem(last=False)
         return copy.deepcopy(entry)  # the kept entry stays as made, whatever is done with the one listed
-
-
-def _description(bindings: list[Binding]) -> str:
-    """The code tool's description over these tools (`scopetool.code`'s own wording)."""
-    from ..code import _description as described  # noqa: PLC0415  # pyright: ignore[reportPrivateUsage] - one wording
-
-    return described(Registry(*bindings))
 
 
 def code_front(

@@ -21,7 +21,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters, types
-from third_party import git_server
+from third_party import everything_server, git_server
 
 from scopetool.code import CodeLimits
 from scopetool.mcp.gateway import ConfigError, GatewayConfig, open_gateway, parse_config
@@ -317,3 +317,32 @@ async def test_an_approval_asked_mid_code_through_the_gateway_resumes_the_same_r
     assert prompts == ["Approve the transfer?"]
     assert result[0] == 11 and json.loads(result[1])["answer"] is True
     assert text(ticks) == "2"  # once in the snippet (not again when it resumed), once now
+
+
+def test_code_over_the_everything_server_calls_its_dashed_tools_by_made_names(tmp_path: Path) -> None:
+    """The reference server's get-sum is get_sum in a snippet; the nested call is get-sum's, admitted by its schema."""
+    config = {"mcpServers": {"everything": {"command": everything_server()[0], "args": everything_server()[1:]}}}
+    (tmp_path / "gateway.json").write_text(json.dumps(config))
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "scopetool", "proxy", str(tmp_path / "gateway.json"), "--code-mode"],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    snippet = (
+        "import asyncio\nsums = await asyncio.gather(get_sum(a=1, b=2), get_sum(a=3, b=4))\n"
+        "try:\n    await get_sum(a='one', b=2)\nexcept ValueError as error:\n"
+        "    rejected = str(error)\n[sums, rejected]"
+    )
+
+    async def session() -> tuple[str, str]:
+        async with Client(server) as client:
+            [entry] = (await client.list_tools()).tools
+            return entry.description or "", text(await client.call_tool("run_code", {"code": snippet}))
+
+    description, answer = anyio.run(session)
+    assert "- get_sum(a, b):" in description and "get-sum" not in description
+    report = json.loads(answer)
+    sums, rejected = report["result"]
+    assert ["3" in json.dumps(sums[0]), "7" in json.dumps(sums[1])] == [True, True]
+    assert rejected.startswith("invalid arguments for tool 'get-sum'") and "one" not in rejected
+    assert [call["tool"] for call in report["calls"]] == ["get-sum", "get-sum", "get-sum"]
