@@ -678,7 +678,7 @@ class _Follower:
         removed = sorted(before.keys() - after.keys())
         changed = sorted(name for name in after.keys() & before.keys() if after[name] != before[name])
         listed = built.listed.get(client.name)
-        _say(out, f"{client.name}: tools changed: {_tools(listed) if isinstance(listed, int) else 0} listed")
+        _say(out, f"{client.name}: its tools changed: {_tools(listed if isinstance(listed, int) else 0)} listed")
         audit.write("relisted", server=client.name, listed=listed, added=added, removed=removed, changed=changed)
         built.report(out, audit, self._reported)
         self._reported = built.reported
