@@ -168,8 +168,7 @@ def server_and_tools(
         server.extensions[EXTENSION] = {}
         service.register(server)
     if updates is not None:
-        tools.notices = ListChangeNotices(server)
-        updates.follow(tools)
+        updates.follow(ListChangeNotices(server, tools.prepare))
     server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=name))
     server.add_request_handler("tools/list", mcp_types.PaginatedRequestParams, tools.list_tools)
     server.add_request_handler("tools/call", mcp_types.CallToolRequestParams, tools.call_tool)
@@ -300,7 +299,6 @@ class _Tools:
     """The ``tools/list`` and ``tools/call`` handlers of one server."""
 
     __slots__ = (
-        "__weakref__",
         "_limiter",
         "_on_call",
         "_page_size",
@@ -308,7 +306,6 @@ class _Tools:
         "_tool_fields",
         "_visible",
         "catalog",
-        "notices",
         "tasks",
     )
 
@@ -325,8 +322,6 @@ class _Tools:
         """What is served now (`rebuild`): each request reads it once and keeps it to its end."""
         self.tasks: TaskService | None = None
         """Where calls become MCP tasks, when the server offers them."""
-        self.notices: ListChangeNotices | None = None
-        """Who is told when the tools change (`tell_clients`), when the server follows `ToolUpdates`."""
         self._page_size = page_size
         self._on_call = on_call
         self._tool_fields = tool_fields
@@ -363,11 +358,6 @@ class _Tools:
                 self.tasks.adopt(registry)
 
         return swap
-
-    async def tell_clients(self) -> None:
-        """Tell this server's clients that its tool list changed (`ListChangeNotices`)."""
-        if self.notices is not None:
-            await self.notices.tell()
 
     async def list_tools(self, ctx: _Context, params: mcp_types.PaginatedRequestParams | None) -> dict[str, Any]:
         """One page of the caller's tool list, in the registry's order; the cursor is where the page starts.

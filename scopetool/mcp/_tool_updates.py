@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
-from typing import Any, Final, Protocol, final
+from typing import Any, Final, TypeAlias, final
 
 import anyio
 from mcp import types as mcp_types
@@ -20,12 +20,11 @@ from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._registry import Registry
 from ._tool_search import ToolSearch
 
-__all__ = ["MAX_LISTENERS", "NOTICE_TIMEOUT", "ListChangeNotices", "ToolUpdates"]
+__all__ = ["MAX_BUFFERED_NOTICES", "MAX_LISTENERS", "NOTICE_TIMEOUT", "ListChangeNotices", "Prepare", "ToolUpdates"]
 
 NOTICE_TIMEOUT: Final = 5.0
 """Seconds one client's ``notifications/tools/list_changed`` may take to write; a client slower than that misses it."""
@@ -35,12 +34,8 @@ MAX_BUFFERED_NOTICES: Final = 64
 """How many events one listen stream may hold unread before it is ended (its client re-listens and re-lists)."""
 
 
-class _Follower(Protocol):
-    """A server's tools that follow a `ToolUpdates`: swap a new registry in, then tell the clients."""
-
-    def prepare(self, registry: Registry, tool_search: ToolSearch | bool) -> Callable[[], None]: ...
-
-    async def tell_clients(self) -> None: ...
+Prepare: TypeAlias = Callable[[Registry, ToolSearch | bool], Callable[[], None]]
+"""Derives what a server serves from a registry (raising what cannot be served); returns the swap that serves it."""
 
 
 @final
@@ -55,15 +50,13 @@ class ToolUpdates:
     __slots__ = ("_followers",)
 
     def __init__(self) -> None:
-        self._followers: weakref.WeakSet[Any] = weakref.WeakSet()  # a server's tools go with the server
+        self._followers: weakref.WeakSet[ListChangeNotices] = weakref.WeakSet()  # each goes with its server
 
-    def follow(self, follower: _Follower) -> None:
-        """Swap each published registry into `follower` (a server's tools; held only as long as it lives)."""
-        self._followers.add(follower)
+    def follow(self, notices: ListChangeNotices) -> None:
+        """Swap each published registry into the server of `notices`, then tell its clients (held while it lives)."""
+        self._followers.add(notices)
 
-    async def publish(
-        self, registry: Registry, tool_search: ToolSearch | bool = False, *, commit: Callable[[], None] | None = None
-    ) -> None:
+    async def publish(self, registry: Registry, tool_search: ToolSearch | bool, *, commit: Callable[[], None]) -> None:
         """Serve `registry` (with `tool_search`, as ``create_server`` takes it) from now on, then tell the clients.
 
         `commit` is run at the moment the servers swap (what the publisher changes with them).
@@ -72,14 +65,13 @@ class ToolUpdates:
             ProviderError: a tool name breaks MCP's name rule, or tool search cannot list what it should
                 (nothing is swapped in then, in any server, and `commit` is not run).
         """
-        followers: list[_Follower] = list(self._followers)
+        followers: list[ListChangeNotices] = list(self._followers)
         swaps = [follower.prepare(registry, tool_search) for follower in followers]
         for swap in swaps:  # no await from the first swap to the last: every server changes at the same moment
             swap()
-        if commit is not None:
-            commit()
+        commit()
         for follower in followers:
-            await follower.tell_clients()
+            await follower.tell()
 
 
 @final
@@ -88,12 +80,15 @@ class ListChangeNotices:
 
     Registers on `server`: ``subscriptions/listen`` (bounded by `MAX_LISTENERS` streams, each by
     `MAX_BUFFERED_NOTICES` unread events) and a handler of ``notifications/initialized`` that remembers a
-    2025 connection with a standalone channel until it closes.
+    2025 connection with a standalone channel until it closes. `prepare` is how the server's tools are
+    rebuilt from a new registry (`scopetool.mcp._tool_handlers`); the server's handlers keep this alive.
     """
 
-    __slots__ = ("_bus", "_connections")
+    __slots__ = ("__weakref__", "_bus", "_connections", "prepare")
 
-    def __init__(self, server: Server[Any]) -> None:
+    def __init__(self, server: Server[Any], prepare: Prepare) -> None:
+        self.prepare = prepare
+        """Derives the server's tools from a published registry; the swap that serves them."""
         self._bus = InMemorySubscriptionBus()
         self._connections: set[Connection] = set()
         server.add_request_handler(
@@ -105,18 +100,12 @@ class ListChangeNotices:
 
     async def _initialized(self, ctx: ServerRequestContext[Any, Any], params: mcp_types.NotificationParams) -> None:
         # The SDK hands a handler a per-message session, never its connection (mcp 2.3): its `_connection` is the
-        # one way to reach the connection's standalone channel after the message is handled.
-        connection: object = getattr(ctx.session, "_connection", None)
-        if not isinstance(connection, Connection) or connection.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return
-        if connection.has_standalone_channel and connection not in self._connections:
+        # one way to reach the connection's standalone channel after the message is handled. Only a 2025 handshake
+        # sends this notification.
+        connection: Connection = ctx.session._connection  # pyright: ignore[reportPrivateUsage]
+        if connection.has_standalone_channel:  # not a stateless HTTP one: it has no stream to tell it on
             self._connections.add(connection)
             connection.exit_stack.callback(self._connections.discard, connection)
-
-    @property
-    def connections(self) -> int:
-        """How many 2025 connections are told (open, with a standalone channel)."""
-        return len(self._connections)
 
     async def tell(self) -> None:
         """Tell every listening 2026-07-28 client and every open 2025 connection, each within `NOTICE_TIMEOUT`."""

@@ -498,7 +498,9 @@ class _Connection:
             self.ready.set()
 
     async def _changed(self, client: MCPClient, error: ConnectError | None) -> None:
-        if self.on_change is not None:  # before, the gateway is being built from the tools as they are now
+        # Set, with no await between, once the gateway is built from every client's tools as they are then: a
+        # change read before that is in what it is built from.
+        if self.on_change is not None:  # pragma: no branch - a change read while other servers still start
             await self.on_change(client, error)
 
 

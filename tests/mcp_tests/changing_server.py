@@ -1,11 +1,13 @@
 """An MCP server (the SDK's low-level one, over stdio) whose tools change when its control tools are called.
 
-``add`` adds a tool (``{"name", "description"}``; it takes ``{"n": integer}`` and answers ``NAME got N``),
-``remove`` removes one, ``change`` gives one a new description, ``flood`` says ``count`` times that the tools
-changed; ``listings`` answers how many times ``tools/list`` was asked. Each change is said as the
-connection's revision says it: ``notifications/tools/list_changed`` on a 2025 session, an event on the
-``subscriptions/listen`` stream on a 2026-07-28 one. With the argument ``legacy`` the server answers
-``server/discover`` with "method not found", so that clients fall back to a 2025 session.
+``add`` adds a tool (``{"name", "description"}``; it takes ``{"n": integer}`` and answers ``NAME got N``;
+with ``n`` < 0 it takes ``-n`` tenths of a second), ``remove`` removes one, ``change`` gives one a new
+description, ``flood`` says ``count`` times that the tools changed, ``fail`` makes every ``tools/list``
+from then on an error (and says the tools changed); ``listings`` answers how many times ``tools/list``
+was asked. Each change is said as the connection's revision says it: ``notifications/tools/list_changed``
+on a 2025 session, an event on the ``subscriptions/listen`` stream on a 2026-07-28 one. With the argument
+``legacy`` the server answers ``server/discover`` with "method not found", so that clients fall back to a
+2025 session.
 """
 
 from __future__ import annotations
@@ -29,13 +31,17 @@ BUS = InMemorySubscriptionBus()
 NUMBER = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"], "additionalProperties": False}
 NAMED = {"type": "object", "properties": {"name": {"type": "string"}, "description": {"type": "string"}}}
 COUNT = {"type": "object", "properties": {"count": {"type": "integer"}}}
-CONTROLS = {"add": NAMED, "remove": NAMED, "change": NAMED, "flood": COUNT, "listings": {"type": "object"}}
+NOTHING = {"type": "object"}
+CONTROLS = {"add": NAMED, "remove": NAMED, "change": NAMED, "flood": COUNT, "fail": NOTHING, "listings": NOTHING}
 TOOLS: dict[str, str] = {"first": "The first tool."}
 LISTINGS = [0]
+FAILING: list[bool] = []
 
 
 async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
     LISTINGS[0] += 1
+    if FAILING:
+        raise MCPError(types.INTERNAL_ERROR, "the tools cannot be listed now")
     controls = [
         types.Tool(name=name, description=f"{name} tools", input_schema=schema) for name, schema in CONTROLS.items()
     ]
@@ -66,11 +72,15 @@ async def call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolR
         answer = "flooded"
     elif params.name == "listings":
         answer = str(LISTINGS[0])
+    elif params.name == "fail":
+        FAILING.append(True)
     elif params.name in TOOLS:
-        answer = f"{params.name} got {arguments.get('n')}"
+        number = int(arguments.get("n", 0))
+        await anyio.sleep(max(0, -number) / 10)
+        answer = f"{params.name} got {number}"
     else:
         raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
-    if params.name in ("add", "remove", "change"):
+    if params.name in ("add", "remove", "change", "fail"):
         await say_changed(ctx)
     return types.CallToolResult(content=[types.TextContent(type="text", text=answer)])
 

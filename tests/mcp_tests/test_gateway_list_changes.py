@@ -13,7 +13,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -144,7 +144,7 @@ async def test_a_stdio_gateway_follows_a_2025_upstream(tmp_path: Path) -> None:
 
 
 @asynccontextmanager
-async def http_gateway(config: dict[str, Any], base: Path, said: io.StringIO) -> AsyncIterator[str]:
+async def http_gateway(config: dict[str, Any], base: Path, said: io.StringIO) -> AsyncGenerator[str]:
     """`serve_gateway` of `config` over HTTP on a free loopback port, for the block; its URL."""
     parsed = parse_config(config, base=base)
     async with anyio.create_task_group() as group:
@@ -157,10 +157,11 @@ async def http_gateway(config: dict[str, Any], base: Path, said: io.StringIO) ->
 async def test_an_http_gateway_tells_2025_sessions_and_2026_listeners_and_keeps_pins(tmp_path: Path) -> None:
     """Over HTTP: a pinned tool that changed is refused and said, a new one waits for its pin; clients are told."""
     config = {
-        "mcpServers": {"pinned": upstream()},
+        "mcpServers": {"pinned": {**upstream(), "limits": {"concurrency": 4}}},
         "gateway": {"pins": "mcp.lock", "audit": "audit.jsonl", "relistInterval": INTERVAL},
     }
     said, notices, events_seen = io.StringIO(), Notices(), [0]
+    running: list[types.CallToolResult] = []
     async with (
         http_gateway(config, tmp_path, said) as url,
         Client(url, mode="legacy", message_handler=notices) as legacy,
@@ -174,19 +175,63 @@ async def test_an_http_gateway_tells_2025_sessions_and_2026_listeners_and_keeps_
                 async for _ in listening:
                     events_seen[0] += 1
 
+            async def slow_first() -> None:
+                running.append(await legacy.call_tool("first", {"n": -8}))  # 0.8 s, across the swap
+
             group.start_soon(count)
             await modern.call_tool("add", {"name": "second"})  # new since pinned: refused, nothing served changes
             await until(lambda: 'tool "second" of MCP server "pinned" is new since' in said.getvalue())
+            group.start_soon(slow_first)
+            await anyio.sleep(0.1)
             await legacy.call_tool("change", {"name": "first", "description": "Now does something else."})
             await notices.after(0)
             await until(lambda: events_seen[0] >= 1)
+            assert not running  # still running on the binding it began with
             assert "first" not in await names(legacy)
             assert "first" not in await names(modern)
             with pytest.raises(MCPError):
                 await modern.call_tool("first", {"n": 1})
+            await until(lambda: bool(running))
+            served = await names(legacy)
+            await legacy.call_tool("fail", {})
+            await until(lambda: "could not be read" in said.getvalue())
+            assert await names(legacy) == served  # the last good list is served still
             group.cancel_scope.cancel()
     assert (notices.count, events_seen[0]) == (1, 1)
+    assert text(running[0]) == "first got -8"
     out = said.getvalue()
     assert 'refused: tool "first" of MCP server "pinned" changed since it was pinned (description)' in out
     assert "served tools removed: first" in out
+    assert "pinned: its changed tool list could not be read; still serving the last: " in out
     assert "second" in json.loads((tmp_path / "mcp.lock").read_text())["servers"]["pinned"]["pending"]
+    calls = [entry for entry in events(tmp_path / "audit.jsonl") if entry["event"] == "call"]
+    slow = next(entry for entry in calls if entry["name"] == "first" and entry["outcome"] == "result")
+    assert (slow["server"], slow["tool"], slow["admitted"]) == ("pinned", "first", True)
+    assert [entry["reason"] for entry in calls if entry["name"] == "first" and not entry["admitted"]] == ["refused"]
+    failed = [entry for entry in events(tmp_path / "audit.jsonl") if entry.get("error")]
+    assert [entry["event"] for entry in failed] == ["relisted"]
+
+
+async def test_a_stateless_http_gateway_tells_its_listeners_and_lists_anew(tmp_path: Path) -> None:
+    """Stateless HTTP: a 2026-07-28 listener is told; a 2025 client, with no stream to be told on, lists anew."""
+    config = {"mcpServers": {"up": upstream()}, "gateway": {"stateless": True, "relistInterval": INTERVAL}}
+    said, notices, events_seen = io.StringIO(), Notices(), [0]
+    async with (
+        http_gateway(config, tmp_path, said) as url,
+        Client(url, mode="legacy", message_handler=notices) as legacy,
+        Client(url) as modern,
+        modern.listen(tools_list_changed=True) as listening,
+        anyio.create_task_group() as group,
+    ):
+
+        async def count() -> None:
+            async for _ in listening:
+                events_seen[0] += 1
+
+        group.start_soon(count)
+        await legacy.call_tool("add", {"name": "third"})
+        await until(lambda: events_seen[0] >= 1)
+        assert "third" in await names(legacy)
+        assert text(await legacy.call_tool("third", {"n": 3})) == "third got 3"
+        group.cancel_scope.cancel()
+    assert notices.count == 0
