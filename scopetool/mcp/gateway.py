@@ -19,8 +19,8 @@ the reference is ``docs/mcp-gateway.md``). What the gateway promises:
 * Names: a tool keeps its server's name unless another server has the same one, or the name holds
   ``__``; then it is served as ``PREFIX__NAME`` (the prefix is the server's name, or its ``prefix``).
   A served name belongs to one server whatever its tools are called, see `served_names`.
-* Poisoning: every upstream definition is screened when the gateway starts
-  (`scopetool.mcp.screening`); invisible characters are taken out of what is served and every
+* Poisoning: every upstream definition is screened when the gateway starts, and when its server's list
+  changes (`scopetool.mcp.screening`); invisible characters are taken out of what is served and every
   finding is said on standard error and in the audit log (``"poisoning": "flag"``), or a tool with
   any finding is refused (``"refuse"``).
 * Pins: with a lock file, a tool whose definition changed since it was pinned is refused (said on
@@ -36,6 +36,11 @@ the reference is ``docs/mcp-gateway.md``). What the gateway promises:
 * Tasks (``"tasks"``, ``scopetool proxy --tasks``): a long call of a tool whose effect the gateway knows
   to be SAFE or IDEMPOTENT may be answered with an MCP task, as ``scopetool serve --tasks`` does; the
   task is its caller's (`scopetool.mcp._gateway_tasks`).
+* List changes: a server that says its tools changed is listed again (within its ``listTimeout``, a burst
+  of announcements once, at most once per ``relistInterval``; a failed listing keeps the last good list);
+  the served set is built again as at start (screening, pins, guards, names, search, limits, tasks),
+  swapped into the running servers at once (`Gateway.updates`), said on standard error and in the audit
+  log, and the gateway's clients are told (``notifications/tools/list_changed``, ``subscriptions/listen``).
 * Time: each server's start, tools listing and every call are bounded (``startTimeout``,
   ``listTimeout``, ``callTimeout``, for all servers and per server); a call whose server does not
   answer in time is an error result naming the tool as served.
