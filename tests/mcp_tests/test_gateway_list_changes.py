@@ -213,7 +213,7 @@ async def test_an_http_gateway_tells_2025_sessions_and_2026_listeners_and_keeps_
 
 
 async def test_a_stateless_http_gateway_tells_its_listeners_and_lists_anew(tmp_path: Path) -> None:
-    """Stateless HTTP, a 2025 upstream: a 2026-07-28 listener is told; a 2025 client, with no stream for it, lists anew."""
+    """Stateless HTTP (a 2025 upstream): a 2026-07-28 listener is told; a 2025 client, with no stream, lists anew."""
     config = {"mcpServers": {"up": upstream("legacy")}, "gateway": {"stateless": True, "relistInterval": INTERVAL}}
     said, notices, events_seen = io.StringIO(), Notices(), [0]
     async with (
