@@ -68,7 +68,7 @@ from .._output import Result
 from .._registry import Registry
 from ..mcp._tool_handlers import _Tools  # pyright: ignore[reportPrivateUsage] - one home for tools/call over MCP
 from ..providers._common import Export, ProviderError, ToolCall, object_arguments, run_call
-from ..providers.mcp import export_tools, result_message
+from ..providers.mcp import result_message
 
 __all__ = ["ScopetoolMCPTool", "add_tools", "mcp_tools"]
 
@@ -87,8 +87,9 @@ def mcp_tools(registry: Registry) -> list[ScopetoolMCPTool]:
     """
     if not isinstance(registry, Registry):
         raise TypeError(f"mcp_tools needs a Registry, not {type(registry).__name__}")
-    export = export_tools(registry)
-    calls = _Tools(registry, export)
+    calls = _Tools()
+    calls.rebuild(registry, tool_search=False)
+    export = calls.catalog.export
     return [ScopetoolMCPTool(entry, registry, export, calls) for entry in export.tools]
 
 

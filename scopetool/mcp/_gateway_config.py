@@ -26,6 +26,7 @@ from .client import (
     LIST_TIMEOUT,
     MAX_DESCRIPTION_BYTES,
     MAX_MESSAGE_BYTES,
+    RELIST_INTERVAL,
     START_TIMEOUT,
     ServerSpec,
     server_spec,
@@ -55,7 +56,7 @@ LOCAL: Final = "scopetool"
 SEPARATOR: Final = "__"
 """What joins a prefix and a tool name: ``git__status``."""
 
-_TIMEOUT_KEYS: Final = ("startTimeout", "listTimeout", "callTimeout")
+_TIMEOUT_KEYS: Final = ("startTimeout", "listTimeout", "callTimeout", "relistInterval")
 """The time bounds of a remote server, in the ``gateway`` section and in each ``mcpServers`` entry."""
 _SECTION_KEYS: Final = frozenset(
     {"allow", "deny", "policy", "prefix", "trusted", "poisoning", "scopes", "toolScopes", "limits", *_TIMEOUT_KEYS}
@@ -193,6 +194,8 @@ class Section:
     """Seconds the server gets to list its tools (every page); None: the gateway's."""
     call_timeout: float | None = None
     """Seconds each call waits for the server's answer; None: the gateway's."""
+    relist_interval: float | None = None
+    """The least seconds between two re-lists the server's tool list changes prompt; None: the gateway's."""
     poisoning: Literal["flag", "refuse"] | None = None
     """What a screening finding does to this server's tools; None: the gateway's `GatewayConfig.poisoning`."""
     scopes: frozenset[str] = frozenset()
@@ -244,6 +247,8 @@ class GatewayConfig:
     """Seconds each server gets to list its tools (every page), unless its entry says otherwise."""
     call_timeout: float = CALL_TIMEOUT
     """Seconds each call waits for its server's answer, unless the server's entry says otherwise."""
+    relist_interval: float = RELIST_INTERVAL
+    """The least seconds between two re-lists of a server whose tools change, unless its entry says otherwise."""
     max_message_bytes: int = MAX_MESSAGE_BYTES
     """The cap on one message read from a server (``connect``'s ``max_message_bytes``)."""
     max_description_bytes: int = MAX_DESCRIPTION_BYTES
@@ -293,15 +298,15 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
     is what MCP clients take (``command`` / ``args`` / ``env`` / ``cwd``, or ``url`` / ``headers``) plus
     the gateway's ``allow``, ``deny``, ``policy``, ``prefix``, ``trusted``, ``poisoning``, ``scopes`` (a
     list of OAuth scopes), ``toolScopes`` (``{PATTERN: [SCOPE, ...]}``) and the server's own
-    ``startTimeout``, ``listTimeout`` and ``callTimeout``; ``scopetool`` lists local ``tools`` targets
-    (with ``allow``, ``deny``, ``policy``, ``prefix``, ``scopes``, ``toolScopes``); ``gateway`` holds
+    ``startTimeout``, ``listTimeout``, ``callTimeout`` and ``relistInterval``; ``scopetool`` lists local
+    ``tools`` targets (with ``allow``, ``deny``, ``policy``, ``prefix``, ``scopes``, ``toolScopes``); ``gateway`` holds
     ``name``, ``instructions``, ``principal`` (``{"subject", "clientId", "scopes"}``: the caller over
     stdio), ``limits`` (``{"caller": LIMIT, "tool": LIMIT, "tools": {NAME: LIMIT}, "redis": URL,
     "storeTimeout": SECONDS}``, each LIMIT ``{"rate": "10/second", "concurrency": 4}``; a server entry's
     ``limits`` is one LIMIT for each of its tools), ``pins``, ``audit``, ``auditArguments``, ``allow``,
     ``deny``, ``policy``, ``prefix`` (``"collisions"`` or ``"always"``), ``poisoning`` (``"flag"`` or
     ``"refuse"``), the timeouts every server gets unless its entry says otherwise: ``startTimeout``,
-    ``listTimeout``, ``callTimeout`` (seconds > 0), the caps ``maxMessageBytes`` and
+    ``listTimeout``, ``callTimeout``, ``relistInterval`` (seconds > 0), the caps ``maxMessageBytes`` and
     ``maxDescriptionBytes``, ``toolSearch`` (true, or ``{"alwaysShow": [SERVED_NAME, ...]}``:
     ``search_tools`` and ``call_tool`` in place of the list), its HTTP server's settings
     (`scopetool.mcp.server.HttpSettings`): ``sessionIdleTimeout``, ``maxSessions``, ``headerTimeout``,
@@ -375,6 +380,7 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
         start_timeout=_seconds(gateway.get("startTimeout", START_TIMEOUT), source, "gateway.startTimeout"),
         list_timeout=_seconds(gateway.get("listTimeout", LIST_TIMEOUT), source, "gateway.listTimeout"),
         call_timeout=_seconds(gateway.get("callTimeout", CALL_TIMEOUT), source, "gateway.callTimeout"),
+        relist_interval=_seconds(gateway.get("relistInterval", RELIST_INTERVAL), source, "gateway.relistInterval"),
         max_message_bytes=message_bytes,
         max_description_bytes=description_bytes,
         http_settings=_http_settings(gateway, source),
@@ -534,6 +540,7 @@ def _remote(name: str, value: object, base: Path, source: str, where: str) -> Se
         start_timeout=_optional_seconds(entry.get("startTimeout"), source, f"{where}.startTimeout"),
         list_timeout=_optional_seconds(entry.get("listTimeout"), source, f"{where}.listTimeout"),
         call_timeout=_optional_seconds(entry.get("callTimeout"), source, f"{where}.callTimeout"),
+        relist_interval=_optional_seconds(entry.get("relistInterval"), source, f"{where}.relistInterval"),
         poisoning=_poisoning(entry.get("poisoning"), source, f"{where}.poisoning"),
         scopes=_scopes(entry.get("scopes", []), source, f"{where}.scopes"),
         tool_scopes=_tool_scopes(entry.get("toolScopes", {}), source, f"{where}.toolScopes"),

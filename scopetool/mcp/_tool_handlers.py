@@ -41,6 +41,7 @@ from ._code_mode import CODE_TOOL, CodeFront, code_front
 from ._elicitation import ANSWER, requested_schema
 from ._strict_messages import ARGUMENTS, LIMITED, RawArguments
 from ._tool_search import CALL_TOOL, SEARCH_TOOLS, SearchFront, ToolSearch, counted_name
+from ._tool_updates import ListChangeNotices, ToolUpdates
 from .limits import RATE_LIMITED, Limiter, LimitError
 from .tasks import EXTENSION, TaskOptions, TaskService
 
@@ -87,11 +88,13 @@ def create_server(
     visible: Callable[[str], bool] | None = None,
     limiter: Limiter | None = None,
     tasks: TaskOptions | None = None,
+    updates: ToolUpdates | None = None,
     code_mode: CodeLimits | bool = False,
 ) -> Server[Any]:
     """An MCP server (the SDK's low-level `Server`) exposing every tool of `registry`.
 
-    The tool list is exported once, here: a tool registered later is neither listed nor callable.
+    The tool list is exported once, here: a tool registered later is neither listed nor callable, unless
+    it comes as a new registry through `updates`.
 
     Args:
         registry: The tools to serve.
@@ -115,6 +118,10 @@ def create_server(
             is answered with the JSON-RPC error `RATE_LIMITED` and never runs. Over HTTP the
             transport counts it first, and answers ``429``.
         tasks: Answer long calls with MCP tasks, run on the Driver (`scopetool.mcp.tasks`); None: never.
+        updates: Serve each registry published there from then on (`ToolUpdates`, what the gateway does when
+            an upstream server's tools change), and tell the clients: the server declares ``tools.listChanged``,
+            sends ``notifications/tools/list_changed`` on each 2025 connection and serves 2026-07-28's
+            ``subscriptions/listen``. None: the registry is served as it is.
         code_mode: True or a `scopetool.code.CodeLimits`: list the code tool ``run_code`` in place of the
             catalog (beside ``search_tools`` and ``call_tool`` with `tool_search`), the tools still callable by
             name. Each nested call of a snippet is checked as a direct call of its tool through this server:
@@ -141,6 +148,7 @@ def create_server(
         visible=visible,
         limiter=limiter,
         tasks=tasks,
+        updates=updates,
         code_mode=code_mode,
     )[0]
 
@@ -158,13 +166,65 @@ def server_and_tools(
     visible: Callable[[str], bool] | None = None,
     limiter: Limiter | None = None,
     tasks: TaskOptions | None = None,
+    updates: ToolUpdates | None = None,
     code_mode: CodeLimits | bool = False,
 ) -> tuple[Server[Any], _Tools]:
     """`create_server`'s server and its handlers (`scopetool.mcp._lean_server` answers ``tools/call`` with them)."""
-    if not isinstance(registry, Registry):
-        raise TypeError(f"create_server needs a Registry, not {type(registry).__name__}")
     if page_size is not None and (isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1):
         raise ValueError(f"page_size must be a positive integer or None, not {page_size!r}")
+    tools = _Tools(
+        page_size, on_call=on_call, visible=visible, limiter=limiter, tool_fields=tool_fields, code_mode=code_mode
+    )
+    tools.rebuild(registry, tool_search)
+    reveal = tools.catalog.search is not None and tools.catalog.search.reveal
+    server_class = _ListChangingServer if reveal or updates is not None else Server
+    server: Server[Any] = server_class(name, version=version, instructions=instructions)
+    if tasks is not None:
+        tools.tasks = service = TaskService(registry, tools.catalog.export, tasks, on_call, MAX_INPUT_ROUNDS)
+        server.extensions[EXTENSION] = {}
+        service.register(server)
+    if updates is not None:
+        updates.follow(ListChangeNotices(server, tools.prepare))
+    server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=name))
+    server.add_request_handler("tools/list", mcp_types.PaginatedRequestParams, tools.list_tools)
+    server.add_request_handler("tools/call", mcp_types.CallToolRequestParams, tools.call_tool)
+    return server, tools
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class _Catalog:
+    """Everything a server derives from the registry it serves, made in one place (`_derive`) and swapped whole."""
+
+    registry: Registry
+    """What is run: the tools (and, in code mode, ``run_code``)."""
+    export: Export
+    listed: Export
+    """What ``tools/list`` lists (with tool search, its two tools and the tools always shown; in code mode,
+    ``run_code`` in place of the tools)."""
+    names: frozenset[str]
+    search: SearchFront | None
+    code: CodeFront | None
+
+
+def _derive(
+    registry: Registry,
+    tool_search: ToolSearch | bool,
+    *,
+    tool_fields: Mapping[str, Mapping[str, Any]] | None,
+    visible: Callable[[str], bool] | None,
+    code_mode: CodeLimits | bool,
+    limiter: Limiter | None,
+    on_call: CallObserver | None,
+) -> _Catalog:
+    """The `_Catalog` of `registry`: at the server's creation, and again for each registry `ToolUpdates` publishes.
+
+    Raises:
+        TypeError: `registry` is not a `Registry`, or `tool_search` is not a bool or a `ToolSearch`.
+        ProviderError: as `create_server`.
+    """
+    if not isinstance(registry, Registry):
+        raise TypeError(f"create_server needs a Registry, not {type(registry).__name__}")
     if not isinstance(tool_search, ToolSearch | bool):
         raise TypeError(f"tool_search must be True, False or a ToolSearch, not {type(tool_search).__name__}")
     export = export_tools(registry, tool_fields=tool_fields)
@@ -175,22 +235,11 @@ def server_and_tools(
     code = code_front(
         registry, code_mode, visible=visible, limiter=limiter, on_call=on_call, searching=search is not None
     )
-    served, served_export = registry, export
+    listed = export if search is None else search.listed
     if code is not None:  # the catalog's tools and run_code are run; run_code is listed in place of the catalog
-        served, served_export = code.registry, export_tools(code.registry, tool_fields=tool_fields)
-    tools = _Tools(
-        served, served_export, page_size, on_call=on_call, search=search, visible=visible, limiter=limiter, code=code
-    )
-    server_class = _ListChangingServer if search is not None and search.reveal else Server
-    server: Server[Any] = server_class(name, version=version, instructions=instructions)
-    if tasks is not None:
-        tools.tasks = service = TaskService(registry, export, tasks, on_call, MAX_INPUT_ROUNDS)
-        server.extensions[EXTENSION] = {}
-        service.register(server)
-    server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=name))
-    server.add_request_handler("tools/list", mcp_types.PaginatedRequestParams, tools.list_tools)
-    server.add_request_handler("tools/call", mcp_types.CallToolRequestParams, tools.call_tool)
-    return server, tools
+        registry, export = code.registry, export_tools(code.registry, tool_fields=tool_fields)
+        listed = listed if search is not None else code.listed
+    return _Catalog(registry, export, listed, frozenset(entry["name"] for entry in export.tools), search, code)
 
 
 class _ListChangingServer(Server[Any]):
@@ -221,6 +270,7 @@ class ServerOptions(TypedDict, total=False):
     visible: Callable[[str], bool] | None
     limiter: Limiter | None
     tasks: TaskOptions | None
+    updates: ToolUpdates | None
     code_mode: CodeLimits | bool
 
 
@@ -279,42 +329,34 @@ class _Tools:
     """The ``tools/list`` and ``tools/call`` handlers of one server."""
 
     __slots__ = (
-        "_code",
-        "_export",
+        "_code_mode",
         "_limiter",
-        "_listed",
-        "_names",
         "_on_call",
         "_page_size",
-        "_registry",
         "_revealed",
-        "_search",
+        "_tool_fields",
         "_visible",
+        "catalog",
         "tasks",
     )
 
     def __init__(
         self,
-        registry: Registry,
-        export: Export,
         page_size: int | None = None,
         *,
         on_call: CallObserver | None = None,
-        search: SearchFront | None = None,
         visible: Callable[[str], bool] | None = None,
         limiter: Limiter | None = None,
-        code: CodeFront | None = None,
+        tool_fields: Mapping[str, Mapping[str, Any]] | None = None,
+        code_mode: CodeLimits | bool = False,
     ) -> None:
-        self._registry = registry
-        self._export = export
-        self._listed = search.listed if search is not None else export if code is None else code.listed
-        self._code = code
+        self.catalog: _Catalog
+        """What is served now (`rebuild`): each request reads it once and keeps it to its end."""
         self.tasks: TaskService | None = None
         """Where calls become MCP tasks, when the server offers them."""
-        self._names = frozenset(entry["name"] for entry in export.tools)
         self._page_size = page_size
         self._on_call = on_call
-        self._search = search
+        self._tool_fields = tool_fields
         # Per 2025 connection, the tools search revealed to it (`ToolSearch.reveal`), in the order found. The
         # connection is known by the identity of its `initialize` params, one object for its whole life (the SDK
         # makes a new ServerSession per request and gives no public handle on the connection); its entry goes
@@ -322,6 +364,41 @@ class _Tools:
         self._revealed: dict[int, list[str]] = {}
         self._visible = visible
         self._limiter = limiter
+        self._code_mode = code_mode
+
+    def rebuild(self, registry: Registry, tool_search: ToolSearch | bool) -> None:
+        """Serve `registry` from now on (`prepare`, then the swap).
+
+        Raises:
+            TypeError, ProviderError: as `create_server` (the catalog served before stays).
+        """
+        self.prepare(registry, tool_search)()
+
+    def prepare(self, registry: Registry, tool_search: ToolSearch | bool) -> Callable[[], None]:
+        """Derive everything served from `registry` (`_derive`, the one place it is made); the swap that serves it.
+
+        After the swap a call already running keeps the catalog it started with; tasks run only tools their
+        Driver knows unchanged (`TaskService.adopt`).
+
+        Raises:
+            TypeError, ProviderError: as `create_server` (nothing is swapped then).
+        """
+        catalog = _derive(
+            registry,
+            tool_search,
+            tool_fields=self._tool_fields,
+            visible=self._visible,
+            code_mode=self._code_mode,
+            limiter=self._limiter,
+            on_call=self._on_call,
+        )
+
+        def swap() -> None:
+            self.catalog = catalog
+            if self.tasks is not None:
+                self.tasks.adopt(registry)
+
+        return swap
 
     async def list_tools(self, ctx: _Context, params: mcp_types.PaginatedRequestParams | None) -> dict[str, Any]:
         """One page of the caller's tool list, in the registry's order; the cursor is where the page starts.
@@ -329,19 +406,20 @@ class _Tools:
         Raises:
             MCPError: ``-32602`` for a cursor this server did not give.
         """
-        tools, cursor = self._listed.tools, None if params is None else params.cursor
+        catalog = self.catalog
+        tools, cursor = catalog.listed.tools, None if params is None else params.cursor
         client = ctx.session.client_params
         revealed = None if client is None else self._revealed.get(id(client))
-        if revealed and self._search is not None:
-            tools += self._search.entries(revealed)
+        if revealed and catalog.search is not None:
+            tools += catalog.search.entries([name for name in revealed if name in catalog.names])
         visible = self._visible
-        own = () if self._search is None else (SEARCH_TOOLS, CALL_TOOL)
+        own = () if catalog.search is None else (SEARCH_TOOLS, CALL_TOOL)
         if visible is not None:
             tools = [entry for entry in tools if entry["name"] in own or visible(entry["name"])]
-        code = self._code
+        code = catalog.code
         if code is not None:  # run_code (this caller's entry) in place of the catalog, after tool search's own two
             shown = [code.entry()] if visible is None or visible(CODE_TOOL) else []
-            tools = [*tools[: len(own)], *shown, *tools[len(own) :]] if self._search else shown
+            tools = [*tools[: len(own)], *shown, *tools[len(own) :]] if catalog.search else shown
         start = 0
         if cursor is not None:
             start = int(cursor) if cursor.isdecimal() and cursor.isascii() else 0
@@ -350,7 +428,7 @@ class _Tools:
                 raise MCPError(mcp_types.INVALID_PARAMS, "Invalid params: unknown cursor")
         size = self._page_size or len(tools)
         end = start + size
-        result = list_tools_result(self._listed, next_cursor=str(end) if end < len(tools) else None)
+        result = list_tools_result(catalog.listed, next_cursor=str(end) if end < len(tools) else None)
         result["tools"] = tools[start:end]
         return result
 
@@ -368,9 +446,10 @@ class _Tools:
             MCPError: ``-32602`` for a tool this server does not have (MCP 2026-07-28: a protocol error);
                 `RATE_LIMITED` (or ``-32603`` when the limit's store did not answer) for a call over a limit.
         """
+        catalog = self.catalog  # the call's, to its end, whatever is swapped in meanwhile
         if self._limiter is None or _counted(ctx.request):
-            return await self._call_tool(ctx, params)
-        counted = params.name if self._search is None else counted_name(params.name, params.arguments)
+            return await self._call_tool(ctx, params, catalog)
+        counted = params.name if catalog.search is None else counted_name(params.name, params.arguments)
         found = await self._limiter.enter(counted)
         if isinstance(found, LimitError):
             self._tell_on_call(
@@ -379,19 +458,19 @@ class _Tools:
             code = RATE_LIMITED if found.status == RATE_LIMITED else mcp_types.INTERNAL_ERROR
             raise MCPError(code, str(found), {"retryAfterSeconds": found.retry_after})
         try:
-            return await self._call_tool(ctx, params)
+            return await self._call_tool(ctx, params, catalog)
         finally:
             found.release()
 
     async def _call_tool(
-        self, ctx: _Context, params: mcp_types.CallToolRequestParams
+        self, ctx: _Context, params: mcp_types.CallToolRequestParams, catalog: _Catalog
     ) -> dict[str, Any] | mcp_types.InputRequiredResult:
         name, call_id = params.name, None if ctx.request_id is None else str(ctx.request_id)
         handed = ctx.request if isinstance(ctx.request, Handover) else None
-        search = self._search
+        search = catalog.search
         own = search is not None and name in (SEARCH_TOOLS, CALL_TOOL)
         if handed is None and not own:
-            self._known(name, call_id)
+            self._known(catalog, name, call_id)
         raw = _exact_arguments(ctx.request)
         arguments: str | bytes
         if handed is not None:
@@ -414,7 +493,7 @@ class _Tools:
             if not isinstance(inner, ToolCall):  # call_tool's own arguments were rejected
                 return result_message(ToolCall(call_id, Request(name, arguments)), inner)
             name, arguments = inner.name, inner.request.arguments
-            if name not in self._names or (self._visible is not None and not self._visible(name)):
+            if name not in catalog.names or (self._visible is not None and not self._visible(name)):
                 self._unknown(call_id, name)
                 return _error_text(search.unknown(name))
         call = ToolCall(call_id, Request(name, arguments))
@@ -435,11 +514,11 @@ class _Tools:
                 if first is not None:  # run and told on the lean path already
                     outcome, first = first, None
                 else:
-                    outcome = await self._run(ctx, call, admission)
+                    outcome = await self._run(ctx, catalog.registry, call, admission)
                     self._tell_on_call(call, outcome)
                 request = outcome.input_request if isinstance(outcome, Result) else None
                 if request is None:
-                    return result_message(call, outcome, self._export)
+                    return result_message(call, outcome, catalog.export)
                 rounds += 1
                 if rounds > MAX_INPUT_ROUNDS:
                     raise _Ended(_TOO_MANY)
@@ -470,7 +549,7 @@ class _Tools:
     @property
     def lean(self) -> bool:
         """Whether ``tools/call`` may take the lean path: not with tool search or tasks (`call_tool` serves those)."""
-        return self._search is None and self.tasks is None
+        return self.catalog.search is None and self.tasks is None
 
     async def lean_call(self, call: ToolCall) -> dict[str, Any] | Handover:
         """A call without progress token or request state, on the lean path: the result, or what `call_tool` resumes.
@@ -480,29 +559,30 @@ class _Tools:
         told to the observer; a result that requests input is handed to `call_tool` (over the SDK's
         session, which asks the client), anything else is answered here.
         """
-        self._known(call.name, call.id)
+        catalog = self.catalog
+        self._known(catalog, call.name, call.id)
         if self._limiter is None:
-            return await self._lean_run(call)
+            return await self._lean_run(catalog, call)
         found = await self._limiter.enter(call.name)
         if isinstance(found, LimitError):
             self._tell_on_call(ToolCall(call.id, Request(call.name)), found)
             code = RATE_LIMITED if found.status == RATE_LIMITED else mcp_types.INTERNAL_ERROR
             raise MCPError(code, str(found), {"retryAfterSeconds": found.retry_after})
         try:
-            return await self._lean_run(call)
+            return await self._lean_run(catalog, call)
         finally:
             found.release()
 
-    async def _lean_run(self, call: ToolCall) -> dict[str, Any] | Handover:
-        outcome = await run_call(self._registry, call, Admission())
+    async def _lean_run(self, catalog: _Catalog, call: ToolCall) -> dict[str, Any] | Handover:
+        outcome = await run_call(catalog.registry, call, Admission())
         self._tell_on_call(call, outcome)
         if isinstance(outcome, Result) and outcome.input_request is not None:
             return Handover(call, outcome)
-        return result_message(call, outcome, self._export)
+        return result_message(call, outcome, catalog.export)
 
-    def _known(self, name: str, call_id: str | None) -> None:
+    def _known(self, catalog: _Catalog, name: str, call_id: str | None) -> None:
         """Raise the ``-32602`` of a name this server (or this caller) does not have, once it is observed and told."""
-        if name not in self._names or (self._visible is not None and not self._visible(name)):
+        if name not in catalog.names or (self._visible is not None and not self._visible(name)):
             self._unknown(call_id, name)
             raise MCPError(mcp_types.INVALID_PARAMS, f"Unknown tool: {name}")
 
@@ -517,12 +597,14 @@ class _Tools:
         if self._on_call is not None:
             self._on_call(call, outcome)
 
-    async def _run(self, ctx: _Context, call: ToolCall, admission: Admission) -> Result | BaseException:
+    async def _run(
+        self, ctx: _Context, registry: Registry, call: ToolCall, admission: Admission
+    ) -> Result | BaseException:
         """Run one attempt, forwarding its progress when the client asked for it."""
         if ctx.meta is None or ctx.meta.get("progress_token") is None:
-            return await run_call(self._registry, call, admission)
+            return await run_call(registry, call, admission)
         async with _forwarding(ctx.session):
-            return await run_call(self._registry, call, admission)
+            return await run_call(registry, call, admission)
 
     def _input_required(self, form: _Form, rounds: int) -> mcp_types.InputRequiredResult:
         """Ask a 2026-07-28 client for the input; its retry of the call carries the answer and this state.

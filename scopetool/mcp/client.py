@@ -63,9 +63,11 @@ Bounds (the two caps in bytes are `connect` arguments, and keys of the gateway's
 
 The interface agreed with the gateway's authors holds as agreed (`StdioServer`, `HttpServer`,
 `server_spec`, `connect`, `MCPClient` with `name`, `tools`, `refused`, `definitions`). Beyond it:
-`MCPClient.missing`, `protocol_version`, `session` and `refresh` (also run on each tool list change a
-2026-07-28 server announces on ``subscriptions/listen``); `connect`'s ``errlog`` and its time bounds
-(``start_timeout``, ``list_timeout``, ``call_timeout``: `START_TIMEOUT`, `LIST_TIMEOUT`,
+`MCPClient.missing`, `protocol_version`, `session` and `refresh` (also run on each tool list change the
+server announces: ``notifications/tools/list_changed`` on a 2025 session, an event on 2026-07-28's
+``subscriptions/listen``; a burst of them is one re-list, and re-lists are at least ``relist_interval``
+apart, `RELIST_INTERVAL`); `connect`'s ``errlog``, ``on_tools_changed`` (`ToolsChanged`) and its time
+bounds (``start_timeout``, ``list_timeout``, ``call_timeout``: `START_TIMEOUT`, `LIST_TIMEOUT`,
 `CALL_TIMEOUT` by default); `RemoteTool.server` and `listed`; `PinFile.accept(server, tools)` takes
 one name or several (None: every pending one).
 
@@ -145,6 +147,8 @@ __all__ = [
     "MAX_MESSAGE_BYTES",
     "MAX_TOOLS",
     "REFUSED",
+    "RELIST_INTERVAL",
+    "RELIST_SETTLE",
     "START_TIMEOUT",
     "TIMED_OUT",
     "TOO_LARGE",
@@ -156,6 +160,7 @@ __all__ = [
     "RemoteTool",
     "ServerSpec",
     "StdioServer",
+    "ToolsChanged",
     "connect",
     "server_spec",
 ]
@@ -181,6 +186,15 @@ Tools legitimately run long (a build, a crawl, a query over a large store), so t
 seconds; five minutes is past what a person waiting on a model's turn tolerates, so a server still
 silent then is treated as hung. Progress notifications do not extend it. The time a call spends
 suspended on an in-call elicitation (waiting for a person) is not counted."""
+
+RELIST_INTERVAL: Final = 1.0
+"""The least seconds, by default, between two re-lists a server's tool list changes prompt.
+
+The changes said meanwhile are one re-list, at the end of the interval: a server that announces changes
+without end costs its client one listing a second, never one per announcement, and no memory per
+announcement. A second is long enough for that and short enough that a person does not notice."""
+RELIST_SETTLE: Final = 0.05
+"""Seconds a client waits after a change is announced before it re-lists: a burst of announcements is one."""
 
 UNAVAILABLE: Final = 'error: tool "{name}" failed: its MCP server is not reachable'
 """The public text of a call whose connection is closed or broke (the server died, the transport failed)."""
@@ -574,6 +588,14 @@ class _Running:
 
 # -- the client --------------------------------------------------------------------------------------
 
+ToolsChanged: TypeAlias = Callable[["MCPClient", "ConnectError | None"], Awaitable[None]]
+"""`connect`'s ``on_tools_changed``: awaited after each re-list a change the server announced prompted.
+
+``hook(client, None)`` when the list was read and `MCPClient.tools` or `MCPClient.refused` changed;
+``hook(client, error)`` when it could not be read (the tools stay as they were; the next change retries).
+It runs in the client's own task, one at a time: the next re-list waits for it.
+"""
+
 
 @final
 class MCPClient:
@@ -581,6 +603,7 @@ class MCPClient:
 
     __slots__ = (
         "_call_timeout",
+        "_changed",
         "_client",
         "_cut",
         "_definitions",
@@ -590,8 +613,10 @@ class MCPClient:
         "_listing",
         "_missing",
         "_name",
+        "_on_tools_changed",
         "_pins",
         "_refused",
+        "_relist_interval",
         "_running",
         "_tasks",
         "_tools",
@@ -610,8 +635,13 @@ class MCPClient:
         listing: ToolListing | None = None,
         max_description_bytes: int = MAX_DESCRIPTION_BYTES,
         lane: Lane | None = None,
+        relist_interval: float = RELIST_INTERVAL,
+        on_tools_changed: ToolsChanged | None = None,
     ) -> None:
         self._name = name
+        self._changed = anyio.Event()
+        self._relist_interval = relist_interval
+        self._on_tools_changed = on_tools_changed
         self._lane = lane
         self._cut = cut or Cut()
         self._listing = listing or ToolListing()
@@ -695,28 +725,45 @@ class MCPClient:
     async def refresh(self) -> bool:
         """List the server's tools again and take them as at connect (pins and checks applied); whether they changed.
 
-        `tools` then holds the tools accepted now; a `RemoteTool` handed out before keeps calling its
-        tool by name. On a 2026-07-28 connection to a server that offers ``tools.listChanged``, the client
-        calls this itself on each change the server announces (``subscriptions/listen``); on a 2025
-        session, call it yourself.
+        `tools` then holds the tools accepted now (`refused` those that are not); a `RemoteTool` handed
+        out before keeps calling its tool by name. The client calls this itself on each change the server
+        announces (``notifications/tools/list_changed`` on a 2025 session; ``subscriptions/listen`` on a
+        2026-07-28 connection to a server that offers ``tools.listChanged``), a burst of them once, at
+        most once per ``relist_interval`` (`RELIST_INTERVAL`).
 
         Raises:
             ConnectError: as `list_tools`.
         """
-        before = [tool.listed for tool in self._tools]
+        before = ([tool.listed for tool in self._tools], self._refused)
         listed = await self.list_tools()
         self._refused = {}
         self._adopt(listed, self._pins, self._trusted)
-        return [tool.listed for tool in self._tools] != before
+        return ([tool.listed for tool in self._tools], self._refused) != before
 
-    async def _refresh_quietly(self) -> None:
-        try:
-            await self.refresh()
-        except Exception as error:  # noqa: BLE001 - the tools listed before stay; the next change retries
-            logger.warning("MCP server %r: the changed tool list could not be read: %s", self._name, error)
+    def _tools_changed(self) -> None:
+        """The server said its tools changed: `_follow_tool_changes` re-lists (many sayings before it does: once)."""
+        self._changed.set()
+
+    async def _follow_tool_changes(self) -> None:
+        """Re-list each time the server says its tools changed: after `RELIST_SETTLE`, at most once per interval."""
+        while True:
+            await self._changed.wait()
+            await anyio.sleep(RELIST_SETTLE)
+            self._changed = anyio.Event()  # a change said from here on prompts the next re-list
+            started = anyio.current_time()
+            error: ConnectError | None = None
+            try:
+                changed = await self.refresh()
+            except Exception as failure:  # noqa: BLE001 - the tools listed before stay; the next change retries
+                logger.warning("MCP server %r: the changed tool list could not be read: %s", self._name, failure)
+                error = failure if isinstance(failure, ConnectError) else ConnectError(_describe(failure))
+                changed = False
+            if self._on_tools_changed is not None and (changed or error is not None):
+                await self._on_tools_changed(self, error)
+            await anyio.sleep(max(0.0, started + self._relist_interval - anyio.current_time()))
 
     async def _listen_for_tool_changes(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """On a 2026-07-28 connection, re-list on each ``subscriptions/listen`` event that the tools changed.
+        """On a 2026-07-28 connection, note each ``subscriptions/listen`` event that the tools changed.
 
         Started once the server acknowledged the stream (within the list timeout), so no change made after
         `connect` returns is missed; without a stream the tools stay as listed.
@@ -729,7 +776,7 @@ class MCPClient:
                     started = True
                     task_status.started()
                     async for _ in events:
-                        await self._refresh_quietly()
+                        self._tools_changed()
         except Exception as error:  # noqa: BLE001 - the stream is an extra: without it the tools stay as listed
             logger.info("MCP server %r: not following tool list changes: %s", self._name, error)
         finally:
@@ -1143,6 +1190,8 @@ async def connect(
     call_timeout: float = CALL_TIMEOUT,
     max_message_bytes: int = MAX_MESSAGE_BYTES,
     max_description_bytes: int = MAX_DESCRIPTION_BYTES,
+    relist_interval: float = RELIST_INTERVAL,
+    on_tools_changed: ToolsChanged | None = None,
 ) -> AsyncGenerator[MCPClient]:
     """Connect to one MCP server, list its tools, check them against `pins`; close it on exit.
 
@@ -1166,6 +1215,9 @@ async def connect(
             meets it fails with `TOO_LARGE`.
         max_description_bytes: The cap on each text of a tool's definition (default 16 KiB): a tool
             with a longer description, title or schema description is refused (`MCPClient.refused`).
+        relist_interval: The least seconds between two re-lists the server's announced tool changes
+            prompt (`RELIST_INTERVAL`); the changes announced meanwhile are one re-list.
+        on_tools_changed: Awaited after each such re-list that changed the tools, or failed (`ToolsChanged`).
 
     Raises:
         ConnectError: the server could not be started, initialized or listed, or not within its timeout
@@ -1177,6 +1229,7 @@ async def connect(
     if not isinstance(name, str) or not name:
         raise ValueError("name must be a non-empty string")
     timeouts = {"start_timeout": start_timeout, "list_timeout": list_timeout, "call_timeout": call_timeout}
+    timeouts["relist_interval"] = relist_interval
     for argument, seconds in timeouts.items():
         if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 < seconds < math.inf:
             raise ValueError(f"{argument} must be a positive finite number of seconds, not {seconds!r}")
@@ -1189,6 +1242,10 @@ async def connect(
         context: ClientRequestContext, params: types.ElicitRequestParams
     ) -> types.ElicitResult | types.ErrorData:
         return await holder[0]._elicit(context, params)  # pyright: ignore[reportPrivateUsage]
+
+    async def on_message(message: object) -> None:
+        if isinstance(message, types.ToolListChangedNotification) and holder:  # a 2025 session's announcement
+            holder[0]._tools_changed()  # pyright: ignore[reportPrivateUsage]
 
     cut, listing = Cut(), ToolListing(lambda: sdk.session.protocol_version)
     if isinstance(spec, StdioServer):
@@ -1213,6 +1270,7 @@ async def connect(
     sdk = Client(
         watched(transport, listing),
         elicitation_callback=elicit,
+        message_handler=on_message,
         read_timeout_seconds=float(call_timeout),
         cache=None,
         extensions=[TasksClientExtension()],  # an upstream's long call may come back as a task: followed
@@ -1241,6 +1299,8 @@ async def connect(
                 listing=listing,
                 max_description_bytes=max_description_bytes,
                 lane=lane,
+                relist_interval=float(relist_interval),
+                on_tools_changed=on_tools_changed,
             )
             holder.append(client)
             stack.callback(client._close)  # pyright: ignore[reportPrivateUsage]
@@ -1251,6 +1311,7 @@ async def connect(
             except Exception as error:
                 raise ConnectError(f"cannot list the tools of MCP server {name!r}: {_describe(error, cut)}") from error
             client._adopt(listed, pins, trusted)  # pyright: ignore[reportPrivateUsage]
+            tasks.start_soon(client._follow_tool_changes)  # pyright: ignore[reportPrivateUsage]
             offered = sdk.server_capabilities.tools
             if offered is not None and offered.list_changed and sdk.protocol_version in MODERN_PROTOCOL_VERSIONS:
                 await tasks.start(client._listen_for_tool_changes)  # pyright: ignore[reportPrivateUsage]

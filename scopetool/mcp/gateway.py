@@ -19,8 +19,8 @@ the reference is ``docs/mcp-gateway.md``). What the gateway promises:
 * Names: a tool keeps its server's name unless another server has the same one, or the name holds
   ``__``; then it is served as ``PREFIX__NAME`` (the prefix is the server's name, or its ``prefix``).
   A served name belongs to one server whatever its tools are called, see `served_names`.
-* Poisoning: every upstream definition is screened when the gateway starts
-  (`scopetool.mcp.screening`); invisible characters are taken out of what is served and every
+* Poisoning: every upstream definition is screened when the gateway starts, and when its server's list
+  changes (`scopetool.mcp.screening`); invisible characters are taken out of what is served and every
   finding is said on standard error and in the audit log (``"poisoning": "flag"``), or a tool with
   any finding is refused (``"refuse"``).
 * Pins: with a lock file, a tool whose definition changed since it was pinned is refused (said on
@@ -42,6 +42,11 @@ the reference is ``docs/mcp-gateway.md``). What the gateway promises:
   guarded, limited and audited under its served name with its caller; a tool denied, refused or not the
   caller's is a name not defined in the snippet. The code call itself is audited as tool ``run_code``
   of server ``scopetool``.
+* List changes: a server that says its tools changed is listed again (within its ``listTimeout``, a burst
+  of announcements once, at most once per ``relistInterval``; a failed listing keeps the last good list);
+  the served set is built again as at start (screening, pins, guards, names, search, limits, tasks),
+  swapped into the running servers at once (`Gateway.updates`), said on standard error and in the audit
+  log, and the gateway's clients are told (``notifications/tools/list_changed``, ``subscriptions/listen``).
 * Time: each server's start, tools listing and every call are bounded (``startTimeout``,
   ``listTimeout``, ``callTimeout``, for all servers and per server); a call whose server does not
   answer in time is an error result naming the tool as served.
@@ -82,7 +87,7 @@ from .._output import Output, Result, TextBlock
 from .._principal import Principal, current_principal
 from .._registry import Registry
 from .._target import TargetError, load_object, load_registry
-from ..providers._common import ToolCall, UnknownToolError
+from ..providers._common import ProviderError, ToolCall, UnknownToolError
 from ._code_mode import CODE_TOOL
 from ._gateway_config import (
     LOCAL,
@@ -100,12 +105,14 @@ from ._gateway_config import (
 from ._gateway_tasks import GatewayTasks, TaskSettingError, task_options
 from ._lean_server import serve_stdio as serve_lean_stdio
 from ._tool_search import CALL_TOOL, SEARCH_TOOLS
+from ._tool_updates import ToolUpdates
 from .client import (
     ConnectError,
     MCPClient,
+    ToolsChanged,
     connect,
 )
-from .limits import Limit, Limiter, LimitError
+from .limits import Limit, Limiter, LimitError, Limits
 from .pins import PinError, PinFile
 from .screening import Finding, remove_invisible, screen_definition
 from .server import ServerOptions, ToolSearch, serve_http
@@ -353,6 +360,7 @@ class Gateway:
 
     __slots__ = (
         "_code_mode",
+        "_gone",
         "_hidden",
         "_refusals",
         "_served",
@@ -361,6 +369,7 @@ class Gateway:
         "registry",
         "skipped",
         "tool_search",
+        "updates",
     )
 
     def __init__(
@@ -383,10 +392,20 @@ class Gateway:
         """The server's ``tool_search`` (`open_gateway` sets the config's, with only the always-shown names served)."""
         self.limiter: Limiter | None = None
         """What counts each call against the config's limits (`open_gateway` sets it), or None for no limit."""
+        self.updates = ToolUpdates()
+        """Where each change of the served set is published (`open_gateway` follows the servers' list changes):
+        serve the registry with ``updates=`` (`scopetool.mcp.server.create_server`) to follow them."""
         self._served = dict(served)
         self._hidden = dict(hidden)
         self._refusals = refusals
         self._code_mode = code_mode
+        self._gone: dict[str, _Served] = {}  # served before the last change: for the audit of calls still running
+
+    def adopt(self, new: Gateway, tool_search: ToolSearch | bool) -> None:
+        """Serve what `new` (a served set built since) serves, from now on (`open_gateway` does, on a list change)."""
+        self._gone = {name: served for name, served in self._served.items() if name not in new._served}
+        self.registry, self.skipped, self.tool_search = new.registry, new.skipped, tool_search
+        self._served, self._hidden = new._served, new._hidden
 
     def origin(self, name: str) -> tuple[str, str] | None:
         """The server and the server's own tool name behind served name `name`, or None."""
@@ -417,6 +436,8 @@ class Gateway:
         served = self._served.get(call.name)
         if served is None and call.name == CODE_TOOL and self._code_mode:  # the code call: the gateway's own tool
             served = _Served(LOCAL, CODE_TOOL)
+        if served is None and not isinstance(outcome, UnknownToolError):  # a call that began before the change
+            served = self._gone.get(call.name)
         if served is None:
             hidden = self._hidden.get(call.name)
             server, tool = (None, None) if hidden is None else (hidden[0].server, hidden[0].tool)
@@ -457,10 +478,12 @@ class _Connection:
     (and the time to stop a server that did not make it).
     """
 
-    __slots__ = ("client", "error", "ready", "section", "stop")
+    __slots__ = ("client", "error", "on_change", "ready", "section", "stop")
 
     def __init__(self, section: Section) -> None:
         self.section = section
+        self.on_change: ToolsChanged | None = None
+        """Told each re-list the server's tool list changes prompted (set once the gateway is built)."""
         self.client: MCPClient | None = None
         self.error: str | None = None
         self.ready = anyio.Event()
@@ -481,6 +504,8 @@ class _Connection:
                 call_timeout=section.call_timeout or config.call_timeout,
                 max_message_bytes=config.max_message_bytes,
                 max_description_bytes=config.max_description_bytes,
+                relist_interval=section.relist_interval or config.relist_interval,
+                on_tools_changed=self._changed,
             ) as client:
                 self.client = client
                 self.ready.set()
@@ -489,6 +514,12 @@ class _Connection:
             self.error = _one_line(error)
         finally:
             self.ready.set()
+
+    async def _changed(self, client: MCPClient, error: ConnectError | None) -> None:
+        # Set, with no await between, once the gateway is built from every client's tools as they are then: a
+        # change read before that is in what it is built from.
+        if self.on_change is not None:  # pragma: no branch - a change read while other servers still start
+            await self.on_change(client, error)
 
 
 @contextlib.asynccontextmanager
@@ -500,6 +531,9 @@ async def open_gateway(config: GatewayConfig, *, errlog: TextIO | None = None) -
     or by screening); each tool whose name cannot be served. A server that does not start within its
     ``startTimeout``, or list its tools within its ``listTimeout``, is given up. On exit every server
     is closed.
+
+    While it runs, a server that says its tools changed is listed again (`Gateway.updates`; see
+    ``docs/mcp-gateway.md``): what changed is said on `errlog` and in the audit log.
 
     Raises:
         ConfigError: a local target or a policy cannot be loaded.
@@ -522,66 +556,28 @@ async def open_gateway(config: GatewayConfig, *, errlog: TextIO | None = None) -
                 group.start_soon(connection.run, config, pins, children)
             for connection in connections:
                 await connection.ready.wait()
-            tools: list[tuple[Section, Tool | Binding]] = []
-            refused: list[tuple[Section, str, str]] = []
-            flagged: list[tuple[Section, str, tuple[Finding, ...], bool]] = []  # and whether it is refused
-            listed: dict[str, int | str] = {}  # the tools each server listed, or why it is not served
-            for section in config.sections:
-                if section.spec is None:
-                    tools.extend((section, binding) for binding in local)
-                    listed[section.name] = len(local)
-                    continue
-                connection = next(c for c in connections if c.section is section)
-                client = connection.client
-                if client is None:
-                    listed[section.name] = connection.error or "it did not start"
-                    continue
-                refused.extend((section, tool, why) for tool, why in client.refused.items())
-                refusing = (section.poisoning or config.poisoning) == "refuse"
-                for remote in client.tools:
-                    own, findings = remote.definition().name, screen_definition(remote.listed)
-                    if findings:
-                        flagged.append((section, own, findings, refusing))
-                    if findings and refusing:
-                        refused.append((section, own, _poisoned(section, own)))
-                    elif any(finding.kind == "invisible" for finding in findings):
-                        tools.append((section, bind(_Forwarded(bind(remote), own, without_invisible=True))))
-                    else:
-                        tools.append((section, remote))
-                listed[section.name] = len(client.tools) + len(client.refused)
-            gateway = _assemble(config, tools, refused, policies)
+            built = _Build(config, connections, local, policies)
+            gateway = built.gateway
             served = Counter(server for server, _ in gateway.origins())
-            for server, count in listed.items():
+            for server, count in built.listed.items():
                 if isinstance(count, str):
                     _say(out, f"{server}: not served: {count}")
                     audit.write("server", server=server, error=count)
                 else:
                     _say(out, f"{server}: {_tools(count)} listed, {served[server]} served")
                     audit.write("server", server=server, listed=count, served=served[server])
-            for section, tool, findings, refusing in flagged:
-                _say(out, f'flagged: tool "{tool}" of MCP server "{section.name}": {"; ".join(map(str, findings))}')
-                audit.write(
-                    "flagged",
-                    server=section.name,
-                    tool=tool,
-                    poisoning="refuse" if refusing else "flag",
-                    findings=[finding.to_dict() for finding in findings],
-                )
-            for section, tool, why in refused:
-                _say(out, f"refused: {why}")
-                audit.write("refused", server=section.name, tool=tool, why=why)
-            for server, tool in gateway.skipped:
-                _say(out, f"skipped: tool {tool!r} of {server!r}: its served name is taken or invalid (set a prefix)")
-                audit.write("skipped", server=server, tool=tool)
+            built.report(out, audit, set())
             gateway.audit = audit
             if config.tool_search is not None:
-                shown = [name for name in config.tool_search.always_show if name in gateway.registry.names()]
-                for name in sorted(set(config.tool_search.always_show).difference(shown)):
+                for name in sorted(set(config.tool_search.always_show).difference(gateway.registry.names())):
                     _say(out, f"gateway.toolSearch.alwaysShow: no tool {name!r} is served")
-                gateway.tool_search = replace(config.tool_search, always_show=shown)
+            gateway.tool_search = _tool_search(config, gateway)
             gateway.limiter = _limiter(config, _served_limits(config, gateway), gateway.registry.names())
             for name in config.limits.tools.keys() - set(gateway.registry.names()):
                 _say(out, f"gateway.limits.tools: no tool is served as {name!r}; its limit applies to nothing")
+            follower = _Follower(config, connections, local, policies, gateway, out, built)
+            for connection in connections:
+                connection.on_change = follower.changed
             try:
                 yield gateway
             finally:
@@ -590,14 +586,166 @@ async def open_gateway(config: GatewayConfig, *, errlog: TextIO | None = None) -
                     connection.stop.set()
 
 
+@final
+class _Build:
+    """The served set of the servers' tools as they are now: screened, pinned, guarded and named (`_assemble`)."""
+
+    __slots__ = ("flagged", "gateway", "listed", "refusals", "refused", "reported")
+
+    def __init__(
+        self,
+        config: GatewayConfig,
+        connections: Sequence[_Connection],
+        local: Sequence[Binding],
+        policies: Mapping[str | None, Authorizer],
+        refusals: weakref.WeakSet[BaseException] | None = None,
+    ) -> None:
+        tools: list[tuple[Section, Tool | Binding]] = []
+        self.refused: list[tuple[Section, str, str]] = []
+        self.flagged: list[tuple[Section, str, tuple[Finding, ...], bool]] = []  # and whether it is refused
+        self.listed: dict[str, int | str] = {}  # the tools each server listed, or why it is not served
+        for section in config.sections:
+            if section.spec is None:
+                tools.extend((section, binding) for binding in local)
+                self.listed[section.name] = len(local)
+                continue
+            connection = next(c for c in connections if c.section is section)
+            client = connection.client
+            if client is None:
+                self.listed[section.name] = connection.error or "it did not start"
+                continue
+            self.refused.extend((section, tool, why) for tool, why in client.refused.items())
+            refusing = (section.poisoning or config.poisoning) == "refuse"
+            for remote in client.tools:
+                own, findings = remote.definition().name, screen_definition(remote.listed)
+                if findings:
+                    self.flagged.append((section, own, findings, refusing))
+                if findings and refusing:
+                    self.refused.append((section, own, _poisoned(section, own)))
+                elif any(finding.kind == "invisible" for finding in findings):
+                    tools.append((section, bind(_Forwarded(bind(remote), own, without_invisible=True))))
+                else:
+                    tools.append((section, remote))
+            self.listed[section.name] = len(client.tools) + len(client.refused)
+        self.refusals: weakref.WeakSet[BaseException] = weakref.WeakSet() if refusals is None else refusals
+        """Where the policies note their refusals (for the audit): one set for every build of a gateway."""
+        self.gateway = _assemble(config, tools, self.refused, policies, self.refusals)
+        self.reported: set[tuple[str, str, str]] = set()
+        """What `report` said (and says again only once it changed): ``(event, server, line)``."""
+
+    def report(self, out: TextIO, audit: AuditLog, said: set[tuple[str, str, str]]) -> None:
+        """Say each finding, refusal and skipped name on `out` and in `audit`, but those in `said` already."""
+        lines: list[tuple[str, str, str, str, dict[str, Any]]] = []  # event, server, tool, line, audit fields
+        for section, tool, findings, refusing in self.flagged:
+            text = f'flagged: tool "{tool}" of MCP server "{section.name}": {"; ".join(map(str, findings))}'
+            fields = {
+                "poisoning": "refuse" if refusing else "flag",
+                "findings": [finding.to_dict() for finding in findings],
+            }
+            lines.append(("flagged", section.name, tool, text, fields))
+        for section, tool, why in self.refused:
+            lines.append(("refused", section.name, tool, f"refused: {why}", {"why": why}))
+        for server, tool in self.gateway.skipped:
+            text = f"skipped: tool {tool!r} of {server!r}: its served name is taken or invalid (set a prefix)"
+            lines.append(("skipped", server, tool, text, {}))
+        for event, server, tool, text, fields in lines:
+            self.reported.add((event, server, text))
+            if (event, server, text) not in said:
+                _say(out, text)
+                audit.write(event, server=server, tool=tool, **fields)
+
+
+@final
+class _Follower:
+    """Follows the servers' tool list changes: re-assembles the served set, swaps it in, says what changed.
+
+    Each server's client re-lists it (bounded by its ``listTimeout``, at most once per ``relistInterval``,
+    a burst of announcements once); `changed` then builds the whole served set again as at start, and
+    publishes it to the running servers (`Gateway.updates`) when what is served changed.
+    """
+
+    __slots__ = ("_config", "_connections", "_gateway", "_local", "_out", "_policies", "_refusals", "_reported")
+
+    def __init__(  # noqa: PLR0917 - one call site, in open_gateway
+        self,
+        config: GatewayConfig,
+        connections: Sequence[_Connection],
+        local: Sequence[Binding],
+        policies: Mapping[str | None, Authorizer],
+        gateway: Gateway,
+        out: TextIO,
+        started: _Build,
+    ) -> None:
+        self._config = config
+        self._connections = connections
+        self._local = local
+        self._policies = policies
+        self._gateway = gateway
+        self._out = out
+        self._reported = started.reported
+        self._refusals = started.refusals
+
+    async def changed(self, client: MCPClient, error: ConnectError | None) -> None:
+        """One server's tools were listed again (or could not be): serve what is there now, and say so."""
+        gateway, out, audit = self._gateway, self._out, self._gateway.audit
+        if error is not None:
+            _say(out, f"{client.name}: its changed tool list could not be read; still serving the last: {error}")
+            audit.write("relisted", server=client.name, error=str(error))
+            return
+        built = _Build(self._config, self._connections, self._local, self._policies, self._refusals)
+        before, after = _served_definitions(gateway), _served_definitions(built.gateway)
+        added = sorted(after.keys() - before.keys())
+        removed = sorted(before.keys() - after.keys())
+        changed = sorted(name for name in after.keys() & before.keys() if after[name] != before[name])
+        listed = built.listed.get(client.name)
+        _say(out, f"{client.name}: its tools changed: {_tools(listed if isinstance(listed, int) else 0)} listed")
+        audit.write("relisted", server=client.name, listed=listed, added=added, removed=removed, changed=changed)
+        built.report(out, audit, self._reported)
+        self._reported = built.reported
+        if not (added or removed or changed):
+            return
+        for what, names in (("added", added), ("removed", removed), ("changed", changed)):
+            if names:
+                _say(out, f"served tools {what}: {', '.join(names)}")
+        new = built.gateway
+        tool_search = _tool_search(self._config, new)
+        limits = _served_limits(self._config, new)
+
+        def swap() -> None:  # at the moment every server swaps its tools: no call sees one without the other
+            gateway.adopt(new, tool_search)
+            if gateway.limiter is not None:
+                gateway.limiter.adopt(_limits(self._config, limits), tools=new.registry.names())
+
+        try:
+            await gateway.updates.publish(new.registry, tool_search, commit=swap)
+        except ProviderError as failure:  # pragma: no cover - served names are MCP names; a guard, not a path
+            _say(out, f"the changed tools cannot be served ({failure}); still serving the last")
+
+
+def _served_definitions(gateway: Gateway) -> dict[str, dict[str, Any]]:
+    """Each served name's definition as it is listed, and its origin: what a list change compares."""
+    return {
+        binding.name: {**binding.definition().to_dict(), "origin": gateway.origin(binding.name)}
+        for binding in gateway.registry
+    }
+
+
+def _tool_search(config: GatewayConfig, gateway: Gateway) -> ToolSearch | bool:
+    """The server's ``tool_search``: the config's, showing always only the names that are served."""
+    if config.tool_search is None:
+        return False
+    names = set(gateway.registry.names())
+    return replace(config.tool_search, always_show=[name for name in config.tool_search.always_show if name in names])
+
+
 def _assemble(
     config: GatewayConfig,
     tools: Sequence[tuple[Section, Tool | Binding]],
     refused: Sequence[tuple[Section, str, str]],
     policies: Mapping[str | None, Authorizer],
+    refusals: weakref.WeakSet[BaseException],
 ) -> Gateway:
-    """The registry of the tools that pass the guards, under their served names."""
-    refusals: weakref.WeakSet[BaseException] = weakref.WeakSet()
+    """The registry of the tools that pass the guards, under their served names (policy refusals in `refusals`)."""
     hidden: dict[str, tuple[_Served, str]] = {}
     passing: list[tuple[Section, Tool | Binding, str]] = []
     for section, tool in tools:
@@ -647,13 +795,18 @@ def _limiter(config: GatewayConfig, per_tool: Mapping[str, Limit], served: Seque
     `open_gateway` calls it once before any server starts (with each section's limit under its name: a
     store the limits cannot reach is said before anything runs), then with the tools served.
     """
-    limits = dataclasses.replace(config.limits, tools={**per_tool, **config.limits.tools})
-    if not limits.limited:
-        return None
+    limits = _limits(config, per_tool)
+    if not limits.limited and not any(section.limits is not None for section in config.sections):
+        return None  # nothing is limited, nor can be when the tools served change
     try:
         return Limiter(limits, tools=served)
     except ValueError as error:
         raise ConfigError(f"{config.source}: gateway.limits: {error}") from None
+
+
+def _limits(config: GatewayConfig, per_tool: Mapping[str, Limit]) -> Limits:
+    """The config's limits with `per_tool` (each served tool's server's ``limits``, by served name) under them."""
+    return dataclasses.replace(config.limits, tools={**per_tool, **config.limits.tools})
 
 
 def _served_limits(config: GatewayConfig, gateway: Gateway) -> dict[str, Limit]:
@@ -776,6 +929,7 @@ async def serve_gateway(
             "limiter": gateway.limiter,
             "tasks": tasks,
             "code_mode": config.code_mode or False,
+            "updates": gateway.updates,
         }
         if http is None:  # pragma: no cover - run in a subprocess by the tests (this process's stdio)
             _say(out, f"{served} over stdio")

@@ -217,9 +217,30 @@ class Limiter:
         self._nested_caller = Limit(rate=limits.caller.rate)  # a nested call's caller limit: its rate alone
         self._tools = None if tools is None else frozenset(tools)
         self._held: Counter[tuple[str, str]] = Counter()
+        self._items: dict[str, RateLimitItem] = {}
+        self._rates: MovingWindowRateLimiter | None = None
+        self._add_rates(limits)
+
+    def adopt(self, limits: Limits, *, tools: Collection[str] | None = None) -> None:
+        """Count against `limits` and per tool `tools` from now on, keeping every count and held slot so far.
+
+        What the MCP gateway does when the tools it serves change: a tool served anew gets its limit, a
+        name counted before keeps its window and its calls in flight. `limits` keeps the caller limits
+        and the store of the limits it replaces.
+
+        Raises:
+            ValueError: as the constructor.
+        """
+        self._add_rates(limits)
+        self._limits = limits
+        self._tools = None if tools is None else frozenset(tools)
+
+    def _add_rates(self, limits: Limits) -> None:
         rates = [limits.caller.rate, limits.tool.rate, *(limit.rate for limit in limits.tools.values())]
-        self._items = {rate: _rate_item(rate) for rate in rates if rate is not None}
-        self._rates: MovingWindowRateLimiter | None = None if not self._items else _moving_window(limits.redis)
+        items = {rate: _rate_item(rate) for rate in rates if rate is not None and rate not in self._items}
+        if items and self._rates is None:
+            self._rates = _moving_window(limits.redis)
+        self._items.update(items)
 
     async def enter(self, tool: str, *, nested: bool = False) -> Admitted | LimitError:
         """Admit one call of `tool` by the current caller, or say which limit refuses it (nothing is held then).

@@ -35,6 +35,10 @@ What a client sees:
   unwrapped and its inner call admitted by the inner tool's own contract and run as a direct call
   would be (guards, approvals, progress, the observer, tracing and the result cap are the inner
   tool's). An inner name the catalog lacks is an ``isError`` result suggesting the nearest name.
+* Updates (``updates=`` a `ToolUpdates`, what the MCP gateway serves with): each registry published there
+  is served from then on, swapped in at once (a call already running ends on the tool it began with), and
+  the clients are told: the server declares ``tools.listChanged``, sends ``notifications/tools/list_changed``
+  on each 2025 connection that has a stream for it, and serves 2026-07-28's ``subscriptions/listen``.
 * End of stdin: every request already read is still answered before `serve_stdio` returns, within
   `SHUTDOWN_GRACE` seconds for calls still running.
 * Over HTTP, what a client can hold is bounded (`HttpSettings`: sessions, their idle time, the time
@@ -46,9 +50,9 @@ What a client sees:
 
 This module names the public entry points; each concern has a private module beside it:
 ``_tool_handlers`` (`create_server`, ``tools/list`` and ``tools/call``), ``_stdio_server``,
-``_http_server`` (with `HttpSettings`' bounds), ``_strict_messages`` (the I-JSON screening both
-transports share), ``_elicitation`` (`requested_schema`) and ``_tool_search`` (`ToolSearch`: ``search_tools``
-and ``call_tool``, which the gateway serves too).
+``_http_server`` (with `HttpSettings`' bounds), ``_tool_updates`` (`ToolUpdates`), ``_strict_messages``
+(the I-JSON screening both transports share), ``_elicitation`` (`requested_schema`) and ``_tool_search``
+(`ToolSearch`: ``search_tools`` and ``call_tool``, which the gateway serves too).
 
 Example:
     ```python
@@ -86,6 +90,7 @@ try:  # each part imports the SDK; named after it, whichever of its modules (or 
     from ._tool_handlers import MAX_INPUT_ROUNDS as MAX_INPUT_ROUNDS  # noqa: PLC0414 - public, outside __all__
     from ._tool_handlers import CallObserver, ServerOptions, create_server
     from ._tool_search import ToolSearch
+    from ._tool_updates import ToolUpdates
 except ImportError as _missing:
     raise ImportError(
         "scopetool.mcp.server needs the MCP Python SDK (mcp 2.3 or newer): pip install 'scopetool[mcp]'", name="mcp"
@@ -99,6 +104,7 @@ __all__ = [
     "HttpSettings",
     "ServerOptions",
     "ToolSearch",
+    "ToolUpdates",
     "create_server",
     "http_app",
     "is_loopback",

@@ -298,6 +298,7 @@ class TaskService:
         "_options",
         "_registry",
         "_running",
+        "_served",
     )
 
     def __init__(
@@ -309,6 +310,7 @@ class TaskService:
         max_rounds: int,
     ) -> None:
         self._registry = registry
+        self._served = registry
         self._max_rounds = max_rounds
         self._export = export
         self._options = options
@@ -323,12 +325,22 @@ class TaskService:
         server.add_request_handler("tasks/update", _UpdateParams, self.update)
         server.add_request_handler("tasks/cancel", _TaskParams, self.cancel)
 
+    def adopt(self, registry: Registry) -> None:
+        """The server serves `registry` now: only its tools the Driver knows, unchanged, may still become tasks.
+
+        The Driver (and its backend) run the registry the service was made with: a tool served since, or
+        changed since, is answered inline; the tasks already made run on as they were.
+        """
+        self._served = registry
+
     def eligible(self, ctx: _Context, name: str) -> bool:
         """Whether this call may become a task: a declaring client, a tool that may be run again safely."""
         if not _declared(ctx):
             return False
-        binding = self._registry.resolve(name)
-        effect = None if binding is None else binding.definition().effect
+        binding, known = self._served.resolve(name), self._registry.resolve(name)
+        if binding is None or known is None or (binding is not known and binding.definition() != known.definition()):
+            return False
+        effect = binding.definition().effect
         return effect is not None and effect.replayable
 
     async def call(self, call: ToolCall) -> dict[str, Any]:

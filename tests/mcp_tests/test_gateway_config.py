@@ -40,12 +40,14 @@ LOCAL = {"scopetool": {"tools": [f"{FIXTURE}:registry"]}}
         (
             {"mcpServers": {"git": {"command": "uvx", "alow": []}}},
             "config: mcpServers.git: unknown key 'alow' (expected allow, args, callTimeout, command, cwd, deny, env, "
-            "limits, listTimeout, poisoning, policy, prefix, scopes, startTimeout, toolScopes, trusted, type)",
+            "limits, listTimeout, poisoning, policy, prefix, relistInterval, scopes, startTimeout, toolScopes, "
+            "trusted, type)",
         ),
         (
             {"mcpServers": {"web": {"url": "http://127.0.0.1:1/mcp", "command2": 1}}},
             "config: mcpServers.web: unknown key 'command2' (expected allow, callTimeout, deny, headers, limits, "
-            "listTimeout, poisoning, policy, prefix, scopes, startTimeout, toolScopes, trusted, type, url)",
+            "listTimeout, poisoning, policy, prefix, relistInterval, scopes, startTimeout, toolScopes, trusted, type, "
+            "url)",
         ),
         ({"mcpServers": {"git": {}}}, 'config: mcpServers.git: an MCP server entry needs "command"'),
         (

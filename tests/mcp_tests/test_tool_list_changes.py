@@ -66,14 +66,27 @@ async def test_a_new_tool_waits_for_its_pin(tmp_path: Path) -> None:
 
 
 async def test_a_closed_client_neither_listens_nor_re_lists(caplog: pytest.LogCaptureFixture) -> None:
-    """No stream to open, no list to read: each is one log line, the tools stay as they were, nothing raises."""
-    client = MCPClient("gone", cast("Any", None), cast("Any", None), list_timeout=1.0, call_timeout=1.0)
+    """No stream to open, no list to read: each is one log line (and one hook call), the tools stay, nothing raises."""
+    told: list[str] = []
+
+    async def hook(client: MCPClient, error: Exception | None) -> None:
+        told.append(str(error))
+
+    client = MCPClient(
+        "gone", cast("Any", None), cast("Any", None), list_timeout=1.0, call_timeout=1.0, on_tools_changed=hook
+    )
     with caplog.at_level(logging.INFO, logger="scopetool.mcp.client"):
         async with anyio.create_task_group() as group:
             await group.start(client._listen_for_tool_changes)  # pyright: ignore[reportPrivateUsage]
-        await client._refresh_quietly()  # pyright: ignore[reportPrivateUsage]
+            group.start_soon(client._follow_tool_changes)  # pyright: ignore[reportPrivateUsage]
+            client._tools_changed()  # pyright: ignore[reportPrivateUsage]
+            with anyio.fail_after(5):
+                while not told:
+                    await anyio.sleep(0.01)
+            group.cancel_scope.cancel()
     assert [record.getMessage() for record in caplog.records] == [
         "MCP server 'gone': not following tool list changes: the MCP client of server 'gone' is closed",
         "MCP server 'gone': the changed tool list could not be read: the MCP client of server 'gone' is closed",
     ]
+    assert told == ["RuntimeError: the MCP client of server 'gone' is closed"]
     assert client.tools == ()
