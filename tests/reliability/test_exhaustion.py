@@ -6,7 +6,6 @@ real figures, case by case, into docs/reliability-limits.md.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import sys
 import time
@@ -158,13 +157,14 @@ def test_huge_arguments_are_refused_at_once(kind: str) -> None:
     contract = SUBJECTS["raw-closed"]
     tracemalloc.start()
     started = time.perf_counter()
-    with contextlib.suppress(InvalidInvocationError):
+    with pytest.raises(InvalidInvocationError) as refused:
         contract.prepare(Request(name=contract.name, arguments=arguments))
     elapsed = time.perf_counter() - started
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    assert elapsed < 1.0
+    assert "the limit is 1048576 bytes" in message_of(refused.value)  # refused by its size, before any parse
     assert peak <= size + 2**20
+    assert elapsed < 10.0  # a bound on a hang, not a speed target
 
 
 def test_deep_nesting_is_refused_without_recursion_error_even_near_the_stack_limit() -> None:
