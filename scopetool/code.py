@@ -67,7 +67,7 @@ from ._registry import Registry
 from .driver._backend import Backend, Conflict, MemoryBackend, Waiting, new_admitted_call
 from .driver._identity import mint_key
 from .driver._records import INTERRUPTED
-from .providers._common import ToolCall, outcome_output
+from .providers._common import ToolCall, UnknownToolError, outcome_output
 
 __all__ = ["CodeLimits", "CodeTool", "NestedGate", "code_tool", "snippet_names"]
 
@@ -141,7 +141,11 @@ class NestedGate(Protocol):
         ...
 
     def observe(self, call: ToolCall, outcome: Result | BaseException) -> None:
-        """Told each nested call's outcome (its id is the nested call's idempotency key)."""
+        """Told each nested call's outcome (its id is the nested call's idempotency key).
+
+        A call of a name the snippet may not call is told too, as an unknown tool's call: its id None, its
+        outcome an `UnknownToolError`.
+        """
         ...
 
 
@@ -424,6 +428,7 @@ class _Run:
                     if snapshot.is_os_function:
                         snapshot = await snapshot.resume({"exc_type": "PermissionError", "message": NO_OS})
                     elif (binding := self._tool_named(snapshot.function_name)) is None:
+                        self._not_defined(snapshot.function_name)
                         message = f"name {snapshot.function_name[:80]!r} is not defined"
                         snapshot = await snapshot.resume({"exc_type": "NameError", "message": message})
                     else:
@@ -444,6 +449,12 @@ class _Run:
         if binding is None or isinstance(binding.tool, CodeTool):
             return None
         return binding if self._gate is None or self._gate.allows(binding.name) else None
+
+    def _not_defined(self, called: str) -> None:
+        """Tell the gate of a call to a name the snippet may not call, as the host is told of an unknown tool's call."""
+        if self._gate is not None:
+            name = self._names.get(called, called)
+            self._gate.observe(ToolCall(None, Request(name=name)), UnknownToolError(name))
 
     async def _call(
         self, call_id: int, called: str, binding: Binding, args: tuple[Any, ...], kwargs: dict[str, Any]

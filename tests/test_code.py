@@ -509,7 +509,7 @@ def test_a_gate_hides_tools_refuses_calls_and_is_told_each_outcome() -> None:
     assert report["result"][0] == "NameError: name 'lookup' is not defined"
     assert report["result"][1].startswith("ValueError: invalid arguments for tool 'add'")
     assert report["result"][2:] == [3, "RuntimeError: tool add is over its limit"]
-    assert gate.seen == [("add", "InvalidInvocationError"), ("add", "result")]
+    assert gate.seen == [("lookup", "UnknownToolError"), ("add", "InvalidInvocationError"), ("add", "result")]
     assert gate.open == 0
 
 

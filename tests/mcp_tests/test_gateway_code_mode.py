@@ -169,7 +169,7 @@ def test_a_limit_refuses_the_nested_call(seen: Seen) -> None:
 
 
 def test_the_audit_has_one_line_per_nested_call_with_its_caller(seen: Seen) -> None:
-    """Each nested call under its served name with the caller; each code call as scopetool's run_code."""
+    """Each nested call under its served name with its caller, a name it may not call too; each code call too."""
     calls = [
         (entry["server"], entry["name"], entry["subject"], entry["admitted"], entry["reason"], entry["outcome"])
         for entry in seen.audit
@@ -180,6 +180,8 @@ def test_the_audit_has_one_line_per_nested_call_with_its_caller(seen: Seen) -> N
         ("scopetool", "run_code", "ada", True, None, "result"),
         ("git", "git_log", "ada", False, "invalid", None),
         ("scopetool", "run_code", "ada", True, None, "failed"),
+        ("git", "git_commit", "ada", False, "denied", None),  # a name the snippet may not call: as a direct call
+        ("git", "git_branch", "ada", False, "scope", None),
         ("scopetool", "run_code", "ada", True, None, "result"),
         ("git", "git_show", "ada", True, None, "result"),
         ("git", "git_show", "ada", False, "limited", None),
