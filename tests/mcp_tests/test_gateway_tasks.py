@@ -7,7 +7,6 @@ principal set by the test's own ASGI layer, as an authenticating layer would).
 
 from __future__ import annotations
 
-import asyncio
 import io
 import json
 import sys
@@ -15,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_tasks import Stdio, conforms, http_client, post, text_of
+from test_tasks import Stdio, conforms, http_client, poll_http, post, refused_to, text_of
 from third_party import everything_server
 
 from scopetool.cli._common import UsageError
@@ -79,20 +78,8 @@ async def test_a_gateway_task_read_by_another_principal_is_refused(tmp_path: Pat
         arguments = {"duration": 1, "steps": 2}
         created = await post(client, "alice", "tools/call", {"name": f"trusted__{LONG}", "arguments": arguments})
         task_id = conforms("CreateTaskResult", created["result"])["taskId"]
-        attempts: list[tuple[str, dict[str, Any]]] = [
-            ("tasks/get", {"taskId": task_id}),
-            ("tasks/update", {"taskId": task_id, "inputResponses": {}}),
-            ("tasks/cancel", {"taskId": task_id}),
-        ]
-        for method, params in attempts:
-            refused = await post(client, "bob", method, params)
-            assert refused["error"] == {"code": -32602, "message": "Failed to retrieve task: Task not found"}
-        got: dict[str, Any] = {}
-        for _ in range(100):
-            got = conforms("GetTaskResult", (await post(client, "alice", "tasks/get", {"taskId": task_id}))["result"])
-            if got["status"] != "working":
-                break
-            await asyncio.sleep(0.1)
+        await refused_to(client, "bob", task_id)
+        got = await poll_http(client, task_id, "working", polls=200)
         assert got["status"] == "completed" and text_of(got["result"]) == DONE.format(seconds=1)
 
 

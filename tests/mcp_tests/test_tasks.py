@@ -346,26 +346,26 @@ async def post(
     return dict(answer.json())
 
 
+async def refused_to(client: httpx.AsyncClient, subject: str, task_id: str) -> None:
+    """Assert that `subject` can neither get, update nor cancel the task: to it, it does not exist (-32602)."""
+    attempts: list[tuple[str, dict[str, Any]]] = [
+        ("tasks/get", {"taskId": task_id}),
+        ("tasks/update", {"taskId": task_id, "inputResponses": {}}),
+        ("tasks/cancel", {"taskId": task_id}),
+    ]
+    for method, params in attempts:
+        refused = await post(client, subject, method, params)
+        assert refused["error"] == {"code": -32602, "message": "Failed to retrieve task: Task not found"}
+
+
 async def test_over_http_a_task_is_only_its_creators() -> None:
     """Over HTTP: alice's task is completed for alice; for bob, get, update and cancel are -32602 (not found)."""
     told: list[str] = []
     async with http_client(TaskOptions(answer_within=0.1), told=told) as client:
         created = await post(client, "alice", "tools/call", {"name": "slow", "arguments": {"seconds": 0.5}})
         task_id = conforms("CreateTaskResult", created["result"])["taskId"]
-        attempts: list[tuple[str, dict[str, Any]]] = [
-            ("tasks/get", {"taskId": task_id}),
-            ("tasks/update", {"taskId": task_id, "inputResponses": {}}),
-            ("tasks/cancel", {"taskId": task_id}),
-        ]
-        for method, params in attempts:
-            refused = await post(client, "bob", method, params)
-            assert refused["error"] == {"code": -32602, "message": "Failed to retrieve task: Task not found"}
-        got: dict[str, Any] = {}
-        for _ in range(50):
-            got = conforms("GetTaskResult", (await post(client, "alice", "tasks/get", {"taskId": task_id}))["result"])
-            if got["status"] != "working":
-                break
-            await asyncio.sleep(0.1)
+        await refused_to(client, "bob", task_id)
+        got = await poll_http(client, task_id, "working")
         assert got["status"] == "completed" and text_of(got["result"]) == "slept 0.5s"
     assert told == ["slow"]  # the server's call observer (the gateway's audit) is told a task's outcome too
 
@@ -450,10 +450,10 @@ class Broken:
 EXTRA = Registry(survey, places)
 
 
-async def poll_http(client: httpx.AsyncClient, task_id: str, until: str) -> dict[str, Any]:
-    """``tasks/get`` as alice every 0.05 s (at most 100 times) while the task is working or `until`."""
+async def poll_http(client: httpx.AsyncClient, task_id: str, until: str, *, polls: int = 100) -> dict[str, Any]:
+    """``tasks/get`` as alice every 0.05 s (at most `polls` times) while the task is working or `until`."""
     got: dict[str, Any] = {}
-    for _ in range(100):
+    for _ in range(polls):
         got = conforms("GetTaskResult", (await post(client, "alice", "tasks/get", {"taskId": task_id}))["result"])
         if got["status"] not in ("working", until):
             break
