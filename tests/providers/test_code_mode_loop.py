@@ -4,33 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 import pytest
+from model_turns import PATHS
 
 from scopetool import Effect, Registry, tool
 from scopetool.code import code_tool
-from scopetool.providers import ToolCall, anthropic, gemini, openai_chat, openai_responses, run_call
+from scopetool.providers import ToolCall, run_call
 from scopetool.providers._common import outcome_output
-
-Payload = Callable[[str, str, dict[str, Any]], Any]
-
-PATHS: dict[str, tuple[ModuleType, Payload]] = {
-    "openai_chat": (
-        openai_chat,
-        lambda i, n, a: {
-            "tool_calls": [{"id": i, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}]
-        },
-    ),
-    "openai_responses": (
-        openai_responses,
-        lambda i, n, a: [{"type": "function_call", "call_id": i, "name": n, "arguments": json.dumps(a)}],
-    ),
-    "anthropic": (anthropic, lambda i, n, a: [{"type": "tool_use", "id": i, "name": n, "input": a}]),
-    "gemini": (gemini, lambda i, n, a: [{"functionCall": {"id": i, "name": n, "args": a}}]),
-}
 
 FIRST_TRY = """
 total = 0

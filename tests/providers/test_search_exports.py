@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 import pytest
+from model_turns import PATHS
 from sdk_types import check_typed_dict
 
 from scopetool import Catalog, DeferredToolError, Registry, Result, bind, tool
@@ -16,12 +15,6 @@ from scopetool.providers import (
     ProviderError,
     ToolCall,
     anthropic,
-    bedrock,
-    gemini,
-    mcp,
-    mistral,
-    ollama,
-    openai_chat,
     openai_responses,
     outcome_output,
     run_call,
@@ -245,39 +238,6 @@ def names_in(tools: Any, known: set[str]) -> list[str]:
         for item in items:
             found += names_in(item, known)
     return found
-
-
-Payload = Callable[[str, str, dict[str, Any]], Any]
-
-PATHS: dict[str, tuple[ModuleType, Payload]] = {
-    "openai_chat": (
-        openai_chat,
-        lambda i, n, a: {
-            "tool_calls": [{"id": i, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}]
-        },
-    ),
-    "openai_responses": (
-        openai_responses,
-        lambda i, n, a: [{"type": "function_call", "call_id": i, "name": n, "arguments": json.dumps(a)}],
-    ),
-    "anthropic": (anthropic, lambda i, n, a: [{"type": "tool_use", "id": i, "name": n, "input": a}]),
-    "bedrock": (
-        bedrock,
-        lambda i, n, a: {"role": "assistant", "content": [{"toolUse": {"toolUseId": i, "name": n, "input": a}}]},
-    ),
-    "gemini": (gemini, lambda i, n, a: [{"functionCall": {"id": i, "name": n, "args": a}}]),
-    "mistral": (
-        mistral,
-        lambda i, n, a: {
-            "tool_calls": [{"id": i, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}]
-        },
-    ),
-    "ollama": (ollama, lambda i, n, a: {"message": {"tool_calls": [{"function": {"name": n, "arguments": a}}]}}),
-    "mcp": (
-        mcp,
-        lambda i, n, a: {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": n, "arguments": a}},
-    ),
-}
 
 
 @pytest.mark.parametrize("path", sorted(PATHS))
