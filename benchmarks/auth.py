@@ -19,13 +19,9 @@ import argparse
 import asyncio
 import contextlib
 import json
-import select
 import statistics
-import subprocess
-import sys
 import threading
 import time
-from collections.abc import Generator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -44,8 +40,6 @@ AUDIENCE = "http://127.0.0.1/mcp"
 STATIC = "bench-token-0123456789abcdef"
 MODES = ("none", "static", "jwt")
 LABELS = {"none": "no authentication", "static": "a static token", "jwt": "a JWT (RS256)"}
-STARTUP = 120.0
-"""Seconds a server gets to print its URL."""
 
 
 class Issuer:
@@ -139,22 +133,6 @@ def serve(mode: str, issuer_url: str) -> None:
     )
 
 
-@contextlib.contextmanager
-def started(mode: str, issuer_url: str) -> Generator[str]:
-    """The server of `mode` in a subprocess, for the block: its URL."""
-    process = subprocess.Popen(
-        [sys.executable, __file__, "--serve", mode, issuer_url], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert process.stdout is not None
-        if not select.select([process.stdout], [], [], STARTUP)[0]:
-            raise SystemExit(f"the {mode} server did not start within {STARTUP:g} s")
-        yield process.stdout.readline().strip()
-    finally:
-        process.terminate()
-        process.wait()
-
-
 async def measure(url: str, token: str | None, calls: int) -> float:
     """The median latency in ms of `calls` sequential calls of a 2025 session sending `token`."""
     from mcp import Client
@@ -179,7 +157,7 @@ def over_http(issuer: Issuer, runner: asyncio.Runner, options: harness.Options) 
     """The rows of the tools/call table: each mode's server in turn, round by round."""
     tokens = {"none": None, "static": STATIC, "jwt": issuer.token()}
     with contextlib.ExitStack() as stack:
-        urls = {mode: stack.enter_context(started(mode, issuer.url)) for mode in MODES}
+        urls = {mode: stack.enter_context(harness.serving(__file__, "--serve", mode, issuer.url)) for mode in MODES}
         figures = harness.take_turns(
             {mode: (lambda mode=mode: runner.run(measure(urls[mode], tokens[mode], options.calls))) for mode in MODES},
             options.rounds,

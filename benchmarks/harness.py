@@ -38,17 +38,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import json
 import os
 import platform
+import select
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -393,3 +395,21 @@ def _total(dump: Path) -> int:
         if line.startswith("summary:"):
             return int(line.split()[1])
     raise SystemExit(f"{dump}: no summary line")
+
+
+@contextlib.contextmanager
+def serving(script: str, *arguments: str, startup: float = 120.0) -> Generator[str]:
+    """``python SCRIPT ARGUMENTS`` as a server process for the block: the first line it prints (its URL).
+
+    Raises:
+        SystemExit: the process printed nothing within `startup` seconds.
+    """
+    process = subprocess.Popen([sys.executable, script, *arguments], stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        if not select.select([process.stdout], [], [], startup)[0]:
+            raise SystemExit(f"{' '.join(arguments)}: the server did not start within {startup:g} s")
+        yield process.stdout.readline().strip()
+    finally:
+        process.terminate()
+        process.wait()

@@ -17,12 +17,8 @@ import argparse
 import asyncio
 import contextlib
 import logging
-import select
 import statistics
-import subprocess
-import sys
 import time
-from collections.abc import Generator
 
 import harness
 
@@ -34,8 +30,6 @@ PAGE = harness.Page(
 SERVERS = ("scopetool", "MCPServer")
 MODES = ("legacy", "2026-07-28")
 CONCURRENCY = 8
-STARTUP = 120.0
-"""Seconds a server gets to print its URL."""
 
 
 def add(a: int, b: int) -> int:
@@ -65,20 +59,6 @@ def serve(name: str) -> None:
         uvicorn.Server(config).run(sockets=[sock])
 
 
-@contextlib.contextmanager
-def started(name: str) -> Generator[str]:
-    """The server `name` in a subprocess, for the block: its URL."""
-    process = subprocess.Popen([sys.executable, __file__, "--serve", name], stdout=subprocess.PIPE, text=True)
-    try:
-        assert process.stdout is not None
-        if not select.select([process.stdout], [], [], STARTUP)[0]:
-            raise SystemExit(f"the {name} server did not start within {STARTUP:g} s")
-        yield process.stdout.readline().strip()
-    finally:
-        process.terminate()
-        process.wait()
-
-
 async def measure(url: str, mode: str, calls: int) -> tuple[float, float]:
     """(median latency in ms of `calls` sequential calls, calls per second with `CONCURRENCY` in flight)."""
     from mcp import Client
@@ -106,7 +86,11 @@ def report(options: harness.Options) -> str:
     """The markdown table of one run."""
     rounds, calls = options.rounds, options.calls
     rows: list[str] = []
-    with started("scopetool") as ours, started("MCPServer") as theirs, asyncio.Runner() as runner:
+    with (
+        harness.serving(__file__, "--serve", "scopetool") as ours,
+        harness.serving(__file__, "--serve", "MCPServer") as theirs,
+        asyncio.Runner() as runner,
+    ):
         urls = {"scopetool": ours, "MCPServer": theirs}
         for mode in MODES:
             figures = harness.take_turns(
