@@ -65,6 +65,7 @@ from ._outcome import Failure, FailureKind
 from ._output import Output, Result
 from ._registry import Registry
 from .driver._backend import Backend, Conflict, MemoryBackend, Waiting, new_admitted_call
+from .driver._driver import barrier_segments
 from .driver._identity import mint_key
 from .driver._records import INTERRUPTED
 from .providers._common import ToolCall, UnknownToolError, outcome_output
@@ -346,24 +347,6 @@ class _Nested:
     key: IdempotencyKey
 
 
-def _segments(calls: list[tuple[int, _Nested]]) -> list[list[tuple[int, _Nested]]]:
-    """Calls in position order, cut into runs of SAFE calls (run at once) and single calls of other tools.
-
-    The barrier rule of the Driver and the integrations: a call that may have effects runs alone, after the
-    calls before it have finished and before the calls after it start.
-    """
-    segments: list[list[tuple[int, _Nested]]] = []
-    previous_safe = False
-    for item in calls:
-        safe = item[1].binding.definition().effect is Effect.SAFE
-        if safe and previous_safe:
-            segments[-1].append(item)
-        else:
-            segments.append([item])
-        previous_safe = safe
-    return segments
-
-
 @final
 class _Run:
     """One run of one snippet: its nested calls, in order."""
@@ -485,7 +468,8 @@ class _Run:
         """
         nested = sorted(((call_id, self._made.pop(call_id)) for call_id in call_ids), key=lambda item: item[1].position)
         answers: dict[int, dict[str, Any] | BaseException] = {}
-        for segment in _segments(nested):  # a call that ends the snippet does so once the others have run
+        # the barrier rule (SAFE calls at once, any other alone); a call ending the snippet does so once the rest ran
+        for segment in barrier_segments(nested, lambda item: item[1].binding.definition().effect is Effect.SAFE):
             ran = await asyncio.gather(*(self._answer(call) for _, call in segment), return_exceptions=True)
             answers.update((call_id, answer) for (call_id, _), answer in zip(segment, ran, strict=True))
         settled: dict[int, dict[str, Any]] = {}

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from types import ModuleType
-from typing import Any, Final, TypeAlias, cast, final
+from typing import Any, Final, TypeAlias, TypeVar, cast, final
 
 from .. import _observe
 from .._binding import Binding
@@ -438,17 +438,11 @@ class Driver:
 
     def _segments(self, admitted: list[tuple[int, AdmittedCall]]) -> list[list[tuple[int, AdmittedCall]]]:
         """Admitted calls in model order, cut into runs of concurrent calls and single serial calls."""
-        segments: list[list[tuple[int, AdmittedCall]]] = []
-        previous_concurrent = False
-        for item in admitted:
-            binding = item[1].binding
-            concurrent = binding.definition().effect is Effect.SAFE and binding.name not in self._serial
-            if concurrent and previous_concurrent:
-                segments[-1].append(item)
-            else:
-                segments.append([item])
-            previous_concurrent = concurrent
-        return segments
+        serial = self._serial
+        return barrier_segments(
+            admitted,
+            lambda item: item[1].binding.definition().effect is Effect.SAFE and item[1].binding.name not in serial,
+        )
 
     async def _start(self, segment: list[tuple[int, AdmittedCall]]) -> list[CallState]:
         if len(segment) == 1:
@@ -472,3 +466,25 @@ class Driver:
             )
             return CallResult(call, admitted.key, CallStatus.REFUSED, refusal)
         return CallResult(call, admitted.key, CallStatus.WAITING, request=state.request)
+
+
+_Item = TypeVar("_Item")
+
+
+def barrier_segments(items: Iterable[_Item], concurrent: Callable[[_Item], bool]) -> list[list[_Item]]:
+    """`items` in order, cut into runs of items that may run at once and single items that run alone.
+
+    The barrier rule of the Driver, code mode and the integrations: a call that may have effects (one
+    `concurrent` says no to, as it does to any tool not `Effect.SAFE`) runs alone, after the calls before it
+    have finished and before the calls after it start.
+    """
+    segments: list[list[_Item]] = []
+    previous = False
+    for item in items:
+        together = concurrent(item)
+        if together and previous:
+            segments[-1].append(item)
+        else:
+            segments.append([item])
+        previous = together
+    return segments
