@@ -369,17 +369,15 @@ def instructions(script: str | Path, calls: int) -> dict[str, dict[str, float]]:
     """Instructions per call of each step of ``SCRIPT --child CALLS`` under callgrind, by group and side; in a
     group with an `IDLE` side, that loop's own count is subtracted from every other side's (and dropped)."""
     script = Path(script).resolve()
-    with tempfile.TemporaryDirectory() as scratch:
-        out = Path(scratch) / "callgrind.out"
-        command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--dump-before=getppid"]
-        command += [sys.executable, str(script), "--child", str(calls)]
-        env = {**os.environ, "PYTHONHASHSEED": "0"}  # the same dict layouts, so the same counts, every run
-        done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=script.parent, env=env)
-        if done.returncode != 0:
-            raise SystemExit(f"valgrind failed ({done.returncode}): {done.stderr.strip().splitlines()[-1:]}")
-        plan = json.loads(done.stdout.strip().splitlines()[-1])
-        # Dump 1 holds the setup; dump 2k + 2 the k-th step, dump 2k + 3 the collection after it.
-        totals = [_total(Path(f"{out}.{2 * k + 2}")) for k in range(len(plan))]
+    plan: list[list[Any]] = []
+
+    def read(stdout: str) -> int:
+        plan.extend(json.loads(stdout.strip().splitlines()[-1]))
+        return 2 * len(plan) + 2
+
+    # Dump 1 holds the setup; dump 2k + 2 the k-th step, dump 2k + 3 the collection after it.
+    dumps = callgrind([str(script), "--child", str(calls)], script.parent, read)
+    totals = [dumps[2 * k + 1] for k in range(len(plan))]
     counts: dict[str, dict[str, float]] = {}
     for (group, side, count), total in zip(plan, totals, strict=True):
         counts.setdefault(group, {})[side] = total / count
@@ -388,6 +386,27 @@ def instructions(script: str | Path, calls: int) -> dict[str, dict[str, float]]:
         for side in row:
             row[side] -= idle or 0.0
     return counts
+
+
+def callgrind(arguments: Sequence[str], cwd: str | Path, dumps: Callable[[str], int] = lambda _: 2) -> list[int]:
+    """The instructions of each part of ``python ARGUMENTS`` under callgrind: the parts are cut at each call of
+    ``os.getppid`` (callgrind dumps its counts before each); `dumps` reads the process's output and says how
+    many parts there are (the last one runs to the exit). The same interpreter, and ``PYTHONHASHSEED=0``
+    (the same dict and set layouts), so the same counts every run.
+
+    Raises:
+        SystemExit: valgrind failed, or a dump has no summary.
+    """
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(scratch) / "callgrind.out"
+        command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--dump-before=getppid"]
+        command += [sys.executable, *arguments]
+        env = {**os.environ, "PYTHONHASHSEED": "0"}
+        done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=cwd, env=env)
+        if done.returncode != 0:
+            raise SystemExit(f"valgrind failed ({done.returncode}): {done.stderr.strip().splitlines()[-1:]}")
+        count = dumps(done.stdout)
+        return [_total(Path(f"{out}.{k}") if k < count else out) for k in range(1, count + 1)]
 
 
 def _total(dump: Path) -> int:
