@@ -19,7 +19,7 @@ from ._errors import InvalidDefinitionError, InvalidInvocationError, InvalidOutp
 from ._outcome import Failure, FailureKind
 from ._output import Result
 from ._search import check_defer_loading
-from ._size import check_output_limit, refuse_oversize
+from ._size import check_output_limit, oversize, too_large
 from ._timeout import UNDER_TIMEOUT, check_timeout, run_in_own_thread
 
 if TYPE_CHECKING:
@@ -181,7 +181,10 @@ class Func(Generic[P, R]):
     def _result(self, returned: Any, invocation: Invocation) -> Result:
         """The result of what the function returned, refused past the contract's output cap."""
         result = self._encoder.result(returned)
-        refuse_oversize(result, invocation._contract._output_limit, self.name)  # pyright: ignore[reportPrivateUsage]
+        limit = invocation._contract._output_limit  # pyright: ignore[reportPrivateUsage]
+        size = oversize(result.output, limit)
+        if size is not None:  # the name is read only for the refusal
+            raise too_large(self.name, limit, size)
         return result
 
     async def _call_in_context(

@@ -71,17 +71,15 @@ _pool = _Pool()
 class _Call:
     """One call for a worker, and whether a worker runs it and whether its caller abandoned it."""
 
-    __slots__ = ("abandoned", "context", "fn", "future", "kwargs", "loop", "pool", "running")
+    __slots__ = ("abandoned", "context", "fn", "future", "kwargs", "loop", "running")
 
     def __init__(
         self,
-        pool: _Pool,
         loop: asyncio.AbstractEventLoop,
         future: asyncio.Future[Any],
         fn: Callable[..., Any],
         kwargs: dict[str, Any],
     ) -> None:
-        self.pool = pool
         self.loop = loop
         self.future = future
         self.context = contextvars.copy_context()
@@ -90,27 +88,25 @@ class _Call:
         self.running = False
         self.abandoned = False
 
-    def cancelled(self, future: asyncio.Future[Any]) -> None:
-        """The future's done callback: a call cancelled while it runs gives its worker's place to a new one."""
-        if not future.cancelled():
-            return
-        pool = self.pool
-        with pool.lock:
-            if not self.running or pool.abandoned >= MAX_ABANDONED:
-                return
-            self.abandoned = True
-            pool.abandoned += 1
-            pool.idle += 1  # the replacement, started below, waits for the next call
-            abandoned = pool.abandoned
-        threading.Thread(target=_work, args=(pool,), name="scopetool-sync-tool", daemon=True).start()
-        import logging  # noqa: PLC0415 - only an abandoned call has something to log
 
-        logging.getLogger("scopetool.threads").warning(
-            "a sync tool's call was cancelled while it runs; its thread runs on until the function returns, "
-            "outside the pool (%d such threads now, at most %d are replaced)",
-            abandoned,
-            MAX_ABANDONED,
-        )
+def _abandon(pool: _Pool, call: _Call) -> None:
+    """A call cancelled while it runs gives its worker's place to a new one (up to `MAX_ABANDONED` of them)."""
+    with pool.lock:
+        if not call.running or pool.abandoned >= MAX_ABANDONED:
+            return
+        call.abandoned = True
+        pool.abandoned += 1
+        pool.idle += 1  # the replacement, started below, waits for the next call
+        abandoned = pool.abandoned
+    threading.Thread(target=_work, args=(pool,), name="scopetool-sync-tool", daemon=True).start()
+    import logging  # noqa: PLC0415 - only an abandoned call has something to log
+
+    logging.getLogger("scopetool.threads").warning(
+        "a sync tool's call was cancelled while it runs; its thread runs on until the function returns, "
+        "outside the pool (%d such threads now, at most %d are replaced)",
+        abandoned,
+        MAX_ABANDONED,
+    )
 
 
 def abandoned_calls() -> int:
@@ -119,13 +115,14 @@ def abandoned_calls() -> int:
         return _pool.abandoned
 
 
-def run_sync(fn: Callable[..., Any], kwargs: dict[str, Any]) -> asyncio.Future[Any]:
-    """Run ``fn(**kwargs)`` on a worker thread in a copy of the caller's context; await the future for its outcome.
+async def run_sync(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    """Run ``fn(**kwargs)`` on a worker thread in a copy of the caller's context: its value.
 
-    Called from a coroutine (it needs the running loop). The function's exception, `BaseException`s
-    included, is the future's (a `StopIteration`, which a future cannot hold, as the cause of a
-    `RuntimeError`); cancelling the future before the call starts means it never starts, and while it
-    runs abandons its thread (see the module).
+    Awaited from a coroutine (it needs the running loop). The function's exception, `BaseException`s
+    included, is raised here (a `StopIteration`, which a future cannot hold, as the cause of a
+    `RuntimeError`); cancelling the awaiting task before the call starts means it never starts, and
+    while it runs abandons its thread (see the module). The cancellation is seen here, where it
+    arrives, so a call that is not cancelled pays for no callback.
     """
     loop = asyncio.get_running_loop()
     future = loop.create_future()
@@ -138,12 +135,16 @@ def run_sync(fn: Callable[..., Any], kwargs: dict[str, Any]) -> asyncio.Future[A
         else:
             start = pool.threads < MAX_THREADS
             pool.threads += start
-    call = _Call(pool, loop, future, fn, kwargs)
-    future.add_done_callback(call.cancelled)
+    call = _Call(loop, future, fn, kwargs)
     pool.jobs.put(call)
     if start:
         threading.Thread(target=_work, args=(pool,), name="scopetool-sync-tool", daemon=True).start()
-    return future
+    try:
+        return await future
+    except asyncio.CancelledError:
+        if future.cancelled():  # the awaiting task's cancellation reached the future, not the function's own
+            _abandon(pool, call)
+        raise
 
 
 def _work(pool: _Pool) -> None:

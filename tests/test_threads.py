@@ -91,9 +91,9 @@ async def test_threads_are_reused_and_bounded() -> None:
 async def test_a_call_cancelled_in_the_queue_never_runs() -> None:
     """With every worker busy, a queued call that is cancelled is dropped unrun when a worker frees up."""
     release = threading.Event()
-    busy = [run_sync(release.wait, {"timeout": 10}) for _ in range(MAX_THREADS)]
+    busy = [asyncio.ensure_future(run_sync(release.wait, {"timeout": 10})) for _ in range(MAX_THREADS)]
     ran = threading.Event()
-    queued = run_sync(ran.set, {})
+    queued = asyncio.ensure_future(run_sync(ran.set, {}))
     await asyncio.sleep(0.05)
     queued.cancel()
     release.set()
@@ -112,7 +112,7 @@ async def test_a_call_cancelled_while_it_runs_finishes_and_its_outcome_is_droppe
         finished.set()
         return "late"
 
-    future = run_sync(work, {})
+    future = asyncio.ensure_future(run_sync(work, {}))
     await asyncio.to_thread(started.wait, 10)
     future.cancel()
     release.set()
@@ -130,14 +130,17 @@ def test_a_call_whose_loop_closed_meanwhile_is_dropped_quietly() -> None:
     threading.excepthook = errors.append
     try:
         loop = asyncio.new_event_loop()
+        waiting: list[Any] = []
 
         async def start() -> None:
-            run_sync(release.wait, {"timeout": 10})
+            waiting.append(run_sync(release.wait, {"timeout": 10}))
+            waiting[0].send(None)  # the call is queued; its coroutine is left waiting on its future
 
         loop.run_until_complete(start())
         loop.close()
         release.set()
         _settle()
+        waiting[0].close()
     finally:
         threading.excepthook = previous
     assert errors == []
@@ -218,7 +221,7 @@ async def test_an_error_of_a_call_cancelled_while_it_runs_is_dropped() -> None:
         release.wait(10)
         raise ValueError("too late")
 
-    future = run_sync(fail_late, {})
+    future = asyncio.ensure_future(run_sync(fail_late, {}))
     await asyncio.to_thread(started.wait, 10)
     future.cancel()
     release.set()
@@ -243,12 +246,12 @@ async def test_calls_cancelled_while_they_hang_give_their_workers_places_to_new_
         started.release()
         release.wait(10)
 
-    hung = [run_sync(hang, {}) for _ in range(MAX_THREADS)]
+    hung = [asyncio.ensure_future(run_sync(hang, {})) for _ in range(MAX_THREADS)]
     for _ in range(MAX_THREADS):
         assert await asyncio.to_thread(started.acquire, True, 10)
     for future in hung:
         future.cancel()
-    await asyncio.sleep(0)  # the futures' done callbacks run on the loop
+    await asyncio.sleep(0)  # each awaiting task sees its cancellation on the loop
     try:
         assert _threads.abandoned_calls() == MAX_THREADS
         assert await asyncio.wait_for(run_sync(lambda: "prompt", {}), 2) == "prompt"
@@ -268,7 +271,7 @@ async def test_past_the_bound_a_cancelled_call_keeps_its_worker(monkeypatch: pyt
         started.release()
         release.wait(10)
 
-    first, second = run_sync(hang, {}), run_sync(hang, {})
+    first, second = asyncio.ensure_future(run_sync(hang, {})), asyncio.ensure_future(run_sync(hang, {}))
     for _ in range(2):
         assert await asyncio.to_thread(started.acquire, True, 10)
     threads = _threads._pool.threads
