@@ -201,3 +201,15 @@ def test_temporal_driver_example_runs_admits_rejects_and_resumes_the_approval() 
     assert "$.order: Input should be a valid integer (got a string)" in first
     assert "refund: waiting (Refund order 42?)" in first and "refunded" not in first
     assert "refund: done: order 42 refunded" in second
+
+
+@pytest.mark.needs("pydantic_monty")
+def test_code_mode_example_gathers_rejects_and_reports_every_call() -> None:
+    """The snippet's two lookups return, its bad call is rejected with the JSON path, and the result is computed."""
+    out = run("code_mode.py").splitlines()
+    assert out[0].startswith("the model sees: run_code - Run a Python snippet")
+    assert out[1:] == [
+        "result: Oslo has 187000 more people than Lyon",
+        "printed: rejected: - $.city: Input should be a valid string (got an array)",
+        "calls: ['returned', 'returned', 'rejected']",
+    ]
