@@ -42,7 +42,8 @@ LOCAL = {"scopetool": {"tools": [f"{FIXTURE}:registry"]}}
         ({"mcpServers": {"git": "uvx"}}, "config: mcpServers.git: must be a JSON object, not a string"),
         (
             {"mcpServers": {"git": {"command": "uvx", "alow": []}}},
-            "config: mcpServers.git: unknown key 'alow'; did you mean \"allow\"? (expected allow, args, callTimeout, command, cwd, deny, env, "
+            "config: mcpServers.git: unknown key 'alow'; did you mean \"allow\"? "
+            "(expected allow, args, callTimeout, command, cwd, deny, env, "
             "limits, listTimeout, poisoning, policy, prefix, relistInterval, scopes, startTimeout, toolScopes, "
             "trusted, type)",
         ),
