@@ -143,10 +143,12 @@ class DuplicateToolError(ScopetoolError, ValueError):
 class ToolNotFoundError(ScopetoolError, KeyError):
     """``registry[name]`` names no registered tool; the message suggests the nearest registered names."""
 
-    def __init__(self, name: str, message: str) -> None:
+    def __init__(self, name: str, message: str, *, near: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.name = name
         """The name that was looked up."""
+        self.near = near
+        """The nearest names the caller may call (what "did you mean" names), nearest first."""
 
     def __str__(self) -> str:
         # KeyError's own str() is the repr of its argument, which would quote the whole message.

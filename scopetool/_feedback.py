@@ -27,9 +27,12 @@ __all__ = [
     "PydanticFact",
     "describe_facts",
     "describe_schema_errors",
+    "did_you_mean",
     "format_rejection",
+    "nearest",
     "pydantic_facts",
     "schema_errors",
+    "unknown_tool_message",
 ]
 
 MAX_PROBLEMS: Final = 8
@@ -449,14 +452,39 @@ def _compact(value: object) -> str:
 
 
 def _suggest(name: str, names: list[str]) -> str:
-    import difflib  # noqa: PLC0415 - only a rejection's message needs it
-
-    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    close = nearest(name, names, 1)
     if close:
         return f"; did you mean {close[0]!r}?"
     if names and len(names) <= 12:
         return f"; expected one of {', '.join(repr(n) for n in sorted(names))}"
     return ""
+
+
+def nearest(name: str, names: Iterable[str], most: int = 3) -> list[str]:
+    """Up to `most` of `names` nearest `name`, nearest first, compared without case: every "did you mean".
+
+    The one suggestion helper (field names, tool names, the CLI's and the gateway config's keys). Only
+    the first 128 characters of `name` are compared, so an untrusted name of any length costs little.
+    """
+    import difflib  # noqa: PLC0415 - only a suggestion needs it; importing scopetool stays light
+
+    folded: dict[str, str] = {}
+    for known in names:
+        folded.setdefault(known.casefold(), known)
+    return [folded[match] for match in difflib.get_close_matches(name[:128].casefold(), folded, most, 0.6)]
+
+
+def unknown_tool_message(name: str, near: Sequence[str] = ()) -> str:
+    """What a model is told of a call to a tool it may not call: the one text, on every path that answers it.
+
+    `near` are the nearest names the caller may call (`nearest` of them): never a tool it cannot list.
+    """
+    return f'error: tool "{name[:80]}" is not available{did_you_mean(near)}'
+
+
+def did_you_mean(near: Sequence[str]) -> str:
+    """The suggestion an unknown name's message ends with: ``; did you mean "a" or "b"?``, or nothing."""
+    return "; did you mean " + " or ".join(f'"{known}"' for known in near) + "?" if near else ""
 
 
 def _member_names(schema: dict[str, Any], path: Sequence[int | str]) -> list[str]:

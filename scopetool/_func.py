@@ -77,6 +77,11 @@ class Func(Generic[P, R]):
             )
         if not callable(fn):
             raise InvalidToolError(f"@tool needs a function, not {type(fn).__name__}")
+        if isinstance(fn, type):  # calling a class makes an instance: a tool of its constructor is never meant
+            raise InvalidToolError(
+                f"@tool needs a function, not the class {fn.__name__}: decorate a function, or make the tool of"
+                f" a bound method (tool({fn.__name__}(...).method))"
+            )
         if approval is not None and not isinstance(approval, bool) and not callable(approval):
             raise InvalidToolError(f"approval must be True, False, None or a function, not {type(approval).__name__}")
         self._timeout = check_timeout(timeout, f"@tool {getattr(fn, '__qualname__', fn)!r}")

@@ -13,6 +13,7 @@ from ._context import NO_DEPS
 from ._contract import Admission, Request
 from ._definition import Definition
 from ._errors import DuplicateToolError, InvalidToolError, ToolNotFoundError
+from ._feedback import nearest, unknown_tool_message
 from ._output import Result
 from ._run import call_outcome
 from ._search import ToolIndex, check_deferral_rule, is_deferred
@@ -172,7 +173,8 @@ class Registry:
 
         The call goes through the tool's `Contract.prepare` like any other, with `admission` (the
         driver's idempotency key or continuation). Nothing is raised for a bad call: an unknown name
-        gives a `ToolNotFoundError` (naming the nearest registered names), a rejected call its
+        gives a `ToolNotFoundError` whose message is what the model is told (``error: tool "x" is not
+        available; did you mean "y"?``, naming only tools that are not deferred), a rejected call its
         `InvalidInvocationError`, and whatever the tool raised is returned as is. Only the cancellation
         of the task that awaits the call propagates. Hand the outcome to a provider's `result_message`
         to tell the model; for the explicit steps, see ``registry[name].contract.prepare(...)``.
@@ -182,7 +184,9 @@ class Registry:
             observer = _observe.current
             if observer is not None:
                 observer.unknown(name, None)
-            return ToolNotFoundError(name, _not_found(name, sorted(self._bindings)))
+            deferred = self._deferred
+            near = tuple(nearest(name, [known for known in sorted(self._bindings) if known not in deferred]))
+            return ToolNotFoundError(name, unknown_tool_message(name, near), near=near)
         return await call_outcome(binding, Request(name=name, arguments=arguments), admission or _NO_ADMISSION)
 
     def run_sync(
@@ -257,9 +261,7 @@ def _not_found(name: str, names: list[str]) -> str:
     text = f"no tool named {name!r} is registered"
     if not names:
         return f"{text}: the registry is empty"
-    import difflib  # noqa: PLC0415 - only this error needs it; importing scopetool stays light
-
-    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    close = nearest(name, names)
     if close:
         return f"{text}; did you mean {' or '.join(repr(n) for n in close)}?"
     if len(names) <= 12:

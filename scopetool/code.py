@@ -60,6 +60,7 @@ from ._binding import Binding, bind
 from ._contract import Admission, IdempotencyKey, Invocation, Request
 from ._definition import Definition, Effect
 from ._errors import InvalidInvocationError
+from ._feedback import did_you_mean, nearest
 from ._input import InputRequest
 from ._outcome import Failure, FailureKind
 from ._output import Output, Result
@@ -294,7 +295,7 @@ class CodeTool:
             )
             return Result(input_request=asked)
         except (MontySyntaxError, MontyRuntimeError) as error:
-            raise run.failure(_capped(_error_text(error), self._limits.output_bytes), error) from None
+            raise run.failure(_capped(run.hinted(_error_text(error)), self._limits.output_bytes), error) from None
         except MontyError as error:  # a crashed or timed-out worker: the host is unharmed
             why = "its worker was killed past the time limit" if _timed_out(error) else "its worker stopped"
             raise run.failure(CRASHED.format(why=why), error) from None
@@ -355,6 +356,7 @@ class _Run:
         "_backend",
         "_calls",
         "_gate",
+        "_hint",
         "_key",
         "_limits",
         "_made",
@@ -384,6 +386,7 @@ class _Run:
         self._made: dict[int, _Nested] = {}  # by the sandbox's call id: calls made, not yet run
         self._printed = CollectString(max_bytes=limits.output_bytes)
         self._secret: bytes | None = None
+        self._hint = ("", "")  # the last undefined name's NameError, and its suggestion
 
     async def execute(self, code: str) -> Any:
         """Run `code` in a fresh sandbox worker, answering its tool calls; the value of its last expression."""
@@ -412,7 +415,7 @@ class _Run:
                         snapshot = await snapshot.resume({"exc_type": "PermissionError", "message": NO_OS})
                     elif (binding := self._tool_named(snapshot.function_name)) is None:
                         self._not_defined(snapshot.function_name)
-                        message = f"name {snapshot.function_name[:80]!r} is not defined"
+                        message = self._undefined(snapshot.function_name)
                         snapshot = await snapshot.resume({"exc_type": "NameError", "message": message})
                     else:
                         called = snapshot.function_name
@@ -421,7 +424,9 @@ class _Run:
                 elif isinstance(snapshot, AsyncFutureSnapshot):  # the snippet waits: run its calls, answer all
                     settled = await self._settle(snapshot.pending_call_ids)
                     snapshot = await snapshot.resume(settled)  # type: ignore[arg-type] # ExternalSettledResult's
-                else:  # a name lookup: no host names, so a NameError
+                else:  # a name lookup: no host names, so a NameError (its text gets `hinted`'s suggestion)
+                    if snapshot.object_id is None:
+                        self._undefined(snapshot.variable_name)
                     snapshot = await snapshot.resume_auto()
             return snapshot.output
 
@@ -432,6 +437,19 @@ class _Run:
         if binding is None or isinstance(binding.tool, CodeTool):
             return None
         return binding if self._gate is None or self._gate.allows(binding.name) else None
+
+    def _undefined(self, called: str) -> str:
+        """A NameError's text for `called`, naming the nearest tools the snippet may call; kept for `hinted`."""
+        near = nearest(called, [known for known in self._names if self._tool_named(known) is not None])
+        self._hint = (f"NameError: name {called[:80]!r} is not defined", did_you_mean(near))
+        return f"name {called[:80]!r} is not defined{self._hint[1]}"
+
+    def hinted(self, text: str) -> str:
+        """The snippet's error `text`, with the suggestion of its undefined name when it is that name's NameError."""
+        prefix, hint = self._hint
+        if not hint or not text.startswith(prefix) or text.startswith(prefix + hint):
+            return text
+        return prefix + hint + text[len(prefix) :]
 
     def _not_defined(self, called: str) -> None:
         """Tell the gate of a call to a name the snippet may not call, as the host is told of an unknown tool's call."""

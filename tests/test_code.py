@@ -770,3 +770,13 @@ def test_a_tool_with_a_dashed_name_is_called_by_its_made_name() -> None:
     report = _run(registry, "await get_sum(a=1, b=2)")
     assert report == {"result": 3, "calls": [{"tool": "get-sum", "outcome": "returned"}], "printed": ""}
     assert _run(registry, "await get_total(a=4)")["result"] == 4  # the tool named get_total, never get-total
+
+
+def test_an_undefined_name_near_a_tool_suggests_it() -> None:
+    """A misspelt tool, called or read, is a NameError naming the nearest tool; a far name gets no suggestion."""
+    called = _run(_registry(), "await lokup(city='Oslo')")["error"]
+    read = _run(_registry(), "f = lookpu")["error"]
+    far = _run(_registry(), "zzzzzz")["error"]
+    assert called.startswith("NameError: name 'lokup' is not defined; did you mean \"lookup\"? (at line 1")
+    assert read.startswith("NameError: name 'lookpu' is not defined; did you mean \"lookup\"? (at line 1")
+    assert far.startswith("NameError: name 'zzzzzz' is not defined (at line 1")

@@ -880,3 +880,14 @@ def test_a_module_level_function_resolves_in_its_own_globals_wherever_it_is_deco
     Shadowed = int  # noqa: F841 - a local that would shadow the model if the caller's locals were used
     func = tool(module_level)
     assert func.definition().input_schema["properties"] == {"n": {"type": "integer"}}
+
+
+def test_a_class_is_refused_at_decoration_with_what_to_do() -> None:
+    """`@tool` on a class fails at once, pointing to a function or a bound method, instead of failing on call."""
+    with pytest.raises(
+        InvalidToolError, match=r"not the class Shop: decorate a function, or .*tool\(Shop\(\.\.\.\)\.method\)"
+    ):
+
+        @tool
+        class Shop:
+            """A shop."""

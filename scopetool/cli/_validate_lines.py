@@ -25,6 +25,7 @@ from .._json import MAX_INPUT_BYTES, is_object, parse_lenient, syntax_problem, v
 from .._registry import Registry
 from .._rejection import InputRejection, classify_input_rejection
 from ..providers import Export, ProviderError, ToolCall, UnknownToolError, outcome_output
+from ..providers._common import callable_names
 from ._common import PROVIDERS, export_tools, provider_function
 
 __all__ = [
@@ -329,7 +330,7 @@ class LineChecker:
         """The verdict on a call of a tool the registry does not hold (the same for every call of one name)."""
         verdict = self._unknown.get(name)
         if verdict is None:
-            output, _ = outcome_output(name, UnknownToolError(name))
+            output, _ = outcome_output(name, UnknownToolError(name, callable_names(self._registry)))
             verdict = Verdict(printable(name[:80]), str(output.text()), ("unknown tool",))
             if len(self._unknown) < _UNKNOWN_CACHE:
                 self._unknown[name] = verdict

@@ -22,7 +22,7 @@ from .._outcome import Failure, FailureKind
 from .._output import Result
 from .._registry import Registry
 from .._run import invocation_outcome
-from ..providers._common import ToolCall, UnknownToolError
+from ..providers._common import ToolCall, UnknownToolError, callable_names
 from ._backend import (
     AdmittedCall,
     Backend,
@@ -343,7 +343,8 @@ class Driver:
             if binding is None:
                 if observer is not None:
                     observer.unknown(call.name, call.id)
-                results[position] = self._rejection(run_id, call, key, UnknownToolError(call.name))
+                known = callable_names(self._registry if catalog is None else catalog)
+                results[position] = self._rejection(run_id, call, key, UnknownToolError(call.name, known))
                 continue
             if catalog is not None and not catalog.is_visible(call.name):
                 results[position] = self._rejection(run_id, call, key, DeferredToolError(call.name))

@@ -67,7 +67,7 @@ from .._errors import InvalidInvocationError
 from .._input import Continuation, InputRequest
 from .._registry import Registry
 from .._rejection import classify_input_rejection
-from ..providers._common import ProviderError, UnknownToolError, is_mapping, object_arguments
+from ..providers._common import ProviderError, UnknownToolError, callable_names, is_mapping, object_arguments
 from ._common import CallKeys, Tools, is_deferred, registry_of, shown, shown_names
 
 if TYPE_CHECKING:
@@ -292,7 +292,7 @@ class ScopetoolToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         """
         binding = self._registry.resolve(name)
         if binding is None:
-            raise ToolFailed(shown(name, UnknownToolError(name))[0])
+            raise ToolFailed(shown(name, UnknownToolError(name, callable_names(self._registry)))[0])
         if isinstance(tool_args, AdmittedArguments):
             # Not admitted yet when a durable engine validated the call in another process and only the
             # validator ran here (pydantic-ai's Temporal activities): admit the model's text now.

@@ -12,11 +12,12 @@ import json
 import math
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, cast, final
 
+from .._feedback import did_you_mean, nearest
 from .._json import syntax_problem
 from .._principal import Principal
 from ._gateway_tasks import GatewayTasks, TaskSettingError, parse_tasks
@@ -333,7 +334,7 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
             parse_config({"mcpServers": {"git": {"command": "uvx", "alow": ["git_log"]}}})
         except ConfigError as error:
             print(str(error).partition(" (")[0])
-        #> config: mcpServers.git: unknown key 'alow'
+        #> config: mcpServers.git: unknown key 'alow'; did you mean "allow"?
         ```
     """
     top = _object(data, source, "the config")
@@ -528,7 +529,8 @@ def _remote(name: str, value: object, base: Path, source: str, where: str) -> Se
                 if "command" in entry
                 else {*_SECTION_KEYS, "headers", "type", "url"}
             )
-            text = f"{text.split(' in ', maxsplit=1)[0]} (expected {', '.join(known)})"
+            unknown = sorted(set(entry).difference(known))
+            text = _unknown_key(unknown[0], known) if unknown else f"{text.split(' in ', maxsplit=1)[0]}"
         raise ConfigError(f"{source}: {where}: {text}") from None
     return Section(
         name=name,
@@ -564,7 +566,13 @@ def _byte_count(gateway: Mapping[str, Any], key: str, default: int, source: str)
 def _known(entry: Mapping[str, Any], keys: frozenset[str], source: str, where: str) -> None:
     unknown = sorted(set(entry) - keys)
     if unknown:
-        raise ConfigError(f"{source}: {where}: unknown key {unknown[0]!r} (expected {', '.join(sorted(keys))})")
+        raise ConfigError(f"{source}: {where}: {_unknown_key(unknown[0], keys)}")
+
+
+def _unknown_key(key: str, keys: Iterable[str]) -> str:
+    """An unknown key's error: the nearest valid key first (`nearest`, as for a tool's name), then every valid key."""
+    known = sorted(keys)
+    return f"unknown key {key[:80]!r}{did_you_mean(nearest(key, known, 1))} (expected {', '.join(known)})"
 
 
 def _filter(entry: Mapping[str, Any], source: str, where: str) -> ToolFilter:

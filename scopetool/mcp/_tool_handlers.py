@@ -494,8 +494,7 @@ class _Tools:
                 return result_message(ToolCall(call_id, Request(name, arguments)), inner)
             name, arguments = inner.name, inner.request.arguments
             if name not in catalog.names or (self._visible is not None and not self._visible(name)):
-                self._unknown(call_id, name)
-                return _error_text(search.unknown(name))
+                return _error_text(search.unknown(self._unknown(catalog, call_id, name)))
         call = ToolCall(call_id, Request(name, arguments))
         if (
             handed is None
@@ -583,15 +582,17 @@ class _Tools:
     def _known(self, catalog: _Catalog, name: str, call_id: str | None) -> None:
         """Raise the ``-32602`` of a name this server (or this caller) does not have, once it is observed and told."""
         if name not in catalog.names or (self._visible is not None and not self._visible(name)):
-            self._unknown(call_id, name)
-            raise MCPError(mcp_types.INVALID_PARAMS, f"Unknown tool: {name}")
+            raise MCPError(mcp_types.INVALID_PARAMS, str(self._unknown(catalog, call_id, name)))
 
-    def _unknown(self, call_id: str | None, name: str) -> None:
-        """Tell the observers of a call to a tool this server does not have."""
+    def _unknown(self, catalog: _Catalog, call_id: str | None, name: str) -> UnknownToolError:
+        """Tell the observers of a call to a tool this caller may not call: its error, suggesting only tools it may."""
         observer = _observe.current
         if observer is not None:
             observer.unknown(name, call_id)
-        self._tell_on_call(ToolCall(call_id, Request(name)), UnknownToolError(name))
+        visible = self._visible
+        error = UnknownToolError(name, sorted(known for known in catalog.names if visible is None or visible(known)))
+        self._tell_on_call(ToolCall(call_id, Request(name)), error)
+        return error
 
     def _tell_on_call(self, call: ToolCall, outcome: Result | BaseException) -> None:
         if self._on_call is not None:

@@ -13,7 +13,6 @@ contract as their exact text, so a repeated member name in them is the inner too
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,7 +26,7 @@ from .._json import is_object, loads_exact, member_spans
 from .._output import Output, Result
 from .._registry import Registry
 from .._search import ToolIndex
-from ..providers._common import Export, ProviderError, ToolCall
+from ..providers._common import Export, ProviderError, ToolCall, UnknownToolError
 from ..providers.mcp import export_tools
 
 __all__ = [
@@ -103,7 +102,7 @@ _CALL_DEFINITION: Final = Definition(
     },
 )
 _OWN_NAMES: Final = frozenset({SEARCH_TOOLS, CALL_TOOL})
-_NO_SUCH_TOOL: Final = 'error: there is no tool "{name}"; {hint}{search} finds tools by what they do'
+_FIND: Final = f" ({SEARCH_TOOLS} finds tools by what they do)"
 _NOT_INNER: Final = f'error: call "{{name}}" directly, not through {CALL_TOOL}'
 
 
@@ -179,7 +178,7 @@ class SearchFront:
             `ToolSearch.always_show` names a tool the catalog does not have.
     """
 
-    __slots__ = ("_call_contract", "_entries", "_listed_names", "_names", "_visible", "listed", "reveal", "searching")
+    __slots__ = ("_call_contract", "_entries", "_listed_names", "listed", "reveal", "searching")
 
     def __init__(
         self,
@@ -201,8 +200,6 @@ class SearchFront:
         shown.update(binding.name for binding in registry if binding.defer_loading is False)  # marked: always shown
         entries = {entry["name"]: entry for entry in export.tools}
         catalog = registry.definitions()
-        self._names = names
-        self._visible = visible
         self._entries = entries
         self._listed_names = shown | _OWN_NAMES
         self.reveal = options.reveal
@@ -244,15 +241,11 @@ class SearchFront:
         """The catalog's MCP entries of `names`, in that order."""
         return [self._entries[name] for name in names]
 
-    def unknown(self, name: str) -> str:
-        """The text answering a ``call_tool`` call that names no tool of the catalog."""
-        if name in _OWN_NAMES:
-            return _NOT_INNER.format(name=name)
-        visible = self._visible
-        names = self._names if visible is None else [known for known in self._names if visible(known)]
-        close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
-        hint = f'did you mean "{close[0]}"? ' if close else ""
-        return _NO_SUCH_TOOL.format(name=name[:80], hint=hint, search=SEARCH_TOOLS)
+    def unknown(self, error: UnknownToolError) -> str:
+        """The text answering a ``call_tool`` call of a name the caller may not call (`error`, with its suggestion)."""
+        if error.name in _OWN_NAMES:
+            return _NOT_INNER.format(name=error.name[:80])
+        return str(error) + _FIND
 
 
 def counted_name(name: str, arguments: object) -> str:

@@ -18,6 +18,7 @@ from .._chain import find_one
 from .._contract import Admission, Request
 from .._definition import Definition
 from .._errors import ScopetoolError, ToolNotFoundError
+from .._feedback import nearest, unknown_tool_message
 from .._json import JsonObject, canonical_json, is_array, is_object, loads_exact, syntax_problem
 from .._outcome import classify_failure
 from .._output import Output, Result
@@ -35,6 +36,7 @@ __all__ = [
     "ToolReport",
     "Tools",
     "UnknownToolError",
+    "callable_names",
     "check_export",
     "deferred_of",
     "definitions_of",
@@ -60,12 +62,19 @@ class ProviderError(ScopetoolError, ValueError):
 
 
 class UnknownToolError(ScopetoolError, LookupError):
-    """A tool call names a tool the driver does not have; its result tells the model so."""
+    """A tool call names a tool the caller may not call; its message is what the model is told.
 
-    def __init__(self, name: str) -> None:
-        super().__init__(f"tool: no tool named {name[:80]!r}")
+    `known` are the names the caller may call: the message suggests the nearest of them
+    (`unknown_tool_message`), and no other.
+    """
+
+    def __init__(self, name: str, known: Iterable[str] = ()) -> None:
+        near = tuple(nearest(name, known))
+        super().__init__(unknown_tool_message(name, near))
         self.name = name
         """The name the model asked for (untrusted)."""
+        self.near = near
+        """The nearest names the caller may call, nearest first."""
 
 
 _JSON_TYPES: Final = frozenset({dict, list, str, int, float, bool, type(None)})
@@ -496,8 +505,18 @@ async def run_call(
         observer = _observe.current
         if observer is not None:
             observer.unknown(call.name, call.id)
-        return UnknownToolError(call.name)
+        return UnknownToolError(call.name, callable_names(registry))
     return await call_outcome(binding, call.request, admission or _NO_ADMISSION, call.id)
+
+
+def callable_names(registry: Registry | Catalog) -> list[str]:
+    """The names a model may call now, which an unknown name's suggestion is drawn from (`UnknownToolError`).
+
+    A registry's tools less its deferred ones (found only by a search); a catalog's shown tools.
+    """
+    if isinstance(registry, Catalog):
+        return [definition.name for definition in registry.definitions()]
+    return [name for name in registry.names() if not registry.is_deferred(name)]
 
 
 def _misused(registry: object, call: object) -> TypeError:
@@ -510,15 +529,15 @@ def _misused(registry: object, call: object) -> TypeError:
 _NO_ADMISSION: Final = Admission()
 
 GENERIC_FAILURE: Final = 'error: tool "{name}" failed'
-UNAVAILABLE: Final = 'error: tool "{name}" is not available'
 
 
 def outcome_output(name: str, outcome: Result | BaseException) -> tuple[Output, bool]:
     """What the model is shown for an outcome, and whether it is an error.
 
     A `Result` shows its output. An error shows, in this order: a `Failure`'s public output, an input
-    rejection's message, a deferred tool's "search first" (`NOT_LOADED`), an unknown tool's fixed text
-    (`run_call`'s `UnknownToolError` or `Registry.run`'s `ToolNotFoundError`), a timed-out call's fixed text
+    rejection's message, a deferred tool's "search first" (`NOT_LOADED`), an unknown tool's text with the
+    nearest names it may call (`unknown_tool_message`, of `run_call`'s `UnknownToolError` or
+    `Registry.run`'s `ToolNotFoundError`), a timed-out call's fixed text
     (``error: tool "<name>" timed out; its outcome is unknown``), or a generic
     ``error: tool "<name>" failed``: nothing of any other error reaches the model. A result that
     requests input is not a tool result: the driver must answer it and resume the call first.
@@ -539,7 +558,7 @@ def outcome_output(name: str, outcome: Result | BaseException) -> tuple[Output, 
     if isinstance(outcome, DeferredToolError):
         return Output.from_text(outcome.message), True
     if isinstance(outcome, UnknownToolError | ToolNotFoundError):  # run_call's, or Registry.run's
-        return Output.from_text(UNAVAILABLE.format(name=outcome.name[:80])), True
+        return Output.from_text(unknown_tool_message(outcome.name, outcome.near)), True
     if find_one(outcome, ToolTimeoutError) is not None:
         return Output.from_text(TIMED_OUT_UNKNOWN.format(name=name)), True
     return Output.from_text(GENERIC_FAILURE.format(name=name)), True

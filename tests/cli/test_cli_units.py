@@ -285,7 +285,7 @@ def test_validate_shows_a_progress_bar_only_on_a_terminal(
         shown = terminal.getvalue()
         assert "lines, " in shown and shown.endswith("\r\x1b[K"), (source, shown[-200:])
         assert ("%" in shown) == (source == "file"), source
-        assert capsys.readouterr().out.startswith('1: ad: error: tool "ad" is not available\n')
+        assert capsys.readouterr().out.startswith('1: ad: error: tool "ad" is not available; did you mean "add"?\n')
     forget_fixture_modules()
 
 

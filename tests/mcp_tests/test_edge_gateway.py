@@ -125,7 +125,7 @@ def test_a_spoofed_name_never_reaches_another_servers_tool(spoofed: Session) -> 
 def test_a_deny_pattern_matches_whatever_the_case(spoofed: Session) -> None:
     """The docs' own "*delete*" hides a tool named Delete_repo: not listed, refused as unknown, audited as denied."""
     assert "Delete_repo" not in spoofed.tools
-    assert spoofed.errors["denied"] == "-32602 Unknown tool: Delete_repo"
+    assert spoofed.errors["denied"] == '-32602 error: tool "Delete_repo" is not available'
     [call] = [entry for entry in spoofed.audit if entry["event"] == "call" and entry["name"] == "Delete_repo"]
     assert (call["server"], call["reason"]) == ("scopetool", "denied")
 
@@ -202,7 +202,8 @@ def test_a_poisoned_definition_is_served_without_its_invisible_characters(poison
 def test_a_poisoned_definition_is_refused_where_the_config_says_so(poisoned: Session) -> None:
     """Refuse (set on one server): its poisoned tool is not listed, a call to it is unknown, audited as refused."""
     assert "strict__poisoned" not in poisoned.tools and "strict__echo" in poisoned.tools
-    assert poisoned.errors["refused"] == "-32602 Unknown tool: strict__poisoned"
+    refused = '-32602 error: tool "strict__poisoned" is not available; did you mean "poisoned" or "strict__echo"?'
+    assert poisoned.errors["refused"] == refused  # only tools this client is listed
     [call] = [entry for entry in poisoned.audit if entry["event"] == "call" and entry["name"] == "strict__poisoned"]
     assert (call["server"], call["tool"], call["reason"]) == ("strict", "poisoned", "refused")
 

@@ -169,7 +169,10 @@ def test_hostile_arguments_are_answered_at_the_gateway_and_nothing_reaches_the_s
     assert "extra" in texts[13]
     assert all(MARK not in texts[request_id] for request_id in (10, 11, 12, 13))  # input values are never echoed
     for request_id, name in ((14, "get-env"), (15, "no-such-tool")):  # denied or unknown: not a tool here
-        assert hostile.answers[request_id]["error"] == {"code": -32602, "message": f"Unknown tool: {name}"}
+        assert hostile.answers[request_id]["error"] == {
+            "code": -32602,
+            "message": f'error: tool "{name}" is not available',
+        }
     assert (hostile.answers[16]["result"]["isError"], texts[16]) == (False, "Echo: fine")
     received = calls_received(hostile.received)
     assert [(call["params"]["name"], call["params"]["arguments"]) for call in received] == [
@@ -325,9 +328,9 @@ def test_calls_go_through_and_hidden_tools_are_refused(guarded: Guarded) -> None
     assert guarded.results["surrogate"].is_error and "surrogate" in text(guarded.results["surrogate"])
     assert guarded.results["oversize"].is_error and "the limit is 1048576 bytes" in text(guarded.results["oversize"])
     assert guarded.errors == {
-        "denied": "-32602 Unknown tool: trigger-long-running-operation",
-        "global deny": "-32602 Unknown tool: get-env",
-        "pin": "-32602 Unknown tool: get-tiny-image",
+        "denied": '-32602 error: tool "trigger-long-running-operation" is not available',
+        "global deny": '-32602 error: tool "get-env" is not available',
+        "pin": '-32602 error: tool "get-tiny-image" is not available',
     }
 
 

@@ -214,7 +214,10 @@ def test_code_mode_config_values(value: object, limits: CodeLimits) -> None:
             'config: gateway.codeMode: must be true, false or an object of limits such as {"nestedCalls": 20}, '
             "not a string",
         ),
-        ({"nestedcalls": 3}, "config: gateway.codeMode: unknown key 'nestedcalls' (expected codeBytes, cpuSeconds,"),
+        (
+            {"nestedcalls": 3},
+            "config: gateway.codeMode: unknown key 'nestedcalls'; did you mean \"nestedCalls\"? (expected codeBytes,",
+        ),
         ({"nestedCalls": 0}, "config: gateway.codeMode.nestedCalls: must be a positive int, not 0"),
         ({"wallSeconds": "1"}, "config: gateway.codeMode.wallSeconds: must be a positive number of seconds, not '1'"),
     ],

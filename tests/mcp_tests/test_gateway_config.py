@@ -34,12 +34,16 @@ LOCAL = {"scopetool": {"tools": [f"{FIXTURE}:registry"]}}
     ("config", "message"),
     [
         ([], "config: the config: must be a JSON object, not an array"),
-        ({"servers": {}}, "config: the config: unknown key 'servers' (expected gateway, mcpServers, scopetool)"),
+        (
+            {"servers": {}},
+            "config: the config: unknown key 'servers'; did you mean \"mcpServers\"? (expected gateway, mcpServers,",
+        ),
         ({}, "config: no servers: add mcpServers entries or a 'scopetool' section of local tools"),
         ({"mcpServers": {"git": "uvx"}}, "config: mcpServers.git: must be a JSON object, not a string"),
         (
             {"mcpServers": {"git": {"command": "uvx", "alow": []}}},
-            "config: mcpServers.git: unknown key 'alow' (expected allow, args, callTimeout, command, cwd, deny, env, "
+            "config: mcpServers.git: unknown key 'alow'; did you mean \"allow\"? "
+            "(expected allow, args, callTimeout, command, cwd, deny, env, "
             "limits, listTimeout, poisoning, policy, prefix, relistInterval, scopes, startTimeout, toolScopes, "
             "trusted, type)",
         ),
@@ -61,7 +65,10 @@ LOCAL = {"scopetool": {"tools": [f"{FIXTURE}:registry"]}}
         ({"mcpServers": {"scopetool": {"command": "x"}}}, "config: mcpServers.scopetool: 'scopetool' is the local"),
         ({"scopetool": {"tools": []}}, "config: scopetool.tools: must be a non-empty list"),
         ({"scopetool": {"tools": ["a:b"], "trusted": True}}, "config: scopetool: unknown key 'trusted'"),
-        ({**LOCAL, "gateway": {"audit_arguments": True}}, "config: gateway: unknown key 'audit_arguments'"),
+        (
+            {**LOCAL, "gateway": {"audit_arguments": True}},
+            "config: gateway: unknown key 'audit_arguments'; did you mean \"auditArguments\"? (expected",
+        ),
         ({**LOCAL, "gateway": {"prefix": "sometimes"}}, 'config: gateway.prefix: must be "collisions" or "always"'),
         ({**LOCAL, "gateway": {"startTimeout": 0}}, "config: gateway.startTimeout: must be a number of seconds > 0"),
         ({**LOCAL, "gateway": {"startTimeout": True}}, "config: gateway.startTimeout: must be a number of seconds"),

@@ -34,7 +34,10 @@ def test_the_gateway_example_prefixes_guards_and_audits() -> None:
     assert lines[4].startswith("work__add_note: ok: noted 'Quarterly review on Friday' (priority 2)")
     assert lines[5] == 'work__add_note: error: error: tool "work__add_note" is not authorized'
     assert lines[6] == "home__add_note: error: invalid arguments for tool 'home__add_note' (1 problem):"
-    assert lines[7] == "home__count_notes: refused (Unknown tool: home__count_notes)"
+    assert lines[7] == (
+        'home__count_notes: refused (error: tool "home__count_notes" is not available;'
+        ' did you mean "count_notes" or "home__add_note"?)'
+    )
     assert lines[8].startswith("count_notes: ok: ")
     assert lines[9:] == [
         "add: ok: 5",

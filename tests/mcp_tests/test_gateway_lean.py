@@ -141,7 +141,7 @@ async def test_the_lean_path_answers_as_the_sdk_path_and_hands_over_what_it_does
     await session(monkeypatch, converse, told)
     added = {"content": [{"text": "5", "type": "text"}], "isError": False, "structuredContent": {"result": 5}}
     assert got[2]["result"] == got[3]["result"] == added
-    assert got[4]["error"] == {"code": -32602, "message": "Unknown tool: no_such_tool"}
+    assert got[4]["error"] == {"code": -32602, "message": 'error: tool "no_such_tool" is not available'}
     assert got[5]["result"]["isError"] is True and "$.a" in got[5]["result"]["content"][0]["text"]
     assert json.loads(got[7]["result"]["content"][0]["text"])["answer"] is True
     assert got[8]["result"]["content"] == [{"text": "slept 0.2s", "type": "text"}]

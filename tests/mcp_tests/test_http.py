@@ -124,7 +124,7 @@ async def test_the_sdk_client_lists_calls_and_sees_protocol_errors(url: str, mod
     assert rejected.is_error and "$.a: Input should be a valid integer (got a string)" in text(rejected)
     assert SECRET not in rejected.model_dump_json() and '"two"' not in rejected.model_dump_json()
     assert (crashed.is_error, text(crashed)) == (True, 'error: tool "connect" failed')
-    assert (unknown.value.code, unknown.value.message) == (-32602, "Unknown tool: drop_tables")
+    assert (unknown.value.code, unknown.value.message) == (-32602, 'error: tool "drop_tables" is not available')
     assert (cursor.value.code, cursor.value.message) == (-32602, "Invalid params: unknown cursor")
     assert info[0] is not None and (info[0].name, info[1]) == ("fixture-tools", "Use the tools.")
 

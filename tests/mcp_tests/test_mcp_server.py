@@ -265,7 +265,7 @@ async def test_rejections_failures_and_unknown_tools_are_error_results() -> None
     assert "$.colour: unknown field" in text(rejected)
     assert (failed.is_error, text(failed)) == (True, "the flight is full")
     assert (crashed.is_error, text(crashed)) == (True, 'error: tool "connect" failed')
-    assert (unknown.value.code, unknown.value.message) == (-32602, "Unknown tool: drop_tables")
+    assert (unknown.value.code, unknown.value.message) == (-32602, 'error: tool "drop_tables" is not available')
     assert SECRET not in str(unknown.value.error.model_dump())
     for result in (rejected, failed, crashed):
         dumped = result.model_dump_json()
@@ -298,7 +298,7 @@ async def test_a_tool_registered_after_the_server_was_made_is_not_served() -> No
     late_registry.register(late)
     async with connect(server=server) as client:
         assert (await client.list_tools()).tools == []
-        with pytest.raises(MCPError, match="Unknown tool: late"):
+        with pytest.raises(MCPError, match='error: tool "late" is not available'):
             await client.call_tool("late", {})
 
 

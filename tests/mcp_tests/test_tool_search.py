@@ -155,9 +155,9 @@ async def test_call_tools_own_arguments_and_unknown_names_are_error_results() ->
     assert not_object.is_error and "$.arguments" in text(not_object) and "'call_tool'" in text(not_object)
     assert (
         text(typo)
-        == 'error: there is no tool "forcast"; did you mean "forecast"? search_tools finds tools by what they do'
+        == 'error: tool "forcast" is not available; did you mean "forecast"? (search_tools finds tools by what they do)'
     )
-    assert text(nothing_near) == 'error: there is no tool "zzzz"; search_tools finds tools by what they do'
+    assert text(nothing_near) == 'error: tool "zzzz" is not available (search_tools finds tools by what they do)'
     assert text(itself) == 'error: call "search_tools" directly, not through call_tool'
     assert seen == [("forcast", "UnknownToolError"), ("zzzz", "UnknownToolError"), ("search_tools", "UnknownToolError")]
 
