@@ -19,7 +19,8 @@ the task survives a restart: the task index (owner, status, result) is a table i
 before the reply that names it.
 
 Task ids are 256-bit random (`secrets`). A task is read, answered and cancelled only by the principal
-that created it (`scopetool.current_principal`); a caller with no principal is the store's anonymous
+that created it (`scopetool.current_principal`, compared by its whole `scopetool.Principal.identity`:
+issuer, subject and client); a caller with no principal is the store's anonymous
 owner (over stdio, the one client of the server; over HTTP without authentication, every
 unauthenticated caller holding the id: there, authenticate callers for tasks of their own). A task
 expires `TaskOptions.ttl` seconds after it was created: then, as for an unknown id or another owner's,
@@ -415,7 +416,7 @@ class TaskService:
         principal = current_principal()
         if principal is None:
             return f"anonymous:{self._index.anonymous}"
-        return "principal:" + json.dumps([principal.subject, principal.client_id])
+        return "principal:" + principal.identity.key
 
     async def _find(self, ctx: _Context, task_id: str) -> _Record:
         """The caller's task; ``-32602`` for an unknown one, another owner's or an expired one."""
