@@ -42,8 +42,8 @@ class Identity:
 
     @property
     def key(self) -> str:
-        """The identity as one string (a JSON array), for a store that keys on strings: equal exactly when equal."""
-        return json.dumps([self.issuer, self.subject, self.client_id], ensure_ascii=False, separators=(",", ":"))
+        """The identity as one ASCII string (a JSON array), for a store keyed on strings: equal exactly when equal."""
+        return json.dumps([self.issuer, self.subject, self.client_id], separators=(",", ":"))  # ASCII: \u escapes
 
 
 @final
