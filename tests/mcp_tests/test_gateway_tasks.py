@@ -84,7 +84,7 @@ async def test_a_gateway_task_read_by_another_principal_is_refused(tmp_path: Pat
 
 
 def test_gateway_tasks_config_is_checked(tmp_path: Path) -> None:
-    """``gateway.tasks``: true, false or {store, ttl, maxRunning}; the store is from the config's folder; mistakes named."""
+    """``gateway.tasks``: true, false or {store, ttl, maxRunning}; the store is from the config dir; mistakes named."""
     servers = {"mcpServers": {"s": {"command": "x"}}}
     assert parse_config(servers).tasks is None
     assert parse_config({**servers, "gateway": {"tasks": True}}).tasks == GatewayTasks()
