@@ -32,7 +32,7 @@ if typing.TYPE_CHECKING:
     from ._json import MAX_INPUT_BYTES
     from ._outcome import CallError, Failure, FailureKind, InvalidFailureError, classify_failure
     from ._output import ContentBlock, MediaBlock, Output, Result, TextBlock
-    from ._principal import Principal, acting_as, current_principal
+    from ._principal import Identity, Principal, acting_as, current_principal
     from ._progress import InvalidProgressError, Progress, ProgressReporter, progress_reporter, report_progress
     from ._registry import Registry
     from ._rejection import InputRejection, classify_input_rejection
@@ -66,6 +66,7 @@ __all__ = [
     "Func",
     "Guard",
     "IdempotencyKey",
+    "Identity",
     "InputDecoder",
     "InputRejection",
     "InputRequest",
@@ -135,6 +136,7 @@ _HOMES: typing.Final = {
     "Func": "_func",
     "Guard": "_guard",
     "IdempotencyKey": "_contract",
+    "Identity": "_principal",
     "InputDecoder": "_codec",
     "InputRejection": "_rejection",
     "InputRequest": "_input",

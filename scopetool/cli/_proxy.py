@@ -79,4 +79,9 @@ def _tasks(args: argparse.Namespace, current: Any, make: Any) -> Any:
         if not 0 < args.task_ttl < math.inf:
             raise UsageError(f"--task-ttl must be a positive number of seconds, not {args.task_ttl}")
         settings = dataclasses.replace(settings, ttl=args.task_ttl)
+    running = getattr(args, "task_max_running", None)
+    if running is not None:
+        if running < 1:
+            raise UsageError(f"--task-max-running must be a whole number >= 1, not {running}")
+        settings = dataclasses.replace(settings, max_running=running)
     return settings

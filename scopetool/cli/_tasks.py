@@ -36,6 +36,12 @@ def add_task_flags(command: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--task-ttl", type=float, metavar="SECONDS", help="keep a task this long after it was created (default 3600)"
     )
+    group.add_argument(
+        "--task-max-running",
+        type=int,
+        metavar="N",
+        help="run at most N tasks of one caller at once; one more is refused (default 16)",
+    )
 
 
 @contextlib.contextmanager
@@ -46,8 +52,10 @@ def task_options(args: argparse.Namespace, registry: Registry) -> Generator[dict
         UsageError: a task flag without ``--tasks``, a TTL that is not a positive number of seconds, or a
             store that cannot be opened.
     """
+    running = getattr(args, "task_max_running", None)
     if not args.tasks:
         given = "--task-store" if args.task_store is not None else "--task-ttl" if args.task_ttl is not None else None
+        given = given or ("--task-max-running" if running is not None else None)
         if given is not None:
             raise UsageError(f"{given} applies to --tasks only")
         yield {}
@@ -56,8 +64,11 @@ def task_options(args: argparse.Namespace, registry: Registry) -> Generator[dict
     if not 0 < ttl < math.inf:
         raise UsageError(f"--task-ttl must be a positive number of seconds, not {args.task_ttl}")
     tasks = importlib.import_module("scopetool.mcp.tasks")
+    if running is not None and running < 1:
+        raise UsageError(f"--task-max-running must be a whole number >= 1, not {running}")
+    cap: dict[str, int] = {} if running is None else {"max_running": running}
     if args.task_store is None:
-        yield {"tasks": tasks.TaskOptions(ttl=ttl)}
+        yield {"tasks": tasks.TaskOptions(ttl=ttl, **cap)}
         return
     path = str(args.task_store)
     path = path.removeprefix(_SQLITE[0])
@@ -74,6 +85,6 @@ def task_options(args: argparse.Namespace, registry: Registry) -> Generator[dict
     except Exception as error:  # noqa: BLE001 - SQLite's, SQLAlchemy's or DBOS's own: each one line for the CLI
         raise UsageError(f"--task-store {args.task_store}: cannot open it: {describe(error)}") from None
     try:
-        yield {"tasks": tasks.TaskOptions(backend=backend, store=location, ttl=ttl)}
+        yield {"tasks": tasks.TaskOptions(backend=backend, store=location, ttl=ttl, **cap)}
     finally:
         backend.close()

@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any, final
 
 from .._registry import Registry
-from .tasks import DEFAULT_TTL, TaskOptions
+from .tasks import DEFAULT_MAX_RUNNING, DEFAULT_TTL, TaskOptions
 
 __all__ = ["GatewayTasks", "TaskSettingError", "parse_tasks", "task_options"]
 
-_KEYS = frozenset({"store", "ttl"})
+_KEYS = frozenset({"store", "ttl", "maxRunning"})
 
 
 class TaskSettingError(ValueError):
@@ -39,10 +39,12 @@ class GatewayTasks:
     """The SQLite file the tasks and their calls are kept in (on DBOS), or None: in memory."""
     ttl: float = DEFAULT_TTL
     """Seconds a task is kept after it was created."""
+    max_running: int = DEFAULT_MAX_RUNNING
+    """The most tasks of one caller running at once (``maxRunning``)."""
 
 
 def parse_tasks(value: object, base: Path) -> GatewayTasks | None:
-    """``gateway.tasks``: false (no tasks), true, or ``{"store": PATH, "ttl": SECONDS}``; PATH is taken from `base`.
+    """``gateway.tasks``: false, true, or ``{"store": PATH, "ttl": SECONDS, "maxRunning": N}``; PATH is from `base`.
 
     Raises:
         TaskSettingError: one line naming what is wrong, after ``gateway.tasks``.
@@ -62,7 +64,10 @@ def parse_tasks(value: object, base: Path) -> GatewayTasks | None:
         raise TaskSettingError("store: must be the path of a SQLite file")
     if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not 0 < ttl < math.inf:
         raise TaskSettingError(f"ttl: must be a positive number of seconds, not {ttl!r}")
-    return GatewayTasks(None if store is None else base / store, float(ttl))
+    running = entry.get("maxRunning", DEFAULT_MAX_RUNNING)
+    if isinstance(running, bool) or not isinstance(running, int) or running < 1:
+        raise TaskSettingError(f"maxRunning: must be a whole number >= 1, not {running!r}")
+    return GatewayTasks(None if store is None else base / store, float(ttl), running)
 
 
 @contextlib.contextmanager
@@ -76,7 +81,7 @@ def task_options(settings: GatewayTasks | None, registry: Registry) -> Generator
         yield None
         return
     if settings.store is None:
-        yield TaskOptions(ttl=settings.ttl)
+        yield TaskOptions(ttl=settings.ttl, max_running=settings.max_running)
         return
     try:
         dbos = importlib.import_module("scopetool.driver.dbos")
@@ -90,6 +95,6 @@ def task_options(settings: GatewayTasks | None, registry: Registry) -> Generator
         text = " ".join(str(error).split()) or type(error).__name__
         raise TaskSettingError(f"store: cannot open {str(settings.store)!r}: {text}") from None
     try:
-        yield TaskOptions(backend=backend, store=location, ttl=settings.ttl)
+        yield TaskOptions(backend=backend, store=location, ttl=settings.ttl, max_running=settings.max_running)
     finally:
         backend.close()

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import json
 import math
+import os
 import weakref
 from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from .._contract import Admission, Request
 from .._input import Continuation, InputRequest, InvalidInputRequestError
 from .._json import is_object
 from .._output import Result
+from .._principal import current_principal
 from .._progress import Progress, progress_reporter
 from .._registry import Registry
 from ..providers._common import Export, ProviderError, ToolCall, UnknownToolError, object_arguments, run_call
@@ -185,7 +187,8 @@ def server_and_tools(
         service.register(server)
     if updates is not None:
         updates.follow(ListChangeNotices(server, tools.prepare))
-    server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=name))
+    security = RequestStateSecurity(keys=[os.urandom(32)], bind_principal=_bound_identity)  # the SDK's ephemeral()
+    server.middleware.append(RequestStateBoundary(security, default_audience=name))
     server.add_request_handler("tools/list", mcp_types.PaginatedRequestParams, tools.list_tools)
     server.add_request_handler("tools/call", mcp_types.CallToolRequestParams, tools.call_tool)
     return server, tools
@@ -650,6 +653,12 @@ def _counted(request: object) -> bool:
         return True
     scope: object = getattr(request, "scope", None)
     return is_object(scope) and scope.get(LIMITED) is True
+
+
+def _bound_identity(ctx: _Context) -> str | None:
+    """Whose a request state is: the caller's whole identity (`scopetool.Principal.identity`), None for no caller."""
+    principal = current_principal()
+    return None if principal is None else principal.identity.key
 
 
 def _can_elicit(session: ServerSession) -> bool:

@@ -25,7 +25,14 @@ tokens named in a file or the environment (`read_tokens`), or both. `Verifier` c
   `HttpAuth.max_authorization_bytes`, ``400``/``401``; keys that cannot be fetched, ``503`` with
   ``Retry-After``.
 
-The verified caller becomes a `scopetool.Principal` (subject, client id, scopes, claims), and every
+The claims registered by RFC 7519 must have their JSON types, checked on the exact payload (strict
+I-JSON: a duplicate member name is refused too) before PyJWT's own checks, which would convert some:
+``exp``, ``nbf`` and ``iat`` numbers (never a string or a boolean), ``iss``, ``sub`` and ``jti``
+strings, ``aud`` a string or an array of strings; ``client_id`` and ``azp``, which name the caller's
+client, non-empty strings. A claim of another type is ``401`` ``invalid_token`` (its reason logged).
+
+The verified caller becomes a `scopetool.Principal` (subject, client id, scopes, claims, and the
+issuer it was established by: the JWT's ``iss``, or `STATIC_ISSUER` for a static token), and every
 MCP request of that caller runs inside `scopetool.acting_as`, so a tool, a `Guard`'s policy and the
 gateway see it as `scopetool.current_principal()`. The token itself is never sent on: the gateway's
 clients carry only the headers their config gives them.
@@ -77,11 +84,12 @@ except ImportError as _missing:
     ) from _missing
 from pydantic import AnyHttpUrl, ConfigDict, TypeAdapter
 
-from .._json import is_object
+from .._json import is_array, is_object, json_kind, parse_checked
 from .._principal import Principal, acting_as
 
 __all__ = [
     "DEFAULT_ALGORITHMS",
+    "STATIC_ISSUER",
     "TOKENS_ENV",
     "AuthRejected",
     "HttpAuth",
@@ -95,6 +103,8 @@ __all__ = [
 
 DEFAULT_ALGORITHMS: Final = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
 """The signature algorithms a JWT may use unless `HttpAuth.algorithms` says otherwise: every asymmetric one."""
+STATIC_ISSUER: Final = "urn:scopetool:static-tokens"
+"""The `scopetool.Principal.issuer` of a static token's caller: never an issuer's URL, so never a JWT's caller."""
 TOKENS_ENV: Final = "SCOPETOOL_AUTH_TOKENS"
 """The environment variable ``scopetool serve`` and ``proxy`` read static tokens from (`read_tokens`' format)."""
 
@@ -259,13 +269,17 @@ class HttpAuth:
 
 
 class AuthRejected(Exception):  # noqa: N818 - an answer, not a fault of this server
-    """A request not authenticated: the HTTP status, the OAuth error code and a description for the client."""
+    """A request not authenticated: the HTTP status, the OAuth error code, a description for the client.
 
-    def __init__(self, status: int, error: str | None, description: str) -> None:
+    `reason` is what the log says (the description unless the client is told less).
+    """
+
+    def __init__(self, status: int, error: str | None, description: str, *, reason: str | None = None) -> None:
         super().__init__(description)
         self.status = status
         self.error = error
         self.description = description
+        self.reason = description if reason is None else reason
 
 
 class IssuerUnavailable(Exception):  # noqa: N818 - an answer: the server cannot verify now
@@ -320,7 +334,7 @@ class Verifier:
                 found = entry
         if found is None:
             return None
-        return Principal(found.name, scopes=found.scopes or frozenset(self._auth.scopes))
+        return Principal(found.name, scopes=found.scopes or frozenset(self._auth.scopes), issuer=STATIC_ISSUER)
 
     async def _jwt(self, token: str) -> Principal:
         try:
@@ -333,7 +347,7 @@ class Verifier:
         kid = header.get("kid")
         key = await self._key(kid if isinstance(kid, str) else None, algorithm)
         try:
-            claims = jwt.decode(
+            claims = _STRICT_JWT.decode(
                 token,
                 key,
                 algorithms=[algorithm],
@@ -350,6 +364,8 @@ class Verifier:
             raise AuthRejected(401, "invalid_token", "the token is not from the expected issuer (iss)") from None
         except jwt.ImmatureSignatureError:
             raise AuthRejected(401, "invalid_token", "the token is not valid yet (nbf)") from None
+        except _ClaimTypeError as error:
+            raise AuthRejected(401, "invalid_token", "the token is not valid", reason=str(error)) from None
         except jwt.PyJWTError as error:
             raise AuthRejected(401, "invalid_token", f"the token is not valid: {_why(error)}") from None
         return _principal(claims)
@@ -476,8 +492,58 @@ def _why(error: BaseException) -> str:
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
+class _ClaimTypeError(jwt.DecodeError):
+    """A registered claim of the wrong JSON type (or a payload that is not strict I-JSON)."""
+
+
+_NUMERIC_DATES: Final = ("exp", "nbf", "iat")
+_STRINGS: Final = ("iss", "sub", "jti")
+_CLIENTS: Final = ("client_id", "azp")
+
+
+def _check_claim_types(payload: bytes) -> dict[str, Any]:
+    """The claims of a JWT's verified `payload`, parsed as strict I-JSON, each registered claim of its JSON type.
+
+    Raises:
+        _ClaimTypeError: the payload is not one strict JSON object, or a claim is of another type (named).
+    """
+    claims, problem = parse_checked(payload, require_object=False)
+    if problem is not None or not is_object(claims):
+        why = "a JSON object" if problem is None else f"strict JSON ({problem.message})"
+        raise _ClaimTypeError(f"the token's claims are not {why}")
+    for name in _NUMERIC_DATES:
+        value = claims.get(name)
+        if name in claims and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise _ClaimTypeError(f"the token's {name} must be a number (a NumericDate), not {json_kind(value)}")
+    for name in _STRINGS:
+        if name in claims and not isinstance(claims[name], str):
+            raise _ClaimTypeError(f"the token's {name} must be a string, not {json_kind(claims[name])}")
+    audience = claims.get("aud")
+    if "aud" in claims and not (
+        isinstance(audience, str)
+        or (is_array(audience) and all(isinstance(entry, str) for entry in cast("list[object]", audience)))
+    ):
+        raise _ClaimTypeError(f"the token's aud must be a string or an array of strings, not {json_kind(audience)}")
+    for name in _CLIENTS:
+        value = claims.get(name)
+        if name in claims and (not isinstance(value, str) or not value):
+            raise _ClaimTypeError(f"the token's {name} must be a non-empty string, not {json_kind(value)}")
+    return claims
+
+
+@final
+class _StrictJWT(jwt.PyJWT):
+    """PyJWT, with the payload read by `_check_claim_types` before PyJWT's own checks (its documented hook)."""
+
+    def _decode_payload(self, decoded: dict[str, Any]) -> dict[str, Any]:
+        return _check_claim_types(decoded["payload"])
+
+
+_STRICT_JWT: Final = _StrictJWT()
+
+
 def _principal(claims: Mapping[str, Any]) -> Principal:
-    """The caller of a verified token's claims: ``sub`` (else the client), ``client_id`` or ``azp``, the scopes."""
+    """The caller of verified claims: ``sub`` (else the client), ``client_id`` or ``azp``, the scopes, ``iss``."""
     client = claims.get("client_id", claims.get("azp"))
     client_id = client if isinstance(client, str) and client else None
     subject = claims.get("sub")
@@ -491,7 +557,8 @@ def _principal(claims: Mapping[str, Any]) -> Principal:
         scopes = frozenset(granted.split())
     elif isinstance(granted, list):
         scopes = frozenset(entry for entry in cast("list[object]", granted) if isinstance(entry, str))
-    return Principal(subject, client_id, scopes, claims)
+    issuer = claims.get("iss")
+    return Principal(subject, client_id, scopes, claims, issuer if isinstance(issuer, str) and issuer else None)
 
 
 def _access_token(principal: Principal, token: str, resource: str | None) -> AccessToken:
@@ -499,7 +566,7 @@ def _access_token(principal: Principal, token: str, resource: str | None) -> Acc
     expires = principal.claims.get("exp")
     return AccessToken(
         token=token,
-        client_id=principal.client_id or principal.subject,
+        client_id=principal.client_id or "",  # not the subject: a client named like a subject is another caller
         scopes=sorted(principal.scopes),
         expires_at=int(expires) if isinstance(expires, int | float) and not isinstance(expires, bool) else None,
         resource=resource,
@@ -548,7 +615,7 @@ class Authenticate:
             token = self._token(scope)
             principal = await self._verifier.authenticate(token)
         except AuthRejected as rejected:
-            _logger.info("refused a request: %s", rejected.description)
+            _logger.info("refused a request: %s", rejected.reason)
             await self._refuse(send, rejected)
             return
         except IssuerUnavailable as unavailable:

@@ -183,11 +183,12 @@ def served_names(tools: Sequence[tuple[str, str]], *, always: bool = False) -> d
 class AuditLog:
     """The gateway's audit log: one JSON object a line, appended and flushed as each event happens.
 
-    A call's line: ``{"time", "event": "call", "id", "server", "tool", "name", "subject", "clientId",
-    "admitted", "reason", "outcome"}``. ``server`` and ``tool`` are the server's own names, ``name`` the
-    name served; ``subject`` and ``clientId`` are the caller's (`scopetool.Principal`; null when no
-    caller is known), never its token; ``admitted`` is whether the call was sent on (run, for a local
-    tool); ``reason`` says why not (`REASONS`); ``outcome`` is ``"result"``, ``"failed"``,
+    A call's line: ``{"time", "event": "call", "id", "server", "tool", "name", "issuer", "subject",
+    "clientId", "admitted", "reason", "outcome"}``. ``server`` and ``tool`` are the server's own names,
+    ``name`` the name served; ``issuer``, ``subject`` and ``clientId`` are the caller's identity
+    (`scopetool.Principal.identity`: the issuer is a JWT's, `scopetool.mcp.auth.STATIC_ISSUER` for a
+    static token; null when no caller is known), never its token; ``admitted`` is whether the call
+    was sent on (run, for a local tool); ``reason`` says why not (`REASONS`); ``outcome`` is ``"result"``, ``"failed"``,
     ``"rejected"`` or ``"error"`` for a call that was sent on, else null. ``"arguments"`` (the argument
     text as received) is there only when the config asks for it. Other events: ``"server"`` (a server
     started, with its tool count, or did not, with ``"error"``), ``"flagged"`` (what screening found in
@@ -245,6 +246,7 @@ class AuditLog:
             "server": server,
             "tool": tool,
             "name": call.name,
+            "issuer": None if caller is None else caller.issuer,
             "subject": None if caller is None else caller.subject,
             "clientId": None if caller is None else caller.client_id,
             "admitted": reason is None,

@@ -9,7 +9,9 @@ range, where ToolHive's gateway already answers ``429``; its ``data`` is ``{"ret
 Rates are counted in a moving window by the `limits` package (``pip install 'scopetool[limits]'``):
 in this process by default, in Redis when `Limits.redis` names one, so that every instance of a
 gateway behind a load balancer counts against the same limit. Concurrency (calls in flight at once)
-is counted in each process. A caller is `scopetool.current_principal`'s subject; callers with none
+is counted in each process. A caller is `scopetool.current_principal`'s whole identity
+(`scopetool.Principal.identity`: its issuer, subject and client, so a JWT's ``sub`` that spells a
+static token's name is another caller); callers with none
 (no authentication, no ``--principal``) share one count. A store that does not answer within
 `Limits.store_timeout` refuses the call (``503``): a limit fails closed.
 
@@ -67,7 +69,7 @@ LIMIT_STORE_TIMEOUT: Final = 2.0
 MISSING_LIMITS: Final = "rate limits need the limits package: pip install 'scopetool[limits]'"
 """What a rate limit says when the `limits` package is not installed."""
 _ANONYMOUS: Final = ""
-"""The caller key of calls with no principal (a subject is never empty)."""
+"""The caller key of calls with no principal (an identity's key is never empty)."""
 
 
 def _rate_item(rate: str) -> RateLimitItem:
@@ -131,7 +133,7 @@ class Limits:
     """
 
     caller: Limit = Limit()
-    """What each caller (by subject) may call, all tools together."""
+    """What each caller (by `scopetool.Principal.identity`) may call, all tools together."""
     tool: Limit = Limit()
     """What each tool may be called, all callers together, unless `tools` names it."""
     tools: Mapping[str, Limit] = field(default_factory=lambda: MappingProxyType({}))
@@ -250,7 +252,7 @@ class Limiter:
         call holds.
         """
         caller = current_principal()
-        who = _ANONYMOUS if caller is None else caller.subject
+        who = _ANONYMOUS if caller is None else caller.identity.key
         per_tool = self._limits.for_tool(tool) if self._tools is None or tool in self._tools else Limit()
         per_caller = self._nested_caller if nested else self._limits.caller
         checks = ((per_caller, "caller", who), (per_tool, "tool", tool))

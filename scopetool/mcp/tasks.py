@@ -19,11 +19,15 @@ the task survives a restart: the task index (owner, status, result) is a table i
 before the reply that names it.
 
 Task ids are 256-bit random (`secrets`). A task is read, answered and cancelled only by the principal
-that created it (`scopetool.current_principal`); a caller with no principal is the store's anonymous
+that created it (`scopetool.current_principal`, compared by its whole `scopetool.Principal.identity`:
+issuer, subject and client); a caller with no principal is the store's anonymous
 owner (over stdio, the one client of the server; over HTTP without authentication, every
 unauthenticated caller holding the id: there, authenticate callers for tasks of their own). A task
 expires `TaskOptions.ttl` seconds after it was created: then, as for an unknown id or another owner's,
-``tasks/*`` answers ``-32602``. Cancellation is cooperative: the task is marked ``cancelled`` and the
+``tasks/*`` answers ``-32602``, and a call still running then is cancelled, its outcome recorded (to
+the server's call observer, the gateway's audit) as a call past its timeout's is. At most
+`TaskOptions.max_running` tasks of one caller run at once (`DEFAULT_MAX_RUNNING`); one more is refused
+with `scopetool.mcp.limits.RATE_LIMITED`. Cancellation is cooperative: the task is marked ``cancelled`` and the
 running attempt in this process is cancelled (as a crash would end it); a call DBOS runs goes on, and
 its outcome is dropped.
 """
@@ -59,17 +63,22 @@ except ImportError as _missing:
 from pydantic import Field
 
 from .._contract import Request
+from .._definition import Effect
 from .._input import InputRequest, InvalidInputRequestError
-from .._output import Result
+from .._outcome import Failure, FailureKind
+from .._output import Output, Result
 from .._principal import current_principal
 from .._registry import Registry
+from .._timeout import TIMED_OUT, ToolTimeoutError
 from ..driver import Backend, CallStatus, Driver
 from ..providers._common import Export, ToolCall
 from ..providers.mcp import result_message
 from ._elicitation import ANSWER, requested_schema
+from .limits import RATE_LIMITED
 
 __all__ = [
     "DEFAULT_ANSWER_WITHIN",
+    "DEFAULT_MAX_RUNNING",
     "DEFAULT_POLL_INTERVAL",
     "DEFAULT_TTL",
     "EXTENSION",
@@ -92,6 +101,9 @@ DEFAULT_POLL_INTERVAL: Final = 1.0
 DEFAULT_ANSWER_WITHIN: Final = 1.0
 """Seconds a call may take, by default, before its answer becomes a task."""
 
+DEFAULT_MAX_RUNNING: Final = 16
+"""Tasks of one caller whose calls may run at once, by default."""
+
 logger: Final = logging.getLogger("scopetool.mcp.tasks")
 
 _Context = ServerRequestContext[Any, Any]
@@ -103,6 +115,9 @@ _TOO_MANY: Final = 'error: tool "{name}" asked for input too many times'
 _TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
 _NOT_FOUND: Final = "Failed to retrieve task: Task not found"
 _EXPIRED: Final = "Failed to retrieve task: Task has expired"
+_TOO_MANY_TASKS: Final = (
+    "Too many running tasks: this caller's tasks are limited to {cap} running at once; the call was not run"
+)
 _SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS scopetool_mcp_tasks (
     task_id TEXT PRIMARY KEY,
@@ -140,6 +155,9 @@ class TaskOptions:
         answer_within: Seconds a call may run before the server answers with a task; a call that
             finishes sooner is answered with its result, as without tasks (0: every eligible call
             becomes a task).
+        max_running: The most tasks of one caller (one `scopetool.Principal.identity`) whose calls run
+            at once in this process; a call that would start one more is refused with the JSON-RPC
+            error `scopetool.mcp.limits.RATE_LIMITED` and never runs.
     """
 
     backend: Backend | None = None
@@ -147,8 +165,12 @@ class TaskOptions:
     ttl: float = DEFAULT_TTL
     poll_interval: float = DEFAULT_POLL_INTERVAL
     answer_within: float = DEFAULT_ANSWER_WITHIN
+    max_running: int = DEFAULT_MAX_RUNNING
 
     def __post_init__(self) -> None:
+        running = self.max_running
+        if isinstance(running, bool) or not isinstance(running, int) or running < 1:
+            raise ValueError(f"TaskOptions.max_running must be a whole number >= 1, not {running!r}")
         if self.backend is not None and not isinstance(self.backend, Backend):
             raise TypeError(f"{type(self.backend).__name__} is not a driver backend")
         for name in ("ttl", "poll_interval"):
@@ -296,6 +318,7 @@ class TaskService:
         "_max_rounds",
         "_on_call",
         "_options",
+        "_owners",
         "_registry",
         "_running",
         "_served",
@@ -318,6 +341,7 @@ class TaskService:
         self._driver = Driver(registry, options.backend)
         self._index = _Index(options.store)
         self._running: dict[str, asyncio.Task[None]] = {}
+        self._owners: dict[str, str] = {}  # the owner of each task in `_running`
 
     def register(self, server: Server[Any]) -> None:
         """Serve ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` on `server`."""
@@ -353,7 +377,12 @@ class TaskService:
         ttl_ms = math.ceil(self._options.ttl * 1000)
         record = _Record(task_id, self._owner(), call.name, text, now, now, ttl_ms, "working", None, None, 0)
         await self._index.insert(record)  # durably created before any reply names it
-        runner = self._drive(task_id, call, 0)
+        if self._owned(record.owner) >= self._options.max_running:
+            await self._index.delete(task_id)
+            raise MCPError(
+                RATE_LIMITED, _TOO_MANY_TASKS.format(cap=self._options.max_running), {"retryAfterSeconds": 1}
+            )
+        runner = self._drive(record, call, 0)
         done, _ = await asyncio.wait({runner}, timeout=self._options.answer_within)
         stored = await self._index.get(task_id)
         if done and stored is not None and stored.status == "completed" and stored.payload is not None:
@@ -365,7 +394,7 @@ class TaskService:
         """``tasks/get``: the task's status, with its input requests, result or error."""
         record = await self._find(ctx, params.task_id)
         if record.status == "working" and record.task_id not in self._running:  # recovered after a restart
-            self._drive(record.task_id, self._call_of(record), record.round)
+            self._drive(record, self._call_of(record), record.round)
         return {"resultType": "complete", **self._task(record)}
 
     async def update(self, ctx: _Context, params: _UpdateParams) -> dict[str, Any]:
@@ -398,7 +427,7 @@ class TaskService:
             ) from None
         if accepted:
             await self._index.move(record.task_id, "working", None, None, record.round)
-            self._drive(record.task_id, self._call_of(record), record.round)
+            self._drive(record, self._call_of(record), record.round)
         return {"resultType": "complete"}
 
     async def cancel(self, ctx: _Context, params: _TaskParams) -> dict[str, Any]:
@@ -415,7 +444,7 @@ class TaskService:
         principal = current_principal()
         if principal is None:
             return f"anonymous:{self._index.anonymous}"
-        return "principal:" + json.dumps([principal.subject, principal.client_id])
+        return "principal:" + principal.identity.key
 
     async def _find(self, ctx: _Context, task_id: str) -> _Record:
         """The caller's task; ``-32602`` for an unknown one, another owner's or an expired one."""
@@ -450,25 +479,53 @@ class TaskService:
                 task["inputRequests"] = {payload["key"]: payload["elicitation"]}
         return task
 
+    async def _expired(self, task_id: str, call: ToolCall, round_: int, elapsed: float) -> None:
+        """The task expired with its call running: the call was cancelled; its outcome is a timeout's."""
+        binding = self._registry.resolve(call.name)
+        effect = None if binding is None else binding.definition().effect
+        outcome = _timed_out(effect, call.name, self._options.ttl, elapsed)
+        logger.warning("mcp tasks: task %s expired with its call running; the call was cancelled", task_id[:8])
+        if self._on_call is not None:
+            self._on_call(call, outcome)
+        message = result_message(call, outcome, self._export)
+        await self._index.move(task_id, "completed", json.dumps(message), None, round_)
+
     @staticmethod
     def _call_of(record: _Record) -> ToolCall:
         return ToolCall(record.task_id, Request(record.name, record.arguments))
 
-    def _drive(self, task_id: str, call: ToolCall, round_: int) -> asyncio.Task[None]:
-        """Run (or attach to, or resume) the task's Driver call in the background until it ends or waits."""
-        runner = asyncio.get_running_loop().create_task(self._run(task_id, call, round_))
+    def _owned(self, owner: str) -> int:
+        """How many of `owner`'s tasks run in this process now."""
+        return sum(1 for found in self._owners.values() if found == owner)
+
+    def _drive(self, record: _Record, call: ToolCall, round_: int) -> asyncio.Task[None]:
+        """Run (or attach to, or resume) the task's Driver call in the background until it ends, waits or expires."""
+        task_id = record.task_id
+        deadline = (record.created_ms + record.ttl_ms) / 1000
+        runner = asyncio.get_running_loop().create_task(self._run(task_id, call, round_, deadline))
         self._running[task_id] = runner
+        self._owners[task_id] = record.owner
 
         def forget(done: asyncio.Task[None]) -> None:
             if self._running.get(task_id) is done:
                 del self._running[task_id]
+                self._owners.pop(task_id, None)
 
         runner.add_done_callback(forget)
         return runner
 
-    async def _run(self, task_id: str, call: ToolCall, round_: int) -> None:
+    async def _run(self, task_id: str, call: ToolCall, round_: int, deadline: float) -> None:
         try:
-            turn = await self._driver.run(f"mcp-task:{task_id}", [ToolCall(task_id, call.request)])
+            started = time.time()
+            scope = asyncio.timeout(max(0.0, deadline - started))  # the task expires: its call ends
+            try:
+                async with scope:
+                    turn = await self._driver.run(f"mcp-task:{task_id}", [ToolCall(task_id, call.request)])
+            except TimeoutError:
+                if not scope.expired():
+                    raise
+                await self._expired(task_id, call, round_, time.time() - started)
+                return
             [result] = turn.results
             if result.status is CallStatus.WAITING and result.request is not None:
                 waiting = _waiting(result.request, round_ + 1, result.key)
@@ -490,6 +547,14 @@ class TaskService:
             error = {"code": mcp_types.INTERNAL_ERROR, "message": "Internal error"}
             with contextlib.suppress(Exception):
                 await self._index.move(task_id, "failed", json.dumps(error), "The call failed.", round_)
+
+
+def _timed_out(binding_effect: Effect | None, name: str, ttl: float, elapsed: float) -> BaseException:
+    """A task's call ended by its task's expiry, as a call past its timeout ends (`scopetool._timeout`)."""
+    error = ToolTimeoutError(name, ttl, elapsed)
+    if binding_effect is Effect.SAFE:
+        return Failure(kind=FailureKind.FAILED, output=Output.from_text(TIMED_OUT.format(name=name)), cause=error)
+    return error
 
 
 def _waiting(request: InputRequest, round_: int, driver_key: str) -> dict[str, Any] | None:

@@ -323,10 +323,10 @@ def test_an_issuer_down_or_slow_is_503_within_the_fetch_timeout(kind: str) -> No
 
 
 async def test_verify_token_is_the_sdk_token_verifier() -> None:
-    """`Verifier.verify_token` gives the SDK's AccessToken for a good token and None for a bad one."""
+    """`Verifier.verify_token` gives the SDK's AccessToken for a good token (no client: an empty client id) or None."""
     verifier = Verifier(STATIC)
     good = await verifier.verify_token(ALICE)
-    assert good is not None and (good.subject, good.client_id, good.resource) == ("alice", "alice", RESOURCE)
+    assert good is not None and (good.subject, good.client_id, good.resource) == ("alice", "", RESOURCE)
     assert await verifier.verify_token("nope-nope-nope-nope") is None
     with pytest.raises(AuthRejected):
         await verifier.authenticate("nope-nope-nope-nope")

@@ -23,7 +23,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
-from scopetool.mcp.auth import AuthRejected, HttpAuth, IssuerUnavailable, Verifier, read_tokens
+from scopetool.mcp.auth import STATIC_ISSUER, AuthRejected, HttpAuth, IssuerUnavailable, Verifier, read_tokens
 
 AUDIENCE = "https://mcp.example.com/mcp"
 RSA_KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
@@ -240,3 +240,42 @@ async def test_hmac_signed_with_the_public_key_is_refused(issuer: Issuer) -> Non
     forged = b".".join((head, body, signature)).decode()
     assert await refused(issuer.verifier(), forged) == "the token's algorithm 'HS256' is not accepted"
     assert issuer.fetches == 0
+
+
+@pytest.mark.parametrize(
+    ("claims", "reason"),
+    [
+        ({"exp": "9999999999"}, "the token's exp must be a number (a NumericDate), not a string"),
+        ({"exp": True}, "the token's exp must be a number (a NumericDate), not a boolean"),
+        ({"nbf": "0"}, "the token's nbf must be a number (a NumericDate), not a string"),
+        ({"iat": [1]}, "the token's iat must be a number (a NumericDate), not an array"),
+        ({"sub": 7}, "the token's sub must be a string, not an integer"),
+        ({"jti": {}}, "the token's jti must be a string, not an object"),
+        ({"aud": [AUDIENCE, 1]}, "the token's aud must be a string or an array of strings, not an array"),
+        ({"client_id": 7}, "the token's client_id must be a non-empty string, not an integer"),
+    ],
+)
+async def test_a_registered_claim_of_the_wrong_json_type_is_refused(
+    issuer: Issuer, claims: dict[str, Any], reason: str
+) -> None:
+    """exp as a string (which PyJWT would convert), a boolean date, a numeric sub...: 401, the reason only logged."""
+    with pytest.raises(AuthRejected) as error:
+        await issuer.verifier().authenticate(issuer.token(**claims))
+    assert (error.value.status, error.value.description, error.value.reason) == (401, "the token is not valid", reason)
+
+
+async def test_a_jwt_caller_is_of_its_issuer_and_never_a_static_tokens() -> None:
+    """A JWT with sub ci-bot and the static token ci-bot: one subject, two identities (the issuer differs)."""
+    found = Issuer()
+    try:
+        verifier = Verifier(
+            HttpAuth(issuer=found.url, audience=AUDIENCE, tokens=read_tokens("ci-bot ci-bot-token-0123456789"))
+        )
+        by_jwt = await verifier.authenticate(found.token(sub="ci-bot"))
+        by_token = await verifier.authenticate("ci-bot-token-0123456789")
+    finally:
+        found.server.shutdown()
+        found.server.server_close()
+    assert by_jwt.subject == by_token.subject == "ci-bot"
+    assert (by_jwt.issuer, by_token.issuer) == (found.url, STATIC_ISSUER)
+    assert by_jwt.identity != by_token.identity and by_jwt.identity.key != by_token.identity.key

@@ -209,6 +209,7 @@ def test_the_hostile_sessions_audit_names_each_reason_and_no_argument(hostile: H
         "server": "everything",
         "tool": "get-env",
         "name": "get-env",
+        "issuer": None,
         "subject": None,
         "clientId": None,
         "admitted": False,

@@ -84,17 +84,21 @@ async def test_a_gateway_task_read_by_another_principal_is_refused(tmp_path: Pat
 
 
 def test_gateway_tasks_config_is_checked(tmp_path: Path) -> None:
-    """``gateway.tasks``: true, false or {store, ttl}; the store is taken from the config's folder; mistakes named."""
+    """``gateway.tasks``: true, false or {store, ttl, maxRunning}; the store is from the config dir; mistakes named."""
     servers = {"mcpServers": {"s": {"command": "x"}}}
     assert parse_config(servers).tasks is None
     assert parse_config({**servers, "gateway": {"tasks": True}}).tasks == GatewayTasks()
     given = parse_config({**servers, "gateway": {"tasks": {"store": "t.sqlite", "ttl": 5}}}, base=tmp_path)
     assert given.tasks == GatewayTasks(tmp_path / "t.sqlite", 5.0)
+    capped = parse_config({**servers, "gateway": {"tasks": {"maxRunning": 3}}})
+    assert capped.tasks is not None and capped.tasks.max_running == 3
     for value, problem in [
         ("yes", "must be true, false or an object, not str"),
         ({"ttl": 0}, "ttl: must be a positive number of seconds, not 0"),
         ({"store": 3}, "store: must be the path of a SQLite file"),
-        ({"stor": "x"}, "unknown key 'stor' (known: store, ttl)"),
+        ({"stor": "x"}, "unknown key 'stor' (known: maxRunning, store, ttl)"),
+        ({"maxRunning": 0}, "maxRunning: must be a whole number >= 1, not 0"),
+        ({"maxRunning": True}, "maxRunning: must be a whole number >= 1, not True"),
     ]:
         with pytest.raises(ConfigError) as error:
             parse_config({**servers, "gateway": {"tasks": value}})

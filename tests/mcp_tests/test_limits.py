@@ -320,3 +320,29 @@ async def test_only_the_tools_served_are_counted_per_tool() -> None:
     made_up = [await limiter.enter(f"no-such-tool-{index}") for index in range(4)]
     assert [isinstance(found, Admitted) for found in made_up] == [True, True, True, False]
     assert str(made_up[3]).startswith("Concurrency limit exceeded: this caller's calls are limited to 3")
+
+
+async def test_callers_whose_names_collide_are_counted_apart() -> None:
+    """One caller at its concurrency limit leaves every look-alike free: another issuer, client, case or hyphen."""
+    from scopetool import Principal, acting_as
+    from scopetool.mcp.auth import STATIC_ISSUER
+    from scopetool.mcp.limits import Limit, Limiter, LimitError, Limits
+
+    limiter = Limiter(Limits(caller=Limit(concurrency=1)))
+    holder = Principal("ci-bot", issuer=STATIC_ISSUER)
+    others = [
+        Principal("ci-bot", issuer="https://auth.example.com"),
+        Principal("ci-bot", "ci-bot", issuer="https://auth.example.com"),
+        Principal("ci-bot"),
+        Principal("CI-bot", issuer=STATIC_ISSUER),
+        Principal("ci\u2010bot", issuer=STATIC_ISSUER),
+    ]
+    with acting_as(holder):
+        held = await limiter.enter("t")
+        again = await limiter.enter("t")
+    entered = []
+    for other in others:
+        with acting_as(other):
+            entered.append(await limiter.enter("t"))
+    assert not isinstance(held, LimitError) and isinstance(again, LimitError)
+    assert not any(isinstance(found, LimitError) for found in entered)

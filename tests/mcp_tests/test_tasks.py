@@ -39,6 +39,7 @@ from scopetool.cli._tasks import task_options
 from scopetool.driver import AdmittedCall, CallState
 from scopetool.driver.dbos import DbosBackend, _sqlite_problem  # pyright: ignore[reportPrivateUsage]
 from scopetool.mcp._task_client import TaskCancelledError, TaskCreated, TasksClientExtension, answer_task, follow_task
+from scopetool.mcp.auth import STATIC_ISSUER
 from scopetool.mcp.client import REFUSED, MCPClient, StdioServer, connect
 from scopetool.mcp.gateway import load_config, open_gateway
 from scopetool.mcp.server import MAX_INPUT_ROUNDS, create_server, http_app
@@ -315,8 +316,16 @@ async def http_client(
     app = http_app(tools, tasks=options, on_call=on_call)
 
     async def as_subject(scope: Any, receive: Any, send: Any) -> None:
-        subject = dict(scope.get("headers", [])).get(b"x-subject")
-        with acting_as(None if subject is None else Principal(subject.decode())):
+        headers = dict(scope.get("headers", []))
+        subject, issuer, client = (headers.get(name) for name in (b"x-subject", b"x-issuer", b"x-client"))
+        principal = None
+        if subject is not None:
+            principal = Principal(
+                subject.decode(),
+                None if client is None else client.decode(),
+                issuer=None if issuer is None else issuer.decode(),
+            )
+        with acting_as(principal):
             await app(scope, receive, send)
 
     async with _lifespan(app):
@@ -333,14 +342,18 @@ async def post(
     *,
     valid: bool = True,
     meta: dict[str, Any] = DECLARING,
+    issuer: str | None = None,
+    client_id: str | None = None,
 ) -> dict[str, Any]:
-    """One 2026-07-28 POST as `subject`, with ``Mcp-Name`` the tool or the task id; the JSON-RPC answer."""
-    headers = {
+    """One 2026-07-28 POST as `subject` (of `issuer`, via `client_id`), ``Mcp-Name`` the tool or task id; the answer."""
+    headers: dict[str, str | bytes] = {
         "accept": "application/json, text/event-stream",
         "mcp-protocol-version": MODERN,
         "mcp-method": method,
         "mcp-name": str(params.get("name") or params.get("taskId")),
-        **({} if subject is None else {"x-subject": subject}),
+        **({} if subject is None else {"x-subject": subject.encode()}),  # UTF-8: a look-alike's letters
+        **({} if issuer is None else {"x-issuer": issuer}),
+        **({} if client_id is None else {"x-client": client_id}),
     }
     answer = await client.post("/mcp", json=request(1, method, params, meta, valid=valid), headers=headers)
     return dict(answer.json())
@@ -368,6 +381,66 @@ async def test_over_http_a_task_is_only_its_creators() -> None:
         got = await poll_http(client, task_id, "working")
         assert got["status"] == "completed" and text_of(got["result"]) == "slept 0.5s"
     assert told == ["slow"]  # the server's call observer (the gateway's audit) is told a task's outcome too
+
+
+async def test_over_http_a_task_is_its_creators_whole_identity() -> None:
+    """ci-bot's JWT task is not the static token ci-bot's, nor another issuer's, client's, or a look-alike's."""
+    jwt_bot = {"issuer": "https://auth.example.com", "client_id": "agent"}
+    others: list[dict[str, Any]] = [
+        {"subject": "ci-bot", "issuer": STATIC_ISSUER},
+        {"subject": "ci-bot", "issuer": "https://other.example.com", "client_id": "agent"},
+        {"subject": "ci-bot", "issuer": "https://auth.example.com", "client_id": "agent2"},
+        {"subject": "ci-bot", "issuer": "https://auth.example.com"},
+        {"subject": "CI-bot", **jwt_bot},
+        {"subject": "ci\u2010bot", **jwt_bot},  # a Unicode hyphen
+    ]
+    async with http_client(TaskOptions(answer_within=0)) as client:
+        created = await post(client, "ci-bot", "tools/call", {"name": "slow", "arguments": {"seconds": 5}}, **jwt_bot)
+        task_id = created["result"]["taskId"]
+        for other in others:
+            who = other.pop("subject")
+            for method in ("tasks/get", "tasks/cancel"):
+                refused = await post(client, who, method, {"taskId": task_id}, **other)
+                assert refused["error"]["message"] == "Failed to retrieve task: Task not found", (who, other)
+        own = await post(client, "ci-bot", "tasks/get", {"taskId": task_id}, **jwt_bot)
+        assert own["result"]["status"] == "working"
+        await post(client, "ci-bot", "tasks/cancel", {"taskId": task_id}, **jwt_bot)
+
+
+RUNNING: list[int] = [0]
+
+
+@tool(effect=Effect.SAFE)
+async def forever() -> str:
+    """Never end (until cancelled), counting the calls running."""
+    RUNNING[0] += 1
+    try:
+        await asyncio.Event().wait()
+    finally:
+        RUNNING[0] -= 1
+    return "never"
+
+
+async def test_over_http_a_hostile_callers_never_ending_tasks_end_at_their_ttl_and_are_capped() -> None:
+    """Hostile: 40 never-ending tasks over 4 callers of cap 10 run; the 11th is refused; at the TTL every call ends."""
+    told: list[str] = []
+    async with http_client(TaskOptions(answer_within=0, ttl=1.5, max_running=10), Registry(forever), told) as client:
+        answers = [
+            await post(client, f"caller-{n % 4}", "tools/call", {"name": "forever", "arguments": {}}) for n in range(44)
+        ]
+        created = [answer for answer in answers if "result" in answer]
+        refused = [answer["error"] for answer in answers if "error" in answer]
+        await asyncio.sleep(0.2)
+        running = RUNNING[0]
+        for _ in range(100):
+            if RUNNING[0] == 0 and len(told) == 40:
+                break
+            await asyncio.sleep(0.05)
+        expired = await post(client, "caller-0", "tasks/get", {"taskId": created[0]["result"]["taskId"]})
+    assert (len(created), len(refused), running) == (40, 4, 40)
+    assert refused[0]["code"] == 429 and "limited to 10 running at once" in refused[0]["message"]
+    assert (RUNNING[0], told) == (0, ["forever"] * 40)  # every call cancelled, its outcome told
+    assert expired["error"]["message"] == "Failed to retrieve task: Task has expired"
 
 
 async def test_over_http_an_expired_task_is_gone() -> None:
