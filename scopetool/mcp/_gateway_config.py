@@ -26,6 +26,7 @@ from .client import (
     CALL_TIMEOUT,
     LIST_TIMEOUT,
     MAX_DESCRIPTION_BYTES,
+    MAX_LISTING_BYTES,
     MAX_MESSAGE_BYTES,
     RELIST_INTERVAL,
     START_TIMEOUT,
@@ -85,6 +86,7 @@ _GATEWAY_KEYS: Final = frozenset(
         *_TIMEOUT_KEYS,
         "maxMessageBytes",
         "maxDescriptionBytes",
+        "maxListingBytes",
         "toolSearch",
         "auth",
         "tasks",
@@ -254,6 +256,8 @@ class GatewayConfig:
     """The cap on one message read from a server (``connect``'s ``max_message_bytes``)."""
     max_description_bytes: int = MAX_DESCRIPTION_BYTES
     """The cap on each text of a server's tool definitions (``connect``'s ``max_description_bytes``)."""
+    max_listing_bytes: int = MAX_LISTING_BYTES
+    """The cap on one whole listing of a server's tools, every page (``connect``'s ``max_listing_bytes``)."""
     http_settings: HttpSettings = field(default_factory=HttpSettings)
     """The bounds and allowed hosts of the gateway's HTTP server (``proxy --http``)."""
     auth: HttpAuth | None = None
@@ -307,8 +311,8 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
     ``limits`` is one LIMIT for each of its tools), ``pins``, ``audit``, ``auditArguments``, ``allow``,
     ``deny``, ``policy``, ``prefix`` (``"collisions"`` or ``"always"``), ``poisoning`` (``"flag"`` or
     ``"refuse"``), the timeouts every server gets unless its entry says otherwise: ``startTimeout``,
-    ``listTimeout``, ``callTimeout``, ``relistInterval`` (seconds > 0), the caps ``maxMessageBytes`` and
-    ``maxDescriptionBytes``, ``toolSearch`` (true, or ``{"alwaysShow": [SERVED_NAME, ...]}``:
+    ``listTimeout``, ``callTimeout``, ``relistInterval`` (seconds > 0), the caps ``maxMessageBytes``,
+    ``maxDescriptionBytes`` and ``maxListingBytes``, ``toolSearch`` (true, or ``{"alwaysShow": [SERVED_NAME, ...]}``:
     ``search_tools`` and ``call_tool`` in place of the list), its HTTP server's settings
     (`scopetool.mcp.server.HttpSettings`): ``sessionIdleTimeout``, ``maxSessions``, ``headerTimeout``,
     ``bodyTimeout``, ``keepAliveTimeout``, ``maxConnections``, ``allowedHosts``, ``allowedOrigins``,
@@ -366,6 +370,7 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
     pins, audit = gateway.get("pins"), gateway.get("audit")
     message_bytes = _byte_count(gateway, "maxMessageBytes", MAX_MESSAGE_BYTES, source)
     description_bytes = _byte_count(gateway, "maxDescriptionBytes", MAX_DESCRIPTION_BYTES, source)
+    listing_bytes = _byte_count(gateway, "maxListingBytes", MAX_LISTING_BYTES, source)
     return GatewayConfig(
         sections=tuple(sections),
         name=_string(gateway.get("name", "scopetool-gateway"), source, "gateway.name"),
@@ -384,6 +389,7 @@ def parse_config(data: object, *, base: Path = Path(), source: str = "config") -
         relist_interval=_seconds(gateway.get("relistInterval", RELIST_INTERVAL), source, "gateway.relistInterval"),
         max_message_bytes=message_bytes,
         max_description_bytes=description_bytes,
+        max_listing_bytes=listing_bytes,
         http_settings=_http_settings(gateway, source),
         auth=None if "auth" not in gateway else _auth(gateway["auth"], base, source),
         poisoning=_poisoning(gateway.get("poisoning"), source, "gateway.poisoning") or "flag",

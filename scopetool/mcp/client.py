@@ -58,8 +58,11 @@ Bounds (the two caps in bytes are `connect` arguments, and keys of the gateway's
   schemas) is capped at ``max_description_bytes`` (`MAX_DESCRIPTION_BYTES`, 16 KiB): a tool with a
   longer one is refused, before the pins see it.
 * A tool the SDK would refuse (not valid MCP), or nested deeper than `MAX_DEFINITION_DEPTH` (64),
-  is refused alone, not with its listing; a server that lists more than `MAX_TOOLS` (4096) tools is
-  refused.
+  is refused alone, not with its listing.
+* A whole listing (every page, the tools as JSON and the cursors) is capped at ``max_listing_bytes``
+  (`MAX_LISTING_BYTES`, 64 MiB) and must end within ``list_timeout``; `MAX_TOOLS` (65,536 tools) is
+  a safety net for the memory a tool takes beyond its bytes. Past any of them ``connect`` (or the
+  re-list) fails with a `ConnectError` naming the server and the bound.
 
 The interface agreed with the gateway's authors holds as agreed (`StdioServer`, `HttpServer`,
 `server_spec`, `connect`, `MCPClient` with `name`, `tools`, `refused`, `definitions`). Beyond it:
@@ -144,6 +147,7 @@ __all__ = [
     "LIST_TIMEOUT",
     "MAX_DEFINITION_DEPTH",
     "MAX_DESCRIPTION_BYTES",
+    "MAX_LISTING_BYTES",
     "MAX_MESSAGE_BYTES",
     "MAX_TOOLS",
     "REFUSED",
@@ -216,10 +220,20 @@ MAX_DESCRIPTION_BYTES: Final = 16 * 1024
 A tool's description is sent with every request the model gets: 16 KiB is already about 4,000 tokens
 of its context for one tool. A longer text is a document, not a description.
 """
-MAX_TOOLS: Final = 4096
-"""The most tools one server may list (over every page): a larger listing is refused (`ConnectError`).
+MAX_LISTING_BYTES: Final = 64 * 1024 * 1024
+"""The default cap on one whole listing of a server's tools, in bytes: 64 MiB (`ConnectError` past it).
 
-Far above what a model can choose among, and it bounds the memory one listing takes.
+What counts is each tool's JSON as listed and each page's cursor, over every page. The tools of the
+real servers measured in ``tests/data/real_tool_schemas`` are under 5 KB each, so 10,000 of the
+largest of them fit, with room: the catalogs tool search serves. It bounds what one listing holds in
+memory (the definitions are kept as listed), and a server that pages without end.
+"""
+MAX_TOOLS: Final = 65536
+"""The most tools one server may list (over every page): a safety net behind `MAX_LISTING_BYTES`.
+
+A tool costs memory its bytes do not count (its definition, contract and compiled schema), so a
+listing of very small tools is bounded by their number too; 65,536 is six times the 10,000-tool
+catalogs tool search is built for, so no real catalog meets it first.
 """
 EXPIRED: Final = 'error: tool "{name}" failed: the MCP server\'s request for input is no longer pending'
 """The public text of a resumption whose in-call elicitation is gone (another process, or the client closed)."""
@@ -611,6 +625,7 @@ class MCPClient:
         "_lane",
         "_list_timeout",
         "_listing",
+        "_listing_limit",
         "_missing",
         "_name",
         "_on_tools_changed",
@@ -634,6 +649,7 @@ class MCPClient:
         cut: Cut | None = None,
         listing: ToolListing | None = None,
         max_description_bytes: int = MAX_DESCRIPTION_BYTES,
+        max_listing_bytes: int = MAX_LISTING_BYTES,
         lane: Lane | None = None,
         relist_interval: float = RELIST_INTERVAL,
         on_tools_changed: ToolsChanged | None = None,
@@ -646,6 +662,7 @@ class MCPClient:
         self._cut = cut or Cut()
         self._listing = listing or ToolListing()
         self._description_limit = max_description_bytes
+        self._listing_limit = max_listing_bytes
         self._client: Client | None = client
         self._tasks = tasks
         self._list_timeout = list_timeout
@@ -702,18 +719,27 @@ class MCPClient:
 
         Raises:
             ConnectError: the whole listing took longer than the list timeout (`connect`'s
-                ``list_timeout``), the server lists more than `MAX_TOOLS` tools, or repeats a cursor.
+                ``list_timeout``), was over ``max_listing_bytes`` (`MAX_LISTING_BYTES`), held more than
+                `MAX_TOOLS` tools, or repeated a cursor.
         """
         client = self.session
         listed: list[dict[str, Any]] = []
         cursor: str | None = None
         seen: set[str] = set()
+        size = 0
         with anyio.move_on_after(self._list_timeout):
             while True:
                 page = await client.session.list_tools(params=types.PaginatedRequestParams(cursor=cursor))
-                listed.extend(tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in page.tools)
-                if len(listed) + len(self._listing.refused) > MAX_TOOLS or len(seen) >= MAX_TOOLS:
-                    raise ConnectError(f"MCP server {self._name!r} lists more than {MAX_TOOLS} tools (the cap)")
+                tools = [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in page.tools]
+                size += len(page.next_cursor or "") + sum(map(_json_size, tools))
+                listed.extend(tools)
+                if size > self._listing_limit:
+                    raise ConnectError(
+                        f"MCP server {self._name!r} lists tools over {self._listing_limit} bytes "
+                        "(the cap, max_listing_bytes)"
+                    )
+                if len(listed) + len(self._listing.refused) > MAX_TOOLS:
+                    raise ConnectError(f"MCP server {self._name!r} lists more than {MAX_TOOLS} tools (MAX_TOOLS)")
                 cursor = page.next_cursor
                 if cursor is None:
                     return listed
@@ -1190,6 +1216,7 @@ async def connect(
     call_timeout: float = CALL_TIMEOUT,
     max_message_bytes: int = MAX_MESSAGE_BYTES,
     max_description_bytes: int = MAX_DESCRIPTION_BYTES,
+    max_listing_bytes: int = MAX_LISTING_BYTES,
     relist_interval: float = RELIST_INTERVAL,
     on_tools_changed: ToolsChanged | None = None,
 ) -> AsyncGenerator[MCPClient]:
@@ -1215,13 +1242,16 @@ async def connect(
             meets it fails with `TOO_LARGE`.
         max_description_bytes: The cap on each text of a tool's definition (default 16 KiB): a tool
             with a longer description, title or schema description is refused (`MCPClient.refused`).
+        max_listing_bytes: The cap on one whole listing, every page (default 64 MiB,
+            `MAX_LISTING_BYTES`): the tools' JSON and the cursors. Past it the listing fails.
         relist_interval: The least seconds between two re-lists the server's announced tool changes
             prompt (`RELIST_INTERVAL`); the changes announced meanwhile are one re-list.
         on_tools_changed: Awaited after each such re-list that changed the tools, or failed (`ToolsChanged`).
 
     Raises:
         ConnectError: the server could not be started, initialized or listed, or not within its timeout
-            (a message over `max_message_bytes`, more than `MAX_TOOLS` tools).
+            (a message over `max_message_bytes`, a listing over `max_listing_bytes` or of more than
+            `MAX_TOOLS` tools).
         ValueError: `spec`, `name`, a timeout or a cap is not usable.
     """
     if not isinstance(spec, StdioServer | HttpServer):
@@ -1233,7 +1263,9 @@ async def connect(
     for argument, seconds in timeouts.items():
         if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 < seconds < math.inf:
             raise ValueError(f"{argument} must be a positive finite number of seconds, not {seconds!r}")
-    for what, cap in (("max_message_bytes", max_message_bytes), ("max_description_bytes", max_description_bytes)):
+    caps = {"max_message_bytes": max_message_bytes, "max_description_bytes": max_description_bytes}
+    caps["max_listing_bytes"] = max_listing_bytes
+    for what, cap in caps.items():
         if isinstance(cap, bool) or not isinstance(cap, int) or cap <= 0:
             raise ValueError(f"{what} must be a positive integer, not {cap!r}")
     holder: list[MCPClient] = []
@@ -1298,6 +1330,7 @@ async def connect(
                 cut=cut,
                 listing=listing,
                 max_description_bytes=max_description_bytes,
+                max_listing_bytes=max_listing_bytes,
                 lane=lane,
                 relist_interval=float(relist_interval),
                 on_tools_changed=on_tools_changed,
@@ -1366,6 +1399,11 @@ async def _shielded(close: Callable[[], Awaitable[None]]) -> None:
 def _is_group(error: BaseException) -> bool:
     """Whether `error` is an exception group."""
     return isinstance(error, BaseExceptionGroup)
+
+
+def _json_size(value: object) -> int:
+    """The length of `value`'s compact JSON, non-ASCII escaped: at least its UTF-8 bytes, computed in C."""
+    return len(json.dumps(value, separators=(",", ":")))
 
 
 def _describe(error: BaseException, cut: Cut | None = None) -> str:

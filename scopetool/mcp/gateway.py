@@ -506,6 +506,7 @@ class _Connection:
                 call_timeout=section.call_timeout or config.call_timeout,
                 max_message_bytes=config.max_message_bytes,
                 max_description_bytes=config.max_description_bytes,
+                max_listing_bytes=config.max_listing_bytes,
                 relist_interval=section.relist_interval or config.relist_interval,
                 on_tools_changed=self._changed,
             ) as client:

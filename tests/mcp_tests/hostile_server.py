@@ -21,6 +21,8 @@ Behaviours (each one a word; ``NAME=N`` takes a number):
 * ``error-call``: answers ``tools/call`` with the JSON-RPC error ``-32000``.
 * ``invalid-tool``: also lists a tool ``broken`` whose ``inputSchema`` is a string (not valid MCP).
 * ``many-tools=N``: also lists N tools ``t0`` ... (one page).
+* ``endless-pages=KIB``: answers every ``tools/list`` with a page of tools of about KIB kibibytes and a
+  ``nextCursor`` never sent before: a listing without end.
 * ``linger``: stays (a minute) after its standard input ends, until it is killed.
 
 Without a behaviour it lists ``echo`` (``{"text": string}``) and answers it with the text.
@@ -124,6 +126,13 @@ def main() -> None:
                 "serverInfo": {"name": "hostile", "version": "0"},
             }
             send({"jsonrpc": "2.0", "id": ident, "result": result})
+        elif method == "tools/list" and "endless-pages" in named:
+            cursor = int((message.get("params") or {}).get("cursor") or 0)
+            page = [
+                {**ECHO, "name": f"p{cursor}_{index}", "description": "d" * 1000}
+                for index in range(named["endless-pages"])
+            ]
+            send({"jsonrpc": "2.0", "id": ident, "result": {"tools": page, "nextCursor": str(cursor + 1)}})
         elif method == "tools/list":
             if "hang-list" not in named:
                 send({"jsonrpc": "2.0", "id": ident, "result": {"tools": tools(named)}})

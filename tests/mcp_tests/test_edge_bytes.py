@@ -2,7 +2,7 @@
 
 Each message read from a server is capped (a stdio line, a JSON body, one event of an event stream),
 each text of a tool's definition too; a tool the SDK would refuse (nested too deep, not valid MCP)
-is refused alone, and a listing of more than `MAX_TOOLS` tools is refused. The caps are small here
+is refused alone, and a listing over ``max_listing_bytes`` is refused. The caps are small here
 (1 MiB) so each test is quick.
 """
 
@@ -36,6 +36,7 @@ from scopetool.mcp._transport import (
 )
 from scopetool.mcp.client import (
     MAX_DESCRIPTION_BYTES,
+    MAX_LISTING_BYTES,
     MAX_MESSAGE_BYTES,
     MAX_TOOLS,
     TOO_LARGE,
@@ -79,7 +80,8 @@ async def failure_of(spec: StdioServer | HttpServer, **caps: int) -> Failure:
 
 def test_the_defaults_are_the_documented_ones() -> None:
     """16 MiB a message, 16 KiB a definition's text, 4096 tools a server."""
-    assert (MAX_MESSAGE_BYTES, MAX_DESCRIPTION_BYTES, MAX_TOOLS) == (16 * MIB, 16 * 1024, 4096)
+    assert (MAX_MESSAGE_BYTES, MAX_DESCRIPTION_BYTES) == (16 * MIB, 16 * 1024)
+    assert (MAX_LISTING_BYTES, MAX_TOOLS) == (64 * MIB, 65536)
 
 
 async def test_a_stdio_message_over_the_cap_fails_the_call_with_a_clear_text() -> None:
@@ -156,10 +158,39 @@ async def test_a_tool_that_is_not_valid_mcp_is_refused_alone() -> None:
             assert "not a valid MCP tool: inputSchema" in client.refused["broken"]
 
 
-async def test_a_listing_of_too_many_tools_is_refused() -> None:
-    """More than MAX_TOOLS tools: a ConnectError that says the cap."""
-    with anyio.fail_after(LIMIT), pytest.raises(ConnectError, match=f"more than {MAX_TOOLS} tools"):
-        async with connect(hostile(f"many-tools={MAX_TOOLS + 1}"), name="hostile"):
+async def test_a_listing_of_ten_thousand_real_sized_tools_is_taken_whole() -> None:
+    """The SDK's own server listing 10,000 real servers' tools over ten pages: every one is a tool, none refused."""
+    catalog = StdioServer(command=sys.executable, args=(str(HOSTILE.with_name("catalog_server.py")), "10000", "1000"))
+    with anyio.fail_after(120):
+        async with connect(catalog, name="catalog") as client:
+            assert (len(client.tools), client.refused) == (10000, {})
+            binding = Registry(*client.tools).resolve("echo_0")
+            assert binding is not None
+            call = binding.contract.prepare(Request("echo_0", '{"message": "hi"}'))
+            assert (await binding.call(call)).output.text() == "echo_0"
+
+
+async def test_a_listing_of_more_tools_than_the_old_count_cap_is_taken() -> None:
+    """4,097 tools on one page (the old 4,096-tool cap refused the server): all listed."""
+    with anyio.fail_after(LIMIT):
+        async with connect(hostile("many-tools=4097"), name="hostile") as client:
+            assert len(client.tools) == 4098
+
+
+async def test_a_listing_without_end_is_refused_at_the_byte_cap() -> None:
+    """Pages of ~64 KiB with a new cursor each, without end: a ConnectError naming max_listing_bytes, soon."""
+    with anyio.fail_after(LIMIT), pytest.raises(ConnectError, match=rf"over {CAP} bytes .*max_listing_bytes"):
+        async with connect(hostile("endless-pages=64"), name="hostile", max_listing_bytes=CAP):
+            pass  # pragma: no cover - never reached
+
+
+async def test_the_count_net_still_holds_behind_the_byte_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the tool count net lowered to 100, a listing of 101 small tools is a ConnectError naming MAX_TOOLS."""
+    import scopetool.mcp.client as client_module
+
+    monkeypatch.setattr(client_module, "MAX_TOOLS", 100)
+    with anyio.fail_after(LIMIT), pytest.raises(ConnectError, match=r"more than 100 tools \(MAX_TOOLS\)"):
+        async with connect(hostile("many-tools=100"), name="hostile"):
             pass  # pragma: no cover - never reached
 
 
@@ -182,6 +213,9 @@ async def test_connect_refuses_a_cap_that_is_not_a_positive_integer() -> None:
             pass  # pragma: no cover - never reached
     with pytest.raises(ValueError, match="max_description_bytes"):
         async with connect(hostile(), name="hostile", max_description_bytes=True):
+            pass  # pragma: no cover - never reached
+    with pytest.raises(ValueError, match="max_listing_bytes"):
+        async with connect(hostile(), name="hostile", max_listing_bytes=-1):
             pass  # pragma: no cover - never reached
 
 
@@ -221,7 +255,13 @@ async def test_an_encoded_http_body_is_refused() -> None:
 
 @pytest.mark.parametrize(
     ("key", "value"),
-    [("maxMessageBytes", 0), ("maxMessageBytes", 1.5), ("maxDescriptionBytes", "16k"), ("maxDescriptionBytes", True)],
+    [
+        ("maxMessageBytes", 0),
+        ("maxMessageBytes", 1.5),
+        ("maxDescriptionBytes", "16k"),
+        ("maxDescriptionBytes", True),
+        ("maxListingBytes", -1),
+    ],
 )
 def test_the_gateway_caps_are_checked(key: str, value: object) -> None:
     """A gateway cap that is not a whole number of bytes > 0 is a one-line ConfigError naming the key."""
@@ -253,6 +293,22 @@ def test_the_gateway_passes_its_message_cap_to_each_server() -> None:
 
     anyio.run(session)
     assert texts == [TOO_LARGE.format(name="echo", limit=CAP)]
+
+
+async def test_the_gateway_passes_its_listing_cap_to_each_server() -> None:
+    """maxListingBytes reaches connect: a server paging without end is not served, its error naming the cap."""
+    config = parse_config(
+        {
+            "mcpServers": {"h": {"command": sys.executable, "args": [str(HOSTILE), "endless-pages=64"]}},
+            "gateway": {"maxListingBytes": CAP},
+        }
+    )
+    assert config.max_listing_bytes == CAP
+    said = io.StringIO()
+    with anyio.fail_after(LIMIT):
+        async with open_gateway(config, errlog=said) as gateway:
+            assert not gateway.registry.names()
+    assert f"over {CAP} bytes (the cap, max_listing_bytes)" in said.getvalue()
 
 
 async def test_a_server_that_ignores_the_end_of_its_input_is_killed_on_exit() -> None:
