@@ -40,6 +40,7 @@ if typing.TYPE_CHECKING:
     from ._signature import Signature
     from ._size import MAX_OUTPUT_BYTES, OutputTooLargeError
     from ._timeout import ToolTimeoutError, overrunning_calls
+    from ._turnrules import Grant, Tally, TurnRule, TurnRuleError, TurnRules
 
 __version__ = "0.1.0"
 
@@ -64,6 +65,7 @@ __all__ = [
     "Failure",
     "FailureKind",
     "Func",
+    "Grant",
     "Guard",
     "IdempotencyKey",
     "Identity",
@@ -94,11 +96,15 @@ __all__ = [
     "Result",
     "ScopetoolError",
     "Signature",
+    "Tally",
     "TextBlock",
     "Tool",
     "ToolIndex",
     "ToolNotFoundError",
     "ToolTimeoutError",
+    "TurnRule",
+    "TurnRuleError",
+    "TurnRules",
     "acting_as",
     "bind",
     "classify_failure",
@@ -134,6 +140,7 @@ _HOMES: typing.Final = {
     "Failure": "_outcome",
     "FailureKind": "_outcome",
     "Func": "_func",
+    "Grant": "_turnrules",
     "Guard": "_guard",
     "IdempotencyKey": "_contract",
     "Identity": "_principal",
@@ -164,11 +171,15 @@ _HOMES: typing.Final = {
     "Result": "_output",
     "ScopetoolError": "_errors",
     "Signature": "_signature",
+    "Tally": "_turnrules",
     "TextBlock": "_output",
     "Tool": "_binding",
     "ToolIndex": "_search",
     "ToolNotFoundError": "_errors",
     "ToolTimeoutError": "_timeout",
+    "TurnRule": "_turnrules",
+    "TurnRuleError": "_turnrules",
+    "TurnRules": "_turnrules",
     "acting_as": "_principal",
     "bind": "_binding",
     "classify_failure": "_outcome",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from types import MappingProxyType
-from typing import Final, final
+from typing import TYPE_CHECKING, Final, final
 
 from . import _observe
 from ._binding import Binding, Tool, bind_with
@@ -18,6 +18,9 @@ from ._output import Result
 from ._run import call_outcome
 from ._search import ToolIndex, check_deferral_rule, is_deferred
 from ._timeout import check_timeout
+
+if TYPE_CHECKING:
+    from ._turnrules import Tally
 
 __all__ = ["Registry"]
 
@@ -167,7 +170,13 @@ class Registry:
             return index
 
     async def run(
-        self, name: str, arguments: str | bytes = "", /, *, admission: Admission | None = None
+        self,
+        name: str,
+        arguments: str | bytes = "",
+        /,
+        *,
+        admission: Admission | None = None,
+        tally: Tally | None = None,
     ) -> Result | BaseException:
         """Admit one call (a tool name and its JSON arguments, as the model sent them), run it: its outcome.
 
@@ -178,6 +187,10 @@ class Registry:
         `InvalidInvocationError`, and whatever the tool raised is returned as is. Only the cancellation
         of the task that awaits the call propagates. Hand the outcome to a provider's `result_message`
         to tell the model; for the explicit steps, see ``registry[name].contract.prepare(...)``.
+
+        `tally` is the run's count under its `TurnRules` (``rules.tally()``, one per run): an admitted
+        call it refuses (a spent budget, an exact repeat) does not run, and its outcome is the refusal,
+        a REJECTED `Failure` whose text tells the model why.
         """
         binding = self._bindings.get(name)
         if binding is None:
@@ -187,10 +200,18 @@ class Registry:
             deferred = self._deferred
             near = tuple(nearest(name, [known for known in sorted(self._bindings) if known not in deferred]))
             return ToolNotFoundError(name, unknown_tool_message(name, near), near=near)
-        return await call_outcome(binding, Request(name=name, arguments=arguments), admission or _NO_ADMISSION)
+        return await call_outcome(
+            binding, Request(name=name, arguments=arguments), admission or _NO_ADMISSION, None, tally
+        )
 
     def run_sync(
-        self, name: str, arguments: str | bytes = "", /, *, admission: Admission | None = None
+        self,
+        name: str,
+        arguments: str | bytes = "",
+        /,
+        *,
+        admission: Admission | None = None,
+        tally: Tally | None = None,
     ) -> Result | BaseException:
         """`run` from synchronous code, in an event loop of its own.
 
@@ -202,7 +223,7 @@ class Registry:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.run(name, arguments, admission=admission))
+            return asyncio.run(self.run(name, arguments, admission=admission, tally=tally))
         raise RuntimeError("Registry.run_sync cannot run inside a running event loop: await registry.run(...) there")
 
     def resolve(self, name: str) -> Binding | None:

@@ -7,17 +7,21 @@ line) turn a call into its outcome, so a bad call never ends a model's turn, or 
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from . import _observe
 from ._binding import Binding
 from ._contract import Admission, Invocation, Request
 from ._output import Result
 
+if TYPE_CHECKING:
+    from ._turnrules import Tally
+
 __all__ = ["call_outcome", "invocation_outcome"]
 
 
 async def call_outcome(
-    binding: Binding, request: Request, admission: Admission, call_id: str | None = None
+    binding: Binding, request: Request, admission: Admission, call_id: str | None = None, tally: Tally | None = None
 ) -> Result | BaseException:
     """Admit `request` with `binding` and run it: the result, or whatever it raised, as the outcome.
 
@@ -25,7 +29,8 @@ async def call_outcome(
     `SystemExit` out of a tool (or its validator) is the tool's own (a real Ctrl-C under `asyncio.run`
     cancels the main task instead), and so is a `CancelledError` while the awaiting task is not being
     cancelled. Only that task's cancellation propagates (see `invocation_outcome`). `call_id` (the
-    provider's) is only told to an observer (`scopetool.otel`).
+    provider's) is only told to an observer (`scopetool.otel`). A `tally` (the run's `TurnRules`) is
+    asked once the call is admitted: a refusal is the outcome, and the tool does not run.
     """
     try:
         observer = _observe.current
@@ -35,6 +40,10 @@ async def call_outcome(
             invocation = observer.admit(binding.contract, request, admission, call_id)
     except BaseException as error:  # noqa: BLE001 - sorted by _outcome_of
         return _outcome_of(error)
+    if tally is not None:
+        refusal = tally.admit(invocation)
+        if refusal is not None:
+            return refusal
     return await invocation_outcome(binding, invocation)
 
 

@@ -12,7 +12,17 @@ Backends: `MemoryBackend` (the default, one process), ``scopetool.driver.dbos.Db
 
 from __future__ import annotations
 
-from ._backend import AdmittedCall, Backend, CallState, Conflict, Finished, MemoryBackend, RevealStore, Waiting
+from ._backend import (
+    AdmittedCall,
+    Backend,
+    CallState,
+    Conflict,
+    Finished,
+    GrantStore,
+    MemoryBackend,
+    RevealStore,
+    Waiting,
+)
 from ._driver import (
     CallResult,
     CallStatus,
@@ -35,6 +45,7 @@ __all__ = [
     "Conflict",
     "Driver",
     "Finished",
+    "GrantStore",
     "IncompleteTurnError",
     "MemoryBackend",
     "ReplayConflictError",

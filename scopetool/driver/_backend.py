@@ -15,10 +15,21 @@ from .._native import build, slots
 from .._outcome import Failure
 from .._output import Output, Result, TextBlock, completed, completed_details
 from .._run import invocation_outcome
+from .._turnrules import Grant
 from ._identity import call_digest
 from ._records import Record, decode_outcome, interrupted_record, is_input, outcome_record, record_request, run_request
 
-__all__ = ["AdmittedCall", "Backend", "CallState", "Conflict", "Finished", "MemoryBackend", "RevealStore", "Waiting"]
+__all__ = [
+    "AdmittedCall",
+    "Backend",
+    "CallState",
+    "Conflict",
+    "Finished",
+    "GrantStore",
+    "MemoryBackend",
+    "RevealStore",
+    "Waiting",
+]
 
 
 @final
@@ -204,6 +215,25 @@ class RevealStore(Protocol):
         ...
 
 
+@runtime_checkable
+class GrantStore(Protocol):
+    """What a backend may also keep: the calls each run's `TurnRules` granted (see `Driver`'s `rules`).
+
+    A driver with rules reads a run's grants at each turn and appends the turn's new ones before its
+    calls start, so a replayed turn counts none twice (a grant names its call's key) and a driver made
+    again on the same store (a restarted process) forgets none. A backend without it leaves the counts
+    in the driver's memory; `MemoryBackend` and `DbosBackend` keep them.
+    """
+
+    async def granted(self, run_id: str) -> tuple[Grant, ...]:
+        """The calls the run's rules granted, in the order granted (empty for a run with none)."""
+        ...
+
+    async def grant(self, run_id: str, grants: Sequence[Grant]) -> None:
+        """Append `grants` (new to the run) to the run's granted calls."""
+        ...
+
+
 @final
 class MemoryBackend:
     """The default backend: calls run in this process and are remembered for its lifetime.
@@ -233,12 +263,21 @@ class MemoryBackend:
         ```
     """
 
-    __slots__ = ("_calls", "_reveals", "_secret")
+    __slots__ = ("_calls", "_grants", "_reveals", "_secret")
 
     def __init__(self) -> None:
         self._secret = secrets.token_bytes(32)
         self._calls: dict[str, _Entry | _Completed] = {}
         self._reveals: dict[str, tuple[str, ...]] = {}
+        self._grants: dict[str, tuple[Grant, ...]] = {}
+
+    async def granted(self, run_id: str) -> tuple[Grant, ...]:
+        """The calls the run's turn rules granted, in the order granted (kept as long as the backend)."""
+        return self._grants.get(run_id, ())
+
+    async def grant(self, run_id: str, grants: Sequence[Grant]) -> None:
+        """Append `grants` to the run's granted calls."""
+        self._grants[run_id] = (*self._grants.get(run_id, ()), *grants)
 
     async def revealed(self, run_id: str) -> tuple[str, ...]:
         """The tools the run's searches revealed, in the order revealed (kept as long as the backend)."""

@@ -22,6 +22,7 @@ from .._outcome import Failure, FailureKind
 from .._output import Result
 from .._registry import Registry
 from .._run import invocation_outcome
+from .._turnrules import Tally, TurnRules
 from ..providers._common import ToolCall, UnknownToolError, callable_names
 from ._backend import (
     AdmittedCall,
@@ -29,6 +30,7 @@ from ._backend import (
     CallState,
     Conflict,
     Finished,
+    GrantStore,
     MemoryBackend,
     RevealStore,
     Waiting,
@@ -54,7 +56,8 @@ REFUSED_REPLAY: Final = 'error: tool "{name}" was not run: this call id was alre
 EXHAUSTED: Final = 'error: tool "{name}" was not run: too many rejected calls of it in this run; do not call it again'
 
 KEPT_RUNS: Final = 4096
-"""Runs whose rejected attempts a driver with a retry budget remembers (the least recently driven are forgotten)."""
+"""Runs whose rejected attempts (with a retry budget) and tallies (with rules, on a backend that keeps no grants) a
+driver remembers: the least recently driven are forgotten."""
 
 ResultMessage: TypeAlias = Callable[[ToolCall, Result | BaseException], dict[str, Any]]
 """A provider's ``result_message(call, outcome)``."""
@@ -220,6 +223,10 @@ class Driver:
         retry_budget: How many rejected attempts (an unknown tool, arguments not admitted) of each
             tool name a run gets with the rejection to retry from; later ones are answered with a
             final text instead (status EXHAUSTED). None: no budget.
+        rules: Call budgets and repeat refusal (`TurnRules`) for each run: a call they refuse is
+            DONE with the refusal as its outcome, and does not run. A run is a run id; a turn, one
+            `run`. The counts are kept by the backend where it can (`GrantStore`: the memory and
+            DBOS backends), else in this driver's memory. None (or rules all off): no rules, no cost.
 
     Example:
         ```python
@@ -247,7 +254,17 @@ class Driver:
         ```
     """
 
-    __slots__ = ("_backend", "_budget", "_catalogs", "_minter", "_registry", "_rejected", "_serial")
+    __slots__ = (
+        "_backend",
+        "_budget",
+        "_catalogs",
+        "_minter",
+        "_registry",
+        "_rejected",
+        "_rules",
+        "_serial",
+        "_tallies",
+    )
 
     def __init__(
         self,
@@ -256,6 +273,7 @@ class Driver:
         *,
         serial: Iterable[str] = (),
         retry_budget: int | None = None,
+        rules: TurnRules | None = None,
     ) -> None:
         if not isinstance(registry, Registry):
             raise TypeError(f"a driver needs a Registry, not {type(registry).__name__}")
@@ -268,6 +286,11 @@ class Driver:
             isinstance(retry_budget, bool) or not isinstance(retry_budget, int) or retry_budget < 0
         ):
             raise ValueError(f"retry_budget must be a non-negative int or None, not {retry_budget!r}")
+        if rules is not None and not isinstance(rules, TurnRules):
+            raise TypeError(f"rules must be TurnRules or None, not {type(rules).__name__}")
+        self._rules = rules if rules is not None and rules.enabled else None
+        # run id -> the run's tally, for a backend that keeps no grants (the most recently driven last)
+        self._tallies: dict[str, Tally] = {}
         self._registry = registry
         self._backend: Backend = MemoryBackend() if backend is None else backend
         self._serial = names
@@ -333,6 +356,7 @@ class Driver:
             minter = self._minter = KeyMinter(await self._backend.secret())
         key_in_run, quoted_run_id = minter.key_in_run, json_quote(run_id)
         catalog = await self.catalog(run_id) if self._registry.deferred_names() else None
+        tally = None if self._rules is None else await self._tally(run_id)
         resolve = self._registry.resolve if catalog is None else catalog.resolve
         results: list[CallResult | None] = [None] * len(calls)
         admitted: list[tuple[int, AdmittedCall]] = []
@@ -357,10 +381,17 @@ class Driver:
             except InvalidInvocationError as error:
                 results[position] = self._rejection(run_id, call, key, error)
                 continue
+            if tally is not None:
+                refusal = tally.admit(invocation)
+                if refusal is not None:
+                    results[position] = _done(call, key, refusal)
+                    continue
             if catalog is not None and binding is catalog.search_tool:
                 results[position] = _done(call, key, await self._search(run_id, catalog, binding, invocation))
                 continue
             admitted.append((position, new_admitted_call(key, binding, invocation)))
+        if tally is not None:
+            await self._keep(run_id, tally)
         if len(admitted) == 1:  # one call to run: no segments to cut, no tasks to start
             position, admitted_call = admitted[0]
             state = await self._backend.start(admitted_call)
@@ -396,6 +427,31 @@ class Driver:
         if not isinstance(key, str) or not key:
             raise ValueError("key must be a call's non-empty idempotency key")
         return await self._backend.answer(key, response)
+
+    async def _tally(self, run_id: str) -> Tally:
+        """The run's tally at the start of a turn: from the backend's grants where it keeps them, else from memory."""
+        rules = cast("TurnRules", self._rules)
+        backend = self._backend
+        if isinstance(backend, GrantStore):
+            tally = Tally(rules, granted=await backend.granted(run_id), keep_new=True)
+        else:
+            tallies = self._tallies
+            found = tallies.pop(run_id, None)
+            if found is None:
+                found = Tally(rules)
+                if len(tallies) >= KEPT_RUNS:
+                    del tallies[next(iter(tallies))]  # the least recently driven run
+            tally = tallies[run_id] = found
+        tally.new_turn()
+        return tally
+
+    async def _keep(self, run_id: str, tally: Tally) -> None:
+        """Hand the turn's new grants to the backend that keeps them, before any of the turn's calls starts."""
+        backend = self._backend
+        if isinstance(backend, GrantStore):
+            new = tally.take_new()
+            if new:
+                await backend.grant(run_id, new)
 
     async def _search(
         self, run_id: str, catalog: Catalog, binding: Binding, invocation: Invocation

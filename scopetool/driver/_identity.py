@@ -8,12 +8,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from typing import Any, Final, cast
-
-from jiter import LosslessFloat
+from typing import Final, cast
 
 from .._contract import IdempotencyKey
-from .._json import canonical_json, loads_exact
+from .._digest import call_digest
 
 __all__ = ["KeyMinter", "call_digest", "mint_key"]
 
@@ -116,31 +114,3 @@ _base32_text: Final[Callable[[bytes], str]] = _base32_in_c() or _base32
 """A digest as the key's text: in C where scopetool._speedups is installed, else `_base32`."""
 _key_text: Final = cast("Callable[[bytes], IdempotencyKey]", _base32_text)
 """`_base32_text`, typed as making keys (an `IdempotencyKey` is its text; calling the NewType costs a call)."""
-
-
-def call_digest(name: str, arguments: bytes) -> str:
-    """SHA-256 (hex) of a tool name and admitted arguments in canonical JSON (member order and spacing ignored)."""
-    prefix = name.encode("ascii") + b"\x00"
-    value = loads_exact(arguments)
-    if _canonical is not None:
-        text = _canonical(prefix, value, LosslessFloat)
-        if text is not None:
-            return hashlib.sha256(text).hexdigest()
-    return hashlib.sha256(prefix + canonical_json(value)).hexdigest()
-
-
-def _canonical_in_c() -> Callable[[bytes, Any, type], bytes | None] | None:
-    """`scopetool._speedups.canonical`, unless the C extension is missing or turned off.
-
-    It gives the prefix and `canonical_json`'s bytes, or None where only that encoder can say.
-    """
-    from .._contract import SPEEDUPS  # noqa: PLC0415 - read once, at import
-
-    if not SPEEDUPS:
-        return None
-    from .. import _speedups  # noqa: PLC0415 - present when SPEEDUPS is set
-
-    return _speedups.canonical
-
-
-_canonical: Final = _canonical_in_c()

@@ -47,6 +47,7 @@ from .._binding import Binding
 from .._contract import Admission, IdempotencyKey
 from .._input import Continuation, InputRequest
 from .._registry import Registry
+from .._turnrules import Grant
 from ._backend import AdmittedCall, CallState, Conflict, Finished, Waiting
 from ._records import (
     Record,
@@ -58,7 +59,7 @@ from ._records import (
     run_request,
 )
 
-__all__ = ["APPLICATION_VERSION", "MAX_REVEALS", "DbosBackend"]
+__all__ = ["APPLICATION_VERSION", "MAX_GRANT_RECORDS", "MAX_REVEALS", "DbosBackend"]
 
 logger: Final = logging.getLogger("scopetool.driver")
 
@@ -75,6 +76,10 @@ _SECRET_ID: Final = "scopetool.driver.secret"
 _REVEAL_ID: Final = "scopetool.driver.reveal.{run}.{index}"
 MAX_REVEALS: Final = 1024
 """The searches per run whose reveals a `DbosBackend` keeps (one record each): a run past it keeps no more."""
+_GRANT_ID: Final = "scopetool.driver.grant.{run}.{index}"
+MAX_GRANT_RECORDS: Final = 4096
+"""The turns per run whose granted calls (`GrantStore`) a `DbosBackend` keeps (one record each): a run past it
+keeps no more, and its later turns count only what the first ones granted."""
 _WAIT_SECONDS: Final = 86_400.0  # one durable wait for an answer; the call waits again when it ends
 _ENDED: Final = frozenset({"ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"})
 _BEGIN_STEP: Final[StepOptions] = {"name": "scopetool.driver.begin"}
@@ -235,6 +240,21 @@ class DbosBackend:
         if not await self._on_dbos_loop(_write_reveal, _run_digest(run_id), list(names)):
             logger.warning("dbos backend: run past %d searches; its later reveals are not kept", MAX_REVEALS)
 
+    async def granted(self, run_id: str) -> tuple[Grant, ...]:
+        """The calls the run's turn rules granted, in the order granted, as the database keeps them."""
+        self._check(None)
+        rows = await self._on_dbos_loop(_read_grants, _run_digest(run_id))
+        return tuple(Grant(key, str(tool), digest) for key, tool, digest in rows)
+
+    async def grant(self, run_id: str, grants: Sequence[Grant]) -> None:
+        """Keep `grants` as the run's next record of granted calls: one record a turn (`MAX_GRANT_RECORDS` a run)."""
+        self._check(None)
+        rows = [[grant.key, grant.tool, grant.digest] for grant in grants]
+        if not await self._on_dbos_loop(_write_grants, _run_digest(run_id), rows):
+            logger.warning(
+                "dbos backend: run past %d turns with grants; its later grants are not kept", MAX_GRANT_RECORDS
+            )
+
     async def answer(self, key: IdempotencyKey, response: Any) -> bool:
         """Validate the answer and send it to the waiting call (from any process on the same database).
 
@@ -357,6 +377,42 @@ async def _new_secret() -> str:
 async def _reveal_workflow(names: list[str]) -> list[str]:
     """One search's reveals, kept as the workflow's output."""
     return names
+
+
+@DBOS.workflow(name="scopetool.driver.grant")
+async def _grant_workflow(rows: list[list[str | None]]) -> list[list[str | None]]:
+    """One turn's granted calls (key, tool, digest), kept as the workflow's output."""
+    return rows
+
+
+async def _write_grants(run: str, rows: list[list[str | None]]) -> bool:
+    """Record `rows` as the run's next grants, after the records there are; False past `MAX_GRANT_RECORDS`."""
+    statuses = await DBOS.list_workflows_async(
+        workflow_id_prefix=_GRANT_ID.format(run=run, index=""), load_input=False, load_output=False
+    )
+    for index in range(len(statuses), MAX_GRANT_RECORDS):
+        try:
+            with SetWorkflowID(_GRANT_ID.format(run=run, index=index), workflow_id_reuse_policy="reject"):
+                handle = await DBOS.start_workflow_async(_grant_workflow, rows)
+        except dbos_error.DBOSWorkflowIDInUseError:
+            continue  # another process wrote this one first
+        await handle.get_result()
+        return True
+    return False
+
+
+async def _read_grants(run: str) -> list[list[str | None]]:
+    """Every grant the run's records hold, in the order recorded."""
+    prefix = _GRANT_ID.format(run=run, index="")
+    statuses = await DBOS.list_workflows_async(workflow_id_prefix=prefix, load_input=False, limit=MAX_GRANT_RECORDS)
+    rows: list[list[str | None]] = []
+    for status in sorted(statuses, key=lambda status: int(status.workflow_id[len(prefix) :])):
+        output = status.output
+        if output is None:  # a record whose workflow has not finished yet (recovered after a crash)
+            handle: WorkflowHandleAsync[list[list[str | None]]] = await DBOS.retrieve_workflow_async(status.workflow_id)
+            output = await handle.get_result()
+        rows.extend(output)
+    return rows
 
 
 def _run_digest(run_id: str) -> str:

@@ -295,7 +295,7 @@ def test_digests_are_the_canonical_forms_whichever_encoder(value: Any, ascii_onl
     parsed = loads_exact(raw)
     expected = hashlib.sha256(b"add\x00" + canonical_json(parsed)).hexdigest()
     assert call_digest("add", raw) == expected
-    from scopetool.driver._identity import _canonical  # pyright: ignore[reportPrivateUsage]
+    from scopetool._digest import _canonical  # pyright: ignore[reportPrivateUsage]
 
     if _canonical is not None:
         text = _canonical(b"add\x00", parsed, LosslessFloat)
@@ -307,8 +307,8 @@ def test_the_c_encoder_leaves_what_it_cannot_order_or_type_to_python() -> None:
     from jiter import LosslessFloat
 
     from scopetool._contract import SPEEDUPS
+    from scopetool._digest import _canonical  # pyright: ignore[reportPrivateUsage]
     from scopetool._json import canonical_json
-    from scopetool.driver._identity import _canonical  # pyright: ignore[reportPrivateUsage]
 
     assert (_canonical is None) is not SPEEDUPS
     if _canonical is None:
@@ -814,7 +814,7 @@ def test_keys_fall_back_to_the_pure_base32_without_the_extension(monkeypatch: py
 def test_digests_fall_back_to_the_python_encoder_without_the_extension(monkeypatch: pytest.MonkeyPatch) -> None:
     """With the C prepare off (SCOPETOOL_PURE_PYTHON=1, or no extension), digests are not encoded in C either."""
     from scopetool import _contract
-    from scopetool.driver._identity import _canonical_in_c  # pyright: ignore[reportPrivateUsage]
+    from scopetool._digest import _canonical_in_c  # pyright: ignore[reportPrivateUsage]
 
     monkeypatch.setattr(_contract, "SPEEDUPS", False)
     assert _canonical_in_c() is None
