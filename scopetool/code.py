@@ -39,6 +39,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final, Protocol, cast, final
 
+from ._extras import missing_dependency
+
 try:
     from pydantic_monty import (
         AsyncFunctionSnapshot,
@@ -53,7 +55,7 @@ try:
         ResourceLimits,
     )
 except ImportError as missing:  # pragma: no cover - the extra is installed wherever the tests run
-    raise ImportError("scopetool.code needs the Monty sandbox: pip install 'scopetool[code]'") from missing
+    raise missing_dependency(__name__, missing) from missing
 
 from . import _observe
 from ._binding import Binding, bind

@@ -43,15 +43,15 @@ import time
 from types import TracebackType
 from typing import Final, final
 
+from ._extras import missing_dependency
+
 try:
     from opentelemetry import metrics, trace
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvider
     from opentelemetry.util.types import AttributeValue
 except ImportError as _missing:
-    raise ImportError(
-        "scopetool.otel needs the OpenTelemetry API: pip install 'scopetool[otel]'", name="opentelemetry"
-    ) from _missing
+    raise missing_dependency(__name__, _missing) from _missing
 
 from . import __version__, _observe
 from ._binding import Binding

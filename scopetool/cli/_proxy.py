@@ -10,11 +10,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from .._extras import missing_message
 from .._stdio import reserved_stdin
 from ._auth import http_auth
 from ._code import code_limits
 from ._common import ExitCode, UsageError, describe
-from ._serve import http_address, http_settings, import_problem, principal
+from ._serve import http_address, http_settings, principal
 
 __all__ = ["run"]
 
@@ -33,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             gateway: ModuleType = importlib.import_module("scopetool.mcp.gateway")
         except ImportError as error:
-            raise UsageError(import_problem(error).replace("serve", "proxy")) from None
+            raise UsageError(missing_message("scopetool proxy", error)) from None
         try:
             config = gateway.load_config(args.config)
         except gateway.ConfigError as error:

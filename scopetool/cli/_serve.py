@@ -10,6 +10,7 @@ import ipaddress
 import sys
 from typing import TYPE_CHECKING, Any, Final
 
+from .._extras import missing_message
 from .._principal import Principal
 from .._registry import Registry
 from .._stdio import reserved_stdin
@@ -23,9 +24,7 @@ if TYPE_CHECKING:
     from ..mcp.limits import Limit, Limits
     from ..mcp.server import HttpSettings
 
-__all__ = ["MISSING_SDK", "http_address", "http_settings", "import_problem", "principal", "run"]
-
-MISSING_SDK: Final = "scopetool serve needs the MCP SDK: pip install 'scopetool[mcp]'"
+__all__ = ["http_address", "http_settings", "principal", "run"]
 """What ``serve`` says when the ``mcp`` package is not installed."""
 _LOOPBACK: Final = "127.0.0.1"
 _SETTINGS: Final = (
@@ -68,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             module = importlib.import_module("scopetool.mcp.server")
         except ImportError as error:
-            raise UsageError(import_problem(error)) from None
+            raise UsageError(missing_message("scopetool serve", error)) from None
         options: dict[str, Any] = {"name": args.name, "instructions": args.instructions, "page_size": args.page_size}
         if limits is not None:
             from ..mcp.limits import Limiter  # noqa: PLC0415 - loaded with the server, which needs the MCP SDK
@@ -236,16 +235,3 @@ def _ipv6(host: str, text: str) -> None:
         ipaddress.IPv6Address(host)
     except ValueError:
         raise UsageError(f"--http {text}: {host!r} is not an IPv6 address") from None
-
-
-def import_problem(error: ImportError) -> str:
-    """The one line to show when the MCP server cannot be imported: the SDK's absence, or the error itself."""
-    link: BaseException | None = error
-    seen: set[int] = set()
-    while link is not None and id(link) not in seen:  # the server may re-raise the SDK's error as its cause
-        seen.add(id(link))
-        name = getattr(link, "name", None) or ""
-        if name == "mcp" or name.startswith("mcp."):
-            return MISSING_SDK
-        link = link.__cause__
-    return f"scopetool serve cannot start: {describe(error)}"

@@ -10,6 +10,7 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
+from .._extras import missing_message
 from .._registry import Registry
 from ._common import UsageError, describe
 
@@ -76,8 +77,8 @@ def task_options(args: argparse.Namespace, registry: Registry) -> Generator[dict
         raise UsageError(f"--task-store {args.task_store}: give the path of a SQLite file")
     try:
         dbos = importlib.import_module("scopetool.driver.dbos")
-    except ImportError:  # pragma: no cover - the extra is installed wherever the tests run
-        raise UsageError("--task-store needs DBOS Transact: pip install 'scopetool[dbos]'") from None
+    except ImportError as error:  # pragma: no cover - the extra is installed wherever the tests run
+        raise UsageError(missing_message("--task-store", error)) from None
     location = Path(path).resolve()
     backend = dbos.DbosBackend(registry, f"sqlite:///{location}")
     try:

@@ -28,6 +28,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, ParamSpec, TypeVar, cast, final
 
+from .._extras import missing_dependency
+
 try:
     import sqlalchemy
     from dbos import (
@@ -41,7 +43,7 @@ try:
     )
     from dbos import error as dbos_error
 except ImportError as missing:  # pragma: no cover - the extra is installed wherever the tests run
-    raise ImportError("scopetool.driver.dbos needs DBOS Transact: pip install 'scopetool[dbos]'") from missing
+    raise missing_dependency(__name__, missing) from missing
 
 from .._binding import Binding
 from .._contract import Admission, IdempotencyKey

@@ -25,6 +25,8 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any, Final, final
 
+from .._extras import missing_dependency
+
 try:
     from temporalio import activity, workflow
     from temporalio.client import (
@@ -44,7 +46,7 @@ try:
     from temporalio.service import RPCError
     from temporalio.worker import Worker
 except ImportError as missing:  # pragma: no cover - the extra is installed wherever the tests run
-    raise ImportError("scopetool.driver.temporal needs temporalio: pip install 'scopetool[temporal]'") from missing
+    raise missing_dependency(__name__, missing) from missing
 
 from .._contract import Admission, IdempotencyKey
 from .._definition import Effect

@@ -69,6 +69,8 @@ from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import Any, Final, TypeAlias, cast, final
 
+from .._extras import missing_dependency
+
 try:
     from langchain_core.messages import AIMessage, ToolMessage
     from langchain_core.runnables import RunnableConfig
@@ -80,10 +82,7 @@ try:
     from langgraph.types import Command, Send, interrupt
     from pydantic import PrivateAttr
 except ImportError as _missing:
-    raise ImportError(
-        "scopetool.integrations.langchain needs langchain-core and langgraph: pip install 'scopetool[langchain]'",
-        name=_missing.name,
-    ) from _missing
+    raise missing_dependency(__name__, _missing) from _missing
 
 from .._contract import Admission, IdempotencyKey, Invocation, Request
 from .._definition import Definition, Effect

@@ -50,6 +50,8 @@ from __future__ import annotations
 
 from typing import Any, Final, final
 
+from .._extras import missing_dependency
+
 try:
     from mcp import types as mcp_types
     from mcp.server.mcpserver import Context, MCPServer
@@ -58,10 +60,7 @@ try:
     from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
     from pydantic import PrivateAttr
 except ImportError as _missing:
-    raise ImportError(
-        "scopetool.integrations.mcp_sdk needs the MCP Python SDK (mcp 2.3 or newer): pip install 'scopetool[mcp]'",
-        name=_missing.name,
-    ) from _missing
+    raise missing_dependency(__name__, _missing) from _missing
 
 from .._contract import Request
 from .._output import Result

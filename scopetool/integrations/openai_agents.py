@@ -38,14 +38,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Final, TypeAlias
 
+from .._extras import missing_dependency
+
 try:
     from agents import FunctionTool, RunContextWrapper, tool_namespace
     from agents.tool_context import ToolContext
 except ImportError as _missing:
-    raise ImportError(
-        "scopetool.integrations.openai_agents needs the OpenAI Agents SDK: pip install 'scopetool[openai-agents]'",
-        name=_missing.name,
-    ) from _missing
+    raise missing_dependency(__name__, _missing) from _missing
 
 from .. import _observe
 from .._binding import Binding

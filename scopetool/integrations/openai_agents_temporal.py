@@ -37,16 +37,14 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
+from .._extras import missing_dependency
+
 try:
     from agents import FunctionTool
     from agents.tool_context import ToolContext
     from temporalio import workflow
 except ImportError as _missing:
-    raise ImportError(
-        "scopetool.integrations.openai_agents_temporal needs the OpenAI Agents SDK and temporalio: "
-        "pip install 'scopetool[openai-agents,temporal]'",
-        name=_missing.name,
-    ) from _missing
+    raise missing_dependency(__name__, _missing) from _missing
 
 from .._binding import Binding
 from .._definition import Effect

@@ -47,6 +47,8 @@ from typing import TYPE_CHECKING, Any, Final, Generic, NoReturn
 import jiter
 from typing_extensions import TypeVar
 
+from .._extras import missing_dependency
+
 try:
     from pydantic_ai import RunContext
     from pydantic_ai.exceptions import ApprovalRequired, ModelRetry, ToolFailed
@@ -54,10 +56,7 @@ try:
     from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
     from pydantic_ai.toolsets.abstract import SchemaValidatorProt
 except ImportError as _missing:
-    raise ImportError(
-        "scopetool.integrations.pydantic_ai needs pydantic-ai: pip install 'scopetool[pydantic-ai]'",
-        name=_missing.name,
-    ) from _missing
+    raise missing_dependency(__name__, _missing) from _missing
 
 from .. import _observe
 from .._binding import Binding

@@ -43,17 +43,15 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, final
 
+from .._extras import missing_dependency
+
 try:
     from pydantic_ai import RunContext
     from pydantic_ai.toolsets import AbstractToolset, DynamicToolset, ToolsetTool, WrapperToolset
     from temporalio import activity
     from temporalio.workflow import ActivityConfig
 except ImportError as _missing:
-    raise ImportError(
-        "scopetool.integrations.pydantic_ai_temporal needs pydantic-ai and temporalio: "
-        "pip install 'scopetool[pydantic-ai,temporal]'",
-        name=_missing.name,
-    ) from _missing
+    raise missing_dependency(__name__, _missing) from _missing
 
 from .._contract import IdempotencyKey
 from .._registry import Registry

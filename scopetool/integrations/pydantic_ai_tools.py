@@ -44,14 +44,13 @@ import copy
 import json
 from typing import Any, cast, final
 
+from .._extras import missing_dependency
+
 try:
     from pydantic_ai import RunContext, Tool
     from pydantic_ai.exceptions import ModelRetry, ToolFailed
 except ImportError as _missing:
-    raise ImportError(
-        "scopetool.integrations.pydantic_ai_tools needs pydantic-ai: pip install 'scopetool[pydantic-ai]'",
-        name=_missing.name,
-    ) from _missing
+    raise missing_dependency(__name__, _missing) from _missing
 
 from pydantic_core import to_json
 

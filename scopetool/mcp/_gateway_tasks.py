@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, final
 
+from .._extras import missing_message
 from .._registry import Registry
 from .tasks import DEFAULT_MAX_RUNNING, DEFAULT_TTL, TaskOptions
 
@@ -85,8 +86,8 @@ def task_options(settings: GatewayTasks | None, registry: Registry) -> Generator
         return
     try:
         dbos = importlib.import_module("scopetool.driver.dbos")
-    except ImportError:  # pragma: no cover - the extra is installed wherever the tests run
-        raise TaskSettingError("store: needs DBOS Transact: pip install 'scopetool[dbos]'") from None
+    except ImportError as error:  # pragma: no cover - the extra is installed wherever the tests run
+        raise TaskSettingError(missing_message("store", error)) from None
     location = settings.store.resolve()
     backend = dbos.DbosBackend(registry, f"sqlite:///{location}")
     try:

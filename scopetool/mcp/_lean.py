@@ -32,9 +32,22 @@ import orjson
 from mcp.shared.message import SessionMessage
 from mcp_types import JSONRPCRequest
 
-__all__ = ["Events", "Lane"]
+__all__ = ["Events", "Lane", "on_asyncio"]
 
 T = TypeVar("T")
+
+
+def on_asyncio() -> bool:
+    """Whether this thread runs an asyncio event loop, which the lean path needs (anyio may run on trio instead).
+
+    What anyio itself finds without sniffio: under trio no asyncio loop runs in the thread.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
 
 _MARK: Final = b"scopetool-"
 """Every lean request id starts with this (and a random part of the connection's own)."""

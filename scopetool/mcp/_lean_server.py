@@ -34,9 +34,10 @@ from typing import IO, Any, BinaryIO, Final, TextIO, Unpack, cast, final
 import orjson
 from pydantic import ValidationError
 
+from .._extras import missing_dependency
+
 try:
     import anyio
-    import sniffio
     from mcp import types as mcp_types
     from mcp.shared.exceptions import MCPError
     from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
@@ -44,7 +45,7 @@ try:
     from mcp_types import methods
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 except ImportError as _missing:
-    raise ImportError("scopetool.mcp needs the MCP Python SDK: pip install 'scopetool[mcp]'", name="mcp") from _missing
+    raise missing_dependency(__name__, _missing) from _missing
 
 from .._contract import Request
 from .._json import is_object
@@ -52,6 +53,7 @@ from .._principal import Principal, acting_as
 from .._registry import Registry
 from .._stdio import reserved_stdin, reserved_stdout
 from ..providers._common import ProviderError, ToolCall, object_arguments
+from ._lean import on_asyncio
 from ._stdio_server import (  # the SDK path's own parts: the same screening, end of input and writes
     SHUTDOWN_GRACE,
     _Input,  # pyright: ignore[reportPrivateUsage]
@@ -102,7 +104,7 @@ async def serve_stdio(
     """
     if not shutdown_grace >= 0:
         raise ValueError(f"shutdown_grace must be a number of seconds >= 0, not {shutdown_grace!r}")
-    if sniffio.current_async_library() != "asyncio":
+    if not on_asyncio():
         await sdk_serve_stdio(registry, shutdown_grace=shutdown_grace, ready=ready, principal=principal, **options)
         return
     server, tools = server_and_tools(registry, **options)

@@ -66,6 +66,8 @@ from pathlib import Path
 from typing import Any, Final, cast, final
 from urllib.parse import parse_qsl, urlsplit
 
+from .._extras import missing_dependency
+
 try:
     import anyio
     import httpx2
@@ -79,9 +81,7 @@ try:
     from starlette.routing import Route
     from starlette.types import ASGIApp, Receive, Scope, Send
 except ImportError as _missing:
-    raise ImportError(
-        "scopetool.mcp.auth needs the MCP Python SDK: pip install 'scopetool[mcp]'", name="mcp"
-    ) from _missing
+    raise missing_dependency(__name__, _missing) from _missing
 from pydantic import AnyHttpUrl, ConfigDict, TypeAdapter
 
 from .._json import is_array, is_object, json_kind, parse_checked

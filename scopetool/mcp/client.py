@@ -92,10 +92,11 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TextIO, TypeAlias, cast, final
 
+from .._extras import missing_dependency
+
 try:
     import anyio
     import mcp_types as types
-    import sniffio
     from anyio.abc import TaskGroup, TaskStatus
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
     from mcp import Client
@@ -114,7 +115,7 @@ try:
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
     from pydantic import ValidationError
 except ImportError as _missing:
-    raise ImportError("scopetool.mcp.client needs the MCP SDK: pip install 'scopetool[mcp]'") from _missing
+    raise missing_dependency(__name__, _missing) from _missing
 
 from .._contract import Contract, Invocation
 from .._definition import NAME_PATTERN, Definition, Effect
@@ -125,7 +126,7 @@ from .._outcome import Failure, FailureKind
 from .._output import ContentBlock, MediaBlock, Output, Result, TextBlock
 from .._progress import Progress, report_progress
 from .._schema import compile_schema
-from ._lean import MAX_QUEUED_PROGRESS, Events, Lane, LaneEvent
+from ._lean import MAX_QUEUED_PROGRESS, Events, Lane, LaneEvent, on_asyncio
 from ._task_client import TaskCancelledError, TaskCreated, TaskInput, TasksClientExtension, answer_task, follow_task
 from ._transport import (
     MAX_DEFINITION_DEPTH,
@@ -1284,7 +1285,7 @@ async def connect(
         parameters = StdioServerParameters(
             command=spec.command, args=list(spec.args), env=None if spec.env is None else dict(spec.env), cwd=spec.cwd
         )
-        lane = Lane() if sniffio.current_async_library() == "asyncio" else None
+        lane = Lane() if on_asyncio() else None
         transport: Any = stdio_transport(
             parameters,
             name=name,

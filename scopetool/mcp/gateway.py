@@ -69,12 +69,12 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final, TextIO, cast, final
 
+from .._extras import missing_dependency
+
 try:
     import anyio
 except ImportError as _missing:  # pragma: no cover - anyio comes with the MCP SDK
-    raise ImportError(
-        "scopetool.mcp.gateway needs the MCP Python SDK: pip install 'scopetool[mcp]'", name="mcp"
-    ) from _missing
+    raise missing_dependency(__name__, _missing) from _missing
 
 from .._binding import Binding, Caller, CallMiddleware, Tool, bind
 from .._contract import Admission, Invocation, Request

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Final, final
 from urllib.parse import urlsplit
 
 from .._errors import ScopetoolError
+from .._extras import missing_message
 from .._principal import current_principal
 
 if TYPE_CHECKING:
@@ -66,7 +67,6 @@ RATE_LIMITED: Final = 429
 """The JSON-RPC error code of a call refused by a limit (outside JSON-RPC's reserved range, as MCP asks)."""
 LIMIT_STORE_TIMEOUT: Final = 2.0
 """Seconds a limit check waits for its store (Redis) by default before it refuses the call."""
-MISSING_LIMITS: Final = "rate limits need the limits package: pip install 'scopetool[limits]'"
 """What a rate limit says when the `limits` package is not installed."""
 _ANONYMOUS: Final = ""
 """The caller key of calls with no principal (an identity's key is never empty)."""
@@ -80,8 +80,8 @@ def _rate_item(rate: str) -> RateLimitItem:
     """
     try:
         from limits import parse  # noqa: PLC0415 - only a configured rate needs the package
-    except ImportError:
-        raise ValueError(MISSING_LIMITS) from None
+    except ImportError as error:
+        raise ValueError(missing_message("a rate", error)) from None
     try:
         item = parse(rate)
     except ValueError:
@@ -306,8 +306,8 @@ def _moving_window(redis: str | None) -> MovingWindowRateLimiter:
     try:
         from limits.aio.storage import MemoryStorage, RedisStorage  # noqa: PLC0415 - only a rate needs it
         from limits.aio.strategies import MovingWindowRateLimiter  # noqa: PLC0415
-    except ImportError:  # pragma: no cover - the item was parsed, so the package is there
-        raise ValueError(MISSING_LIMITS) from None
+    except ImportError as error:  # pragma: no cover - the item was parsed, so the package is there
+        raise ValueError(missing_message("a rate", error)) from None
     if redis is None:
         return MovingWindowRateLimiter(MemoryStorage())
     try:

@@ -72,6 +72,8 @@ Example:
 
 from __future__ import annotations
 
+from .._extras import missing_dependency
+
 try:  # each part imports the SDK; named after it, whichever of its modules (or anyio, which it brings) was missing
     from ._elicitation import ANSWER as ANSWER  # noqa: PLC0414 - public, outside __all__
     from ._elicitation import requested_schema
@@ -92,9 +94,7 @@ try:  # each part imports the SDK; named after it, whichever of its modules (or 
     from ._tool_search import ToolSearch
     from ._tool_updates import ToolUpdates
 except ImportError as _missing:
-    raise ImportError(
-        "scopetool.mcp.server needs the MCP Python SDK (mcp 2.3 or newer): pip install 'scopetool[mcp]'", name="mcp"
-    ) from _missing
+    raise missing_dependency(__name__, _missing) from _missing
 
 __all__ = [
     "DEFAULT_HOST",

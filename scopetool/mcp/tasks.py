@@ -50,6 +50,8 @@ from datetime import UTC, datetime
 from os import PathLike, fspath
 from typing import Any, Final, final
 
+from .._extras import missing_dependency
+
 try:
     from mcp import types as mcp_types
     from mcp.server.context import ServerRequestContext
@@ -57,9 +59,7 @@ try:
     from mcp.shared.exceptions import MCPError
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 except ImportError as _missing:
-    raise ImportError(
-        "scopetool.mcp.tasks needs the MCP Python SDK: pip install 'scopetool[mcp]'", name="mcp"
-    ) from _missing
+    raise missing_dependency(__name__, _missing) from _missing
 from pydantic import Field
 
 from .._contract import Request

@@ -19,9 +19,9 @@ from cli_support import FIXTURES, forget_fixture_modules
 from pydantic import Field
 
 from scopetool import Definition, Invocation, Registry, Result, _stdio, tool
+from scopetool._extras import missing_message
 from scopetool.cli import _call, _validate, main
 from scopetool.cli._common import dump_json, say
-from scopetool.cli._serve import MISSING_SDK, import_problem
 from scopetool.cli._validate import ProgressBar, read_lines
 from scopetool.cli._validate_lines import LINE_LIMIT, LineChecker, Tally, Verdict, printable, reasons, validate_lines
 from scopetool.providers import openai_chat
@@ -298,16 +298,19 @@ def test_dump_json_keeps_order_unicode_and_exact_numbers() -> None:
     )
 
 
-def test_import_problem_names_the_missing_sdk_or_the_error() -> None:
-    """The SDK's absence is found through a re-raised ImportError; anything else is named as it is."""
-    inner = ModuleNotFoundError("No module named 'mcp'", name="mcp")
-    outer = ImportError("scopetool.mcp.server needs the MCP Python SDK")
-    outer.__cause__ = inner
-    assert import_problem(outer) == MISSING_SDK
-    assert import_problem(ImportError("x", name="mcp.server.lowlevel")) == MISSING_SDK
-    loop = ImportError("cannot import name 'x'", name="other")
-    loop.__cause__ = loop
-    assert import_problem(loop) == "scopetool serve cannot start: ImportError: cannot import name 'x'"
+def test_a_missing_module_is_named_with_the_extra_that_brings_it_only_when_one_does() -> None:
+    """The module met missing is named; the install command only for a module an extra brings."""
+    sdk = ModuleNotFoundError("No module named 'mcp'", name="mcp")
+    assert missing_message("scopetool serve", sdk) == (
+        "scopetool serve needs the module 'mcp', which is not installed: pip install 'scopetool[mcp]'"
+    )
+    other = ModuleNotFoundError("No module named 'sniffio'", name="sniffio")
+    assert missing_message("scopetool proxy", other) == (
+        "scopetool proxy needs the module 'sniffio', which is not installed (no scopetool extra brings it)"
+    )
+    assert missing_message("scopetool serve", ImportError("broken")) == (
+        "scopetool serve cannot import what it needs: broken"
+    )
 
 
 def test_serve_dispatches_to_the_mcp_server_in_process(
@@ -327,7 +330,7 @@ def test_serve_dispatches_to_the_mcp_server_in_process(
     assert names == [["add"], ["add", "divide"], ["add", "divide"]]
     monkeypatch.setitem(sys.modules, "scopetool.mcp.server", None)
     assert main(["serve", "cli_tools.py:add"]) == 2
-    assert capsys.readouterr().err.startswith("scopetool: scopetool serve cannot start: ModuleNotFoundError: ")
+    assert capsys.readouterr().err.startswith("scopetool: scopetool serve cannot import what it needs: import of ")
     forget_fixture_modules()
 
 

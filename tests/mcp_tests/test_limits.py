@@ -216,7 +216,10 @@ async def test_over_http_a_call_over_a_limit_is_429_and_never_reaches_the_server
 def test_without_the_limits_package_a_rate_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """A rate needs the limits package (an extra): its absence is one line naming the extra; a concurrency does not."""
     monkeypatch.setitem(sys.modules, "limits", None)
-    with pytest.raises(ValueError, match=r"^rate limits need the limits package: pip install 'scopetool\[limits\]'"):
+    with pytest.raises(
+        ValueError,
+        match=r"^a rate needs the module 'limits', which is not installed: pip install 'scopetool\[limits\]'",
+    ):
         Limit(rate="1/second")
     assert Limit(concurrency=1).limited
 
