@@ -6,6 +6,8 @@ import contextlib
 import io
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -104,9 +106,11 @@ def test_readme_provider_loop_runs_against_a_recorded_model(monkeypatch: pytest.
 
 
 def test_readme_gives_the_install_and_the_test_command() -> None:
-    """A user gets `pip install scopetool`; a contributor the test command CONTRIBUTING.md gives too."""
+    """A user gets an install from the checkout that runs the quickstart; a contributor CONTRIBUTING's test command."""
     commands = bash_blocks(readme())
-    assert commands[0] == "pip install scopetool"
+    assert commands[0] == (
+        "python3 -m venv .venv && .venv/bin/pip install . && .venv/bin/python examples/quickstart.py"
+    )
     assert "'.[test]'" in commands[-1] and "pytest" in commands[-1]
     contributing = bash_blocks((ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8"))
     assert commands[-1] == contributing[0]
@@ -126,3 +130,13 @@ def test_readme_holds_no_figure_that_goes_stale() -> None:
     assert not re.search(r"\d+(\.\d+)?x\b", text), "a speed ratio belongs in docs/benchmarks.md"
     assert not re.search(r"\d[\d,]* (passed|tests)\b|\d+(\.\d+)? ?s\b(?! of)", text)
     assert "docs/benchmarks.md" in text
+
+
+def test_readme_shows_what_the_quickstart_prints() -> None:
+    """The README's output block is the quickstart's output after the definitions, exactly as it prints it."""
+    shown = re.findall(r"```text\n(.*?)```", readme(), re.S)[0]
+    printed = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "quickstart.py")], capture_output=True, text=True, check=True
+    ).stdout
+    after_definitions = printed[printed.rindex("\n}\n") + 3 :].lstrip("\n")
+    assert shown == after_definitions
