@@ -54,6 +54,10 @@ def missing_package(error: BaseException | None) -> str | None:
     of scopetool (the MCP server, the DBOS backend) refusing to load, as it does, with an ImportError
     raised from the ModuleNotFoundError of its package. Any other failure is a real error.
     """
+    if isinstance(error, ImportError) and isinstance(error.__cause__, ModuleNotFoundError):
+        innermost = _innermost_file(error)
+        if innermost is not None and innermost.is_relative_to(PACKAGE):
+            return f"{error} ({error.__cause__.name} is not installed)"
     if isinstance(error, ModuleNotFoundError) and error.name:
         if error.name.partition(".")[0] == "scopetool":
             return None  # scopetool's own modules are always there
@@ -61,10 +65,6 @@ def missing_package(error: BaseException | None) -> str | None:
         if innermost is not None and innermost.is_relative_to(TESTS):
             return f"needs {error.name}, which is not installed"
         return None
-    if isinstance(error, ImportError) and isinstance(error.__cause__, ModuleNotFoundError):
-        innermost = _innermost_file(error)
-        if innermost is not None and innermost.is_relative_to(PACKAGE):
-            return f"{error} ({error.__cause__.name} is not installed)"
     return None
 
 

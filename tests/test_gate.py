@@ -13,6 +13,8 @@ sys.path.insert(0, str(BENCHMARKS))
 
 import gate  # noqa: E402 - a benchmark script, found on the path just set
 
+sys.path.remove(str(BENCHMARKS))  # the benchmarks' own modules (limits.py) must not shadow packages elsewhere
+
 BASELINE = {"admission": 30_000.0, "turn": 1_000_000.0}
 
 
