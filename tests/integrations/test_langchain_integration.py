@@ -400,7 +400,7 @@ def test_import_without_langchain_names_the_extra(monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setitem(sys.modules, "langchain_core.messages", None)
     monkeypatch.delitem(sys.modules, "scopetool.integrations.langchain")
-    with pytest.raises(ImportError, match=r"pip install 'scopetool\[langchain\]'"):
+    with pytest.raises(ImportError, match=r"scopetool\[langchain\]"):
         importlib.import_module("scopetool.integrations.langchain")
 
 

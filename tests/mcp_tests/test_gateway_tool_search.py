@@ -144,8 +144,10 @@ def test_inner_calls_are_admitted_guarded_and_refused_as_the_inner_tool(seen: Se
         results["bad sum"]
     )
     assert text(results["policy"]) == 'error: tool "everything__echo" is not authorized'
-    assert text(results["denied"]) == 'error: there is no tool "get-env"; search_tools finds tools by what they do'
-    assert results["pin"].is_error and text(results["pin"]).startswith('error: there is no tool "get-tiny-image"')
+    assert (
+        text(results["denied"]) == 'error: tool "get-env" is not available (search_tools finds tools by what they do)'
+    )
+    assert results["pin"].is_error and text(results["pin"]).startswith('error: tool "get-tiny-image" is not available')
     assert [(call["params"]["name"], call["params"]["arguments"]) for call in seen.received] == [
         ("echo", {"message": "hello"}),
         ("get-sum", {"a": 2, "b": 3}),
@@ -193,7 +195,11 @@ def test_tool_search_config_values(value: object, expected: ToolSearch | None) -
     ("value", "message"),
     [
         ("yes", 'config: gateway.toolSearch: must be true, false or {"alwaysShow": [...]}, not a string'),
-        ({"alwaysshow": []}, "config: gateway.toolSearch: unknown key 'alwaysshow' (expected alwaysShow, reveal)"),
+        (
+            {"alwaysshow": []},
+            "config: gateway.toolSearch: unknown key 'alwaysshow'; did you mean \"alwaysShow\"? "
+            "(expected alwaysShow, reveal)",
+        ),
         ({"reveal": "yes"}, "config: gateway.toolSearch.reveal: must be true or false, not a string"),
         ({"alwaysShow": "git_status"}, "config: gateway.toolSearch.alwaysShow: must be a list of strings"),
     ],
@@ -275,4 +281,4 @@ async def test_scopetool_proxy_serves_tool_search_over_stdio(tmp_path: Path) -> 
     assert found_names(found)[0] == "get-sum"
     assert text(summed) == "The sum of 2 and 3 is 5."
     assert text(rejected) == "invalid arguments for tool 'get-sum' (1 problem):\n- $.b: missing required field"
-    assert text(denied) == 'error: there is no tool "get-env"; search_tools finds tools by what they do'
+    assert text(denied) == 'error: tool "get-env" is not available (search_tools finds tools by what they do)'

@@ -62,7 +62,10 @@ def test_a_limit_out_of_range_is_a_value_error_naming_it(make: Any, message: str
     ("gateway", "message"),
     [
         ({"limits": []}, "config: gateway.limits: must be a JSON object, not an array"),
-        ({"limits": {"callers": {}}}, "config: gateway.limits: unknown key 'callers' (expected caller, redis, store"),
+        (
+            {"limits": {"callers": {}}},
+            "config: gateway.limits: unknown key 'callers'; did you mean \"caller\"? (expected caller, redis, store",
+        ),
         ({"limits": {"caller": {"rate": "1/sec"}}}, "config: gateway.limits.caller.rate: rate '1/sec' is not a rate"),
         ({"limits": {"tool": {"concurrency": 0}}}, "config: gateway.limits.tool.concurrency: concurrency must be"),
         ({"limits": {"tools": {"a": {"burst": 1}}}}, "config: gateway.limits.tools.a: unknown key 'burst'"),
